@@ -1,0 +1,38 @@
+# Thin wrapper: set-up, build, test, demo. The real build is CMake (CMakeLists.txt).
+BUILD ?= build
+JOBS  ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all setup configure build test demo sanitize clean format
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+configure: setup $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+demo: build
+	bash scripts/demo.sh $(BUILD)/blr
+
+# AddressSanitizer + UndefinedBehaviorSanitizer build of the whole suite (torch layer excluded:
+# Debian's LibTorch is not built with ASan).
+sanitize: setup
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DBLR_SANITIZE=ON -DBLR_WITH_TORCH=OFF -DBLR_BUILD_BENCH=OFF
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS)
+
+format:
+	find include src apps tests bench -name '*.hpp' -o -name '*.cpp' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) build-asan

@@ -1,0 +1,73 @@
+// What an estimator may ask of a loss.
+//
+// A loss is ℓ̄(θ) = Σ_i ℓ_i(θ) + R(θ) (Khan & Rue 2023, eq. 1: a sum over examples, not a mean,
+// plus a regulariser R, usually the negative log prior). A type may expose any of
+//   value ℓ̄(θ), gradient ∇ℓ̄, dense Hessian ∇²ℓ̄, its diagonal, Hessian-vector products,
+//   per-example gradients ∇ℓ_i (rows of a matrix, the regulariser excluded) with the
+//   regulariser's gradient and Hessian diagonal given apart,
+// and estimators state, as the concepts below, which of these they need: a missing capability is
+// a compile-time error naming the concept.
+//
+// Minibatches (eq. 34): a data loss offers `with_rows(rows)`, a loss of the same type that
+// evaluates (N/M)·Σ_{i∈rows} ℓ_i(θ) + R(θ), an unbiased estimate of ℓ̄.
+#pragma once
+
+#include <concepts>
+#include <vector>
+
+#include "blr/core/types.hpp"
+
+namespace blr {
+
+/// Any loss: its dimension and value.
+template <class L>
+concept Loss = requires(const L& f, const Vector& theta) {
+  { f.dimension() } -> std::convertible_to<Index>;
+  { f.value(theta) } -> std::convertible_to<double>;
+};
+
+/// ∇ℓ̄(θ).
+template <class L>
+concept HasGradient = Loss<L> && requires(const L& f, const Vector& theta) {
+  { f.gradient(theta) } -> std::convertible_to<Vector>;
+};
+
+/// Dense ∇²ℓ̄(θ).
+template <class L>
+concept HasHessian = HasGradient<L> && requires(const L& f, const Vector& theta) {
+  { f.hessian(theta) } -> std::convertible_to<Matrix>;
+};
+
+/// diag ∇²ℓ̄(θ).
+template <class L>
+concept HasDiagonalHessian = HasGradient<L> && requires(const L& f, const Vector& theta) {
+  { f.hessian_diagonal(theta) } -> std::convertible_to<Vector>;
+};
+
+/// ∇²ℓ̄(θ)·v.
+template <class L>
+concept HasHessianVectorProduct = HasGradient<L> && requires(const L& f, const Vector& theta,
+                                                             const Vector& v) {
+  { f.hessian_vector_product(theta, v) } -> std::convertible_to<Vector>;
+};
+
+/// Per-example gradients: row i of `per_example_gradients(θ)` is the gradient of the i-th
+/// term of the (possibly minibatch-scaled) sum, *without* its scale factor; `example_scale()` is
+/// that factor (N/M for a minibatch, 1 for the full data), so that
+///   ∇ℓ̄ = example_scale()·Σ_i rows_i + regularizer_gradient(θ).
+template <class L>
+concept HasPerExampleGradients = HasGradient<L> && requires(const L& f, const Vector& theta) {
+  { f.per_example_gradients(theta) } -> std::convertible_to<Matrix>;
+  { f.example_scale() } -> std::convertible_to<double>;
+  { f.regularizer_gradient(theta) } -> std::convertible_to<Vector>;
+  { f.regularizer_hessian_diagonal(theta) } -> std::convertible_to<Vector>;
+};
+
+/// A loss over a data set that can be restricted to a minibatch (eq. 34).
+template <class L>
+concept DataLoss = Loss<L> && requires(const L& f, const std::vector<Index>& rows) {
+  { f.num_examples() } -> std::convertible_to<Index>;
+  { f.with_rows(rows) } -> std::convertible_to<L>;
+};
+
+}  // namespace blr
