@@ -251,3 +251,24 @@ TEST(StepPolicy, InvalidOptionsNameTheOption) {
 
 }  // namespace
 }  // namespace blr
+
+namespace blr {
+namespace {
+
+TEST(GaussianRule, FailedStepLeavesTheStateUnchanged) {
+  StepPolicy p;
+  p.mean_rate = Schedule::constant(0.5);
+  p.precision_rate = Schedule::constant(0.5);
+  p.gradient_averaging = 0.9;
+  p.natural_momentum = 0.5;
+  auto state = init(GaussianDiag(Vector::Ones(3), Vector::Ones(3)));
+  step(state, GaussianEstimate{Vector::Ones(3), Curvature::diagonal(Vector::Ones(3))}, p);
+  const std::string before = save_state(state);
+  Vector h = Vector::Ones(3);
+  h[2] = -100.0;  // plain step makes the last precision negative
+  EXPECT_THROW(step(state, GaussianEstimate{Vector::Ones(3), Curvature::diagonal(h)}, p), Error);
+  EXPECT_EQ(save_state(state), before);
+}
+
+}  // namespace
+}  // namespace blr

@@ -43,6 +43,8 @@ struct RuleState {
   Vector gradient_average;    ///< u (empty until used)
   Q previous;                 ///< q_{t−1} (valid when step > 0 and momentum is used)
   bool has_previous = false;
+  /// Work buffers of the fused diagonal step (not part of the saved state).
+  Vector scratch_mean, scratch_precision, scratch_average;
 };
 
 template <GaussianCandidate Q>
@@ -66,138 +68,219 @@ inline void check_estimate(const GaussianEstimate& e, Index d, long step) {
         fmt::format("Step {}: the estimator returned a gradient of length {} for a {}-dimensional "
                     "candidate.",
                     step, e.gradient.size(), d));
-  check_finite(e.gradient, "gradient estimate", step);
 }
 
-/// m ← m − ρ_m·dir, plus the natural-momentum term γ P⁻¹ S_{t−1}(m_t − m_{t−1}).
-template <class Solve, class PrevTimes>
-Vector mean_update(const Vector& m, const Vector& direction, double rho_m, double gamma,
-                   bool has_previous, const Vector& m_prev, Solve&& solve, PrevTimes&& prev_times) {
-  Vector out = m - rho_m * direction;
-  if (gamma != 0.0 && has_previous) out += gamma * solve(prev_times(m - m_prev));
-  return out;
+[[noreturn]] inline void throw_non_finite(long t, const char* block, Index i, double value) {
+  throw Error(fmt::format("Step {} produced a non-finite value in '{}' (entry {} = {}).", t, block,
+                          i, value));
 }
 
-}  // namespace detail
+[[noreturn]] inline void throw_non_positive(long t, Index i, double value) {
+  throw Error(fmt::format(
+      "Step {}: the preconditioner became non-positive at coordinate {} ({}); enable the "
+      "positive-definite correction (pd_correction), add a prior precision or lower the "
+      "precision rate.",
+      t, i, value));
+}
 
-/// One BLR step from an estimate. Throws blr::Error naming the step on invalid results.
-template <GaussianCandidate Q>
-StepInfo step(RuleState<Q>& state, const GaussianEstimate& estimate, const StepPolicy& policy) {
+/// The fixed and diagonal families: every stage is elementwise, so the whole step is one fused
+/// pass over the coordinates. New values go to work buffers that are swapped in only when every
+/// coordinate is valid: on an error the state is left exactly as it was.
+template <class Q>
+StepInfo diagonal_step(RuleState<Q>& state, const GaussianEstimate& estimate,
+                       const StepPolicy& policy) {
+  constexpr bool learn_precision = std::is_same_v<Q, GaussianDiag>;
   const long t = state.step + 1;
   Q& q = state.q;
   const Index d = q.dimension();
-  detail::check_estimate(estimate, d, t);
+  const double rho_m = policy.mean_rate.at(state.step);
+  const double rho_s = policy.precision_rate.at(state.step);
+  const double delta = policy.prior_precision;
+  const double delta_in_average = policy.prior_in_average ? delta : 0.0;
+  const double delta_after = policy.prior_in_average ? 0.0 : delta;
+  const double delta_curvature = policy.prior_in_curvature ? delta : 0.0;
+  const double gamma = policy.natural_momentum;
+  const bool momentum = gamma != 0.0;
+  const bool momentum_term = momentum && state.has_previous;
+  const double beta1 = policy.gradient_averaging;
+  const bool average = beta1 > 0.0;
+  const double grad_scale =
+      average && policy.debias_gradient ? 1.0 / (1.0 - std::pow(beta1, static_cast<double>(t))) : 1.0;
+  const bool update_precision = learn_precision && rho_s > 0.0 && !estimate.curvature.empty();
+  const bool correct = policy.pd_correction;
+  const double precision_scale =
+      policy.debias_precision ? 1.0 / (1.0 - std::pow(1.0 - rho_s, static_cast<double>(t))) : 1.0;
+  const bool sqrt_scaling = policy.sqrt_scaling;
+  const double c_in = policy.sqrt_inner_offset, c_out = policy.sqrt_outer_offset;
+  const double radius = policy.clip_radius;
+  const bool use_new = policy.use_new_precision;
+
+  // Curvature diagonal: read in place when it is already a diagonal.
+  Vector curvature_storage;
+  const double* h = nullptr;
+  if (update_precision) {
+    if (estimate.curvature.kind == Curvature::Kind::diagonal) {
+      check(estimate.curvature.diag.size() == d,
+            fmt::format("Step {}: the curvature estimate has the wrong size.", t));
+      h = estimate.curvature.diag.data();
+    } else {
+      curvature_storage = estimate.curvature.diagonal_part(d);
+      h = curvature_storage.data();
+    }
+  }
+  if (average && state.gradient_average.size() != d) state.gradient_average = Vector::Zero(d);
+  state.scratch_mean.resize(d);
+  if (update_precision) state.scratch_precision.resize(d);
+  if (average) state.scratch_average.resize(d);
+  if (momentum && !state.has_previous) state.previous = q;
+
+  const double* g = estimate.gradient.data();
+  const double* m = q.mean.data();
+  const double* s = q.precision.data();
+  const double* u = average ? state.gradient_average.data() : nullptr;
+  const double* m_prev = momentum ? state.previous.mean.data() : nullptr;
+  const double* s_prev = momentum ? state.previous.precision.data() : nullptr;
+  double* m_out = state.scratch_mean.data();
+  double* s_out = update_precision ? state.scratch_precision.data() : nullptr;
+  double* u_out = average ? state.scratch_average.data() : nullptr;
+  double change = 0.0;
+  for (Index i = 0; i < d; ++i) {
+    double gi = g[i];
+    if (!std::isfinite(gi)) throw_non_finite(t, "gradient estimate", i, gi);
+    gi += delta_in_average * m[i];
+    double direction = gi;
+    if (average) {
+      const double ui = beta1 * u[i] + (1.0 - beta1) * gi;
+      u_out[i] = ui;
+      direction = ui * grad_scale;
+    }
+    direction += delta_after * m[i];
+    const double si = s[i];
+    double s_new = si;
+    if (update_precision) {
+      const double hi = h[i] + delta_curvature;
+      if (!std::isfinite(hi)) throw_non_finite(t, "curvature estimate", i, hi);
+      s_new = (1.0 - rho_s) * si + rho_s * hi;
+      if (correct) s_new += 0.5 * rho_s * rho_s * (si - hi) * (si - hi) / si;
+      if (momentum_term) s_new += gamma * (si - s_prev[i]);
+      if (!std::isfinite(s_new)) throw_non_finite(t, "precision", i, s_new);
+      s_out[i] = s_new;
+    }
+    double p = (use_new ? s_new : si) * precision_scale;
+    if (sqrt_scaling) p = std::sqrt(p + c_in) + c_out;
+    if (!(p > 0.0)) throw_non_positive(t, i, p);
+    double step_i = direction / p;
+    if (step_i > radius) step_i = radius;
+    if (step_i < -radius) step_i = -radius;
+    double m_new = m[i] - rho_m * step_i;
+    if (momentum_term) m_new += gamma * s_prev[i] * (m[i] - m_prev[i]) / p;
+    if (policy.check_finite && !std::isfinite(m_new)) throw_non_finite(t, "mean", i, m_new);
+    change = std::max(change, std::abs(m_new - m[i]));
+    m_out[i] = m_new;
+  }
+  // Commit: q_{t−1} ← q_t where momentum needs it, then q_t ← the new values.
+  if (momentum) {
+    std::swap(state.previous.mean, q.mean);
+    if constexpr (learn_precision) {
+      if (update_precision) std::swap(state.previous.precision, q.precision);
+      else state.previous.precision = q.precision;
+    }
+    state.has_previous = true;
+  }
+  std::swap(q.mean, state.scratch_mean);
+  if (update_precision) std::swap(q.precision, state.scratch_precision);
+  if (average) std::swap(state.gradient_average, state.scratch_average);
+  state.step = t;
+  return StepInfo{t, estimate.loss, change};
+}
+
+/// The full Gaussian: dense or rank-one precision step, Cholesky solves. Everything is computed
+/// into locals and committed at the end (strong exception guarantee).
+inline StepInfo full_step(RuleState<GaussianFull>& state, const GaussianEstimate& estimate,
+                          const StepPolicy& policy) {
+  const long t = state.step + 1;
+  GaussianFull& q = state.q;
+  const Index d = q.dimension();
+  check(!policy.sqrt_scaling && !policy.debias_precision &&
+            policy.clip_radius == std::numeric_limits<double>::infinity(),
+        "Square-root scaling, precision debiasing and clipping are defined for diagonal "
+        "Gaussians only.");
+  check_finite(estimate.gradient, "gradient estimate", t);
   const double rho_m = policy.mean_rate.at(state.step);
   const double rho_s = policy.precision_rate.at(state.step);
   const double delta = policy.prior_precision;
   const double gamma = policy.natural_momentum;
 
+  Vector gradient = estimate.gradient;
+  if (delta != 0.0 && policy.prior_in_average) gradient += delta * q.mean;
+  Vector average = state.gradient_average;
   Vector direction = policy.gradient_averaging > 0.0
-                         ? stage::average_gradient(state.gradient_average, estimate.gradient,
-                                                   policy.gradient_averaging,
+                         ? stage::average_gradient(average, gradient, policy.gradient_averaging,
                                                    policy.debias_gradient, t)
-                         : estimate.gradient;
-  if (delta != 0.0) direction += delta * q.mean;
+                         : gradient;
+  if (delta != 0.0 && !policy.prior_in_average) direction += delta * q.mean;
 
-  Vector new_mean;
-  if constexpr (std::is_same_v<Q, GaussianFull>) {
-    check(!policy.sqrt_scaling && !policy.debias_precision &&
-              policy.clip_radius == std::numeric_limits<double>::infinity(),
-          "Square-root scaling, precision debiasing and clipping are defined for diagonal "
-          "Gaussians only.");
-    CholeskyFactor old_precision = q.precision;
-    CholeskyFactor new_precision = q.precision;
-    if (rho_s > 0.0 && !estimate.curvature.empty()) {
-      Curvature h = estimate.curvature;
-      h.add_identity(delta, d);
-      const bool rank_one = h.kind == Curvature::Kind::outer && h.shift.size() == 0 &&
-                            !policy.pd_correction && gamma == 0.0 && rho_s < 1.0;
-      if (rank_one) {
-        new_precision.scale(1.0 - rho_s);
-        const double c = std::sqrt(rho_s * h.scale);
-        for (Index i = 0; i < h.factors.rows(); ++i)
-          new_precision.rank_one_update(c * h.factors.row(i).transpose());
-      } else {
-        const Matrix s = q.precision.matrix();
-        Matrix next = stage::precision_step_dense(
-            s, h.to_dense(d), rho_s, policy.pd_correction,
-            [&](const Matrix& b) { return q.precision.solve(b); });
-        if (gamma != 0.0 && state.has_previous) next += gamma * (s - state.previous.precision.matrix());
-        check_finite(next, "precision", t);
-        try {
-          new_precision = CholeskyFactor::from_matrix(next);
-        } catch (const Error&) {
-          throw Error(fmt::format(
-              "Step {}: the precision matrix is no longer positive definite; enable the "
-              "positive-definite correction (pd_correction) or lower the precision rate.",
-              t));
-        }
-      }
-    }
-    const CholeskyFactor& p = policy.use_new_precision ? new_precision : old_precision;
-    const Vector dir = p.solve(direction);
-    const Matrix prev_s = (gamma != 0.0 && state.has_previous) ? state.previous.precision.matrix()
-                                                               : Matrix();
-    new_mean = detail::mean_update(
-        q.mean, dir, rho_m, gamma, state.has_previous,
-        state.has_previous ? state.previous.mean : q.mean,
-        [&](const Vector& v) { return p.solve(v); }, [&](const Vector& v) { return prev_s * v; });
-    if (gamma != 0.0) {
-      state.previous = q;
-      state.has_previous = true;
-    }
-    q.precision = std::move(new_precision);
-  } else {
-    Vector new_precision = q.precision;
-    if constexpr (std::is_same_v<Q, GaussianDiag>) {
-      if (rho_s > 0.0 && !estimate.curvature.empty()) {
-        Vector h = estimate.curvature.diagonal_part(d);
-        check(h.size() == d, fmt::format("Step {}: the curvature estimate has the wrong size.", t));
-        h.array() += delta;
-        check_finite(h, "curvature estimate", t);
-        new_precision = stage::precision_step_diagonal(q.precision, h, rho_s, policy.pd_correction);
-        if (gamma != 0.0 && state.has_previous)
-          new_precision += gamma * (q.precision - state.previous.precision);
-      }
-    }
-    const Vector& s = policy.use_new_precision ? new_precision : q.precision;
-    const Vector p = stage::diagonal_preconditioner(
-        s,
-        {policy.debias_precision, rho_s, policy.sqrt_scaling, policy.sqrt_inner_offset,
-         policy.sqrt_outer_offset},
-        t);
-    for (Index i = 0; i < d; ++i) {
-      if (!(p[i] > 0.0)) {
+  CholeskyFactor new_precision = q.precision;
+  if (rho_s > 0.0 && !estimate.curvature.empty()) {
+    Curvature h = estimate.curvature;
+    h.add_identity(policy.prior_in_curvature ? delta : 0.0, d);
+    const bool rank_one = h.kind == Curvature::Kind::outer && h.shift.size() == 0 &&
+                          !policy.pd_correction && gamma == 0.0 && rho_s < 1.0;
+    if (rank_one) {
+      check_finite(h.factors, "curvature estimate", t);
+      new_precision.scale(1.0 - rho_s);
+      const double c = std::sqrt(rho_s * h.scale);
+      for (Index i = 0; i < h.factors.rows(); ++i)
+        new_precision.rank_one_update(c * h.factors.row(i).transpose());
+    } else {
+      const Matrix hd = h.to_dense(d);
+      check_finite(hd, "curvature estimate", t);
+      const Matrix s = q.precision.matrix();
+      Matrix next = stage::precision_step_dense(
+          s, hd, rho_s, policy.pd_correction,
+          [&](const Matrix& b) { return q.precision.solve(b); });
+      if (gamma != 0.0 && state.has_previous) next += gamma * (s - state.previous.precision.matrix());
+      check_finite(next, "precision", t);
+      try {
+        new_precision = CholeskyFactor::from_matrix(next);
+      } catch (const Error&) {
         throw Error(fmt::format(
-            "Step {}: the preconditioner became non-positive at coordinate {} ({}); enable the "
-            "positive-definite correction (pd_correction), add a prior precision or lower the "
-            "precision rate.",
-            t, i, p[i]));
+            "Step {}: the precision matrix is no longer positive definite; enable the "
+            "positive-definite correction (pd_correction) or lower the precision rate.",
+            t));
       }
     }
-    Vector dir = direction.cwiseQuotient(p);
-    stage::clip(dir, policy.clip_radius);
-    const Vector prev_s = state.has_previous ? state.previous.precision : q.precision;
-    new_mean = detail::mean_update(
-        q.mean, dir, rho_m, gamma, state.has_previous,
-        state.has_previous ? state.previous.mean : q.mean,
-        [&](const Vector& v) { return Vector(v.cwiseQuotient(p)); },
-        [&](const Vector& v) { return Vector(prev_s.cwiseProduct(v)); });
-    if (gamma != 0.0) {
-      state.previous = q;
-      state.has_previous = true;
-    }
-    if (policy.check_finite) check_finite(new_precision, "precision", t);
-    q.precision = std::move(new_precision);
   }
+  const CholeskyFactor& p = policy.use_new_precision ? new_precision : q.precision;
+  Vector new_mean = q.mean - rho_m * p.solve(direction);
+  if (gamma != 0.0 && state.has_previous)
+    new_mean += gamma * p.solve(Vector(state.previous.precision.matrix() * (q.mean - state.previous.mean)));
   if (policy.check_finite) check_finite(new_mean, "mean", t);
-  StepInfo info;
-  info.step = t;
-  info.loss = estimate.loss;
-  info.mean_change = (new_mean - q.mean).cwiseAbs().maxCoeff();
+
+  const double change = (new_mean - q.mean).cwiseAbs().maxCoeff();
+  if (gamma != 0.0) {
+    state.previous = q;
+    state.has_previous = true;
+  }
   q.mean = std::move(new_mean);
+  q.precision = std::move(new_precision);
+  state.gradient_average = std::move(average);
   state.step = t;
-  return info;
+  return StepInfo{t, estimate.loss, change};
+}
+
+}  // namespace detail
+
+/// One BLR step from an estimate. Throws blr::Error naming the step on invalid input or results,
+/// and then leaves the state unchanged.
+template <GaussianCandidate Q>
+StepInfo step(RuleState<Q>& state, const GaussianEstimate& estimate, const StepPolicy& policy) {
+  detail::check_estimate(estimate, state.q.dimension(), state.step + 1);
+  if constexpr (std::is_same_v<Q, GaussianFull>) {
+    return detail::full_step(state, estimate, policy);
+  } else {
+    return detail::diagonal_step(state, estimate, policy);
+  }
 }
 
 }  // namespace blr

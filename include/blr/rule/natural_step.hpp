@@ -17,12 +17,16 @@ namespace blr {
 
 /// One BLR step on a flat natural parameter: (1−ρ)λ − ρ·grad_mu + γ(λ − λ_prev).
 /// `grad_mu` is ∇_μ E_q[ℓ̄ + log h] expressed in the same coordinates as λ.
+/// `entropy_weight` w scales the entropy in E_q[ℓ̄] − w·H(q) (w = 1: the BLR; w → 0: the
+/// deterministic limit, λ ← λ − ρ·grad_mu, e.g. the straight-through estimator, eq. 48).
 inline Vector natural_step(const Vector& lambda, const Vector& grad_mu, double rho,
-                           double momentum = 0.0, const Vector* lambda_prev = nullptr) {
+                           double momentum = 0.0, const Vector* lambda_prev = nullptr,
+                           double entropy_weight = 1.0) {
   check(lambda.size() == grad_mu.size(),
         "natural_step: the natural parameter and the gradient differ in length.");
   check(rho > 0.0 && rho <= 1.0, "natural_step: the step size rho must lie in (0, 1].");
-  Vector out = (1.0 - rho) * lambda - rho * grad_mu;
+  check(entropy_weight >= 0.0, "natural_step: the entropy weight must be non-negative.");
+  Vector out = (1.0 - rho * entropy_weight) * lambda - rho * grad_mu;
   if (momentum != 0.0) {
     check(lambda_prev != nullptr && lambda_prev->size() == lambda.size(),
           "natural_step: momentum needs the previous natural parameter.");

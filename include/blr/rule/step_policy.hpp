@@ -20,6 +20,8 @@ struct StepPolicy {
   Schedule mean_rate = Schedule::constant(0.1);       ///< ρ_m (α), > 0
   Schedule precision_rate = Schedule::constant(0.1);  ///< ρ_S (β), in [0, 1]; 0 keeps S fixed
   double prior_precision = 0.0;                       ///< δ ≥ 0
+  bool prior_in_average = false;   ///< δm enters the gradient average (Adam-L2, Vadam) or is added after it (IVON)
+  bool prior_in_curvature = true;  ///< δ is added to Ĥ (false: Vadam keeps the prior out of its second moment)
   double gradient_averaging = 0.0;                    ///< β₁ ∈ [0, 1)
   bool debias_gradient = false;
   double natural_momentum = 0.0;  ///< γ ∈ [0, 1) of eq. 80
