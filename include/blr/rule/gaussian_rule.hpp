@@ -14,7 +14,9 @@
 // given as outer products is folded in by rank-one updates in O(d²) per example).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "blr/core/cholesky.hpp"
@@ -83,6 +85,114 @@ inline void check_estimate(const GaussianEstimate& e, Index d, long step) {
       t, i, value));
 }
 
+/// Inputs and outputs of the fused diagonal step (raw pointers into the state's vectors).
+struct DiagonalKernel {
+  const double *g, *h, *m, *s, *u, *m_prev, *s_prev;
+  double *m_out, *s_out, *u_out;
+  double rho_m, rho_s, delta_in_average, delta_after, delta_curvature, gamma, beta1, grad_scale;
+  bool correct;
+  double precision_scale;
+  bool sqrt_scaling;
+  double c_in, c_out, radius;
+  bool use_new, check_mean;
+};
+
+struct DiagonalCoordinate {
+  double gradient = 0, curvature = 0, average = 0, precision = 0, preconditioner = 0, mean = 0;
+};
+
+inline bool is_finite(double x) { return std::abs(x) <= std::numeric_limits<double>::max(); }
+
+/// The step of coordinate i; every stage of the policy is a line here. Invariant choices are
+/// selects, not branches, so that the loop over i vectorises.
+template <bool Average, bool UpdatePrecision, bool Momentum>
+inline DiagonalCoordinate diagonal_coordinate(const DiagonalKernel& k, Index i) {
+  DiagonalCoordinate c;
+  const double mi = k.m[i];
+  const double gi = k.g[i] + k.delta_in_average * mi;
+  c.gradient = gi;
+  double direction = gi;
+  if constexpr (Average) {
+    c.average = k.beta1 * k.u[i] + (1.0 - k.beta1) * gi;  // u ← β₁u + (1−β₁)ĝ
+    direction = c.average * k.grad_scale;                  // debiased: u / (1 − β₁ᵗ)
+  }
+  direction += k.delta_after * mi;  // prior δm outside the average
+  const double si = k.s[i];
+  c.precision = si;
+  if constexpr (UpdatePrecision) {
+    const double hi = k.h[i] + k.delta_curvature;
+    c.curvature = hi;
+    double s_new = (1.0 - k.rho_s) * si + k.rho_s * hi;                  // eq. 12
+    const double correction = 0.5 * k.rho_s * k.rho_s * (si - hi) * (si - hi) / si;  // iBLR
+    s_new += k.correct ? correction : 0.0;
+    if constexpr (Momentum) s_new += k.gamma * (si - k.s_prev[i]);  // eq. 80
+    c.precision = s_new;
+  }
+  double p = (k.use_new ? c.precision : si) * k.precision_scale;  // debiasing
+  const double root = std::sqrt(p + k.c_in) + k.c_out;  // NaN when negative: rejected below
+  p = k.sqrt_scaling ? root : p;  // square-root scaling
+  c.preconditioner = p;
+  const double step = std::min(std::max(direction / p, -k.radius), k.radius);  // clipping
+  double m_new = mi - k.rho_m * step;
+  if constexpr (Momentum) m_new += k.gamma * k.s_prev[i] * (mi - k.m_prev[i]) / p;  // eq. 80
+  c.mean = m_new;
+  return c;
+}
+
+inline DiagonalCoordinate diagonal_coordinate(const DiagonalKernel& k, Index i, bool average,
+                                              bool update, bool momentum) {
+  if (average) {
+    if (update) return momentum ? diagonal_coordinate<true, true, true>(k, i)
+                                : diagonal_coordinate<true, true, false>(k, i);
+    return momentum ? diagonal_coordinate<true, false, true>(k, i)
+                    : diagonal_coordinate<true, false, false>(k, i);
+  }
+  if (update) return momentum ? diagonal_coordinate<false, true, true>(k, i)
+                              : diagonal_coordinate<false, true, false>(k, i);
+  return momentum ? diagonal_coordinate<false, false, true>(k, i)
+                  : diagonal_coordinate<false, false, false>(k, i);
+}
+
+struct KernelResult {
+  bool all_ok;
+  double change;
+};
+
+template <bool Average, bool UpdatePrecision, bool Momentum>
+KernelResult diagonal_loop(const DiagonalKernel& kernel, Index d) {
+  // A local copy: writes through the output pointers cannot alias it, so its fields stay in
+  // registers and the invariant selects stay out of the loop.
+  const DiagonalKernel k = kernel;
+  // Validity and the largest change are max-reductions over doubles (bad = 1 marks a problem).
+  double bad = 0.0;
+  double change = 0.0;
+  const double check_mean = k.check_mean ? 1.0 : 0.0;
+#pragma omp simd reduction(max : bad, change)
+  for (Index i = 0; i < d; ++i) {
+    const DiagonalCoordinate c = diagonal_coordinate<Average, UpdatePrecision, Momentum>(k, i);
+    const bool ok = is_finite(c.gradient) & is_finite(c.curvature) & is_finite(c.precision) &
+                    (c.preconditioner > 0.0) & (is_finite(c.mean) | (check_mean == 0.0));
+    bad = std::max(bad, ok ? 0.0 : 1.0);
+    change = std::max(change, std::abs(c.mean - k.m[i]));
+    k.m_out[i] = c.mean;
+    if constexpr (UpdatePrecision) k.s_out[i] = c.precision;
+    if constexpr (Average) k.u_out[i] = c.average;
+  }
+  return {bad == 0.0, change};
+}
+
+inline KernelResult run_diagonal_kernel(const DiagonalKernel& k, Index d, bool average,
+                                        bool update, bool momentum) {
+  if (average) {
+    if (update) return momentum ? diagonal_loop<true, true, true>(k, d)
+                                : diagonal_loop<true, true, false>(k, d);
+    return momentum ? diagonal_loop<true, false, true>(k, d) : diagonal_loop<true, false, false>(k, d);
+  }
+  if (update) return momentum ? diagonal_loop<false, true, true>(k, d)
+                              : diagonal_loop<false, true, false>(k, d);
+  return momentum ? diagonal_loop<false, false, true>(k, d) : diagonal_loop<false, false, false>(k, d);
+}
+
 /// The fixed and diagonal families: every stage is elementwise, so the whole step is one fused
 /// pass over the coordinates. New values go to work buffers that are swapped in only when every
 /// coordinate is valid: on an error the state is left exactly as it was.
@@ -96,9 +206,6 @@ StepInfo diagonal_step(RuleState<Q>& state, const GaussianEstimate& estimate,
   const double rho_m = policy.mean_rate.at(state.step);
   const double rho_s = policy.precision_rate.at(state.step);
   const double delta = policy.prior_precision;
-  const double delta_in_average = policy.prior_in_average ? delta : 0.0;
-  const double delta_after = policy.prior_in_average ? 0.0 : delta;
-  const double delta_curvature = policy.prior_in_curvature ? delta : 0.0;
   const double gamma = policy.natural_momentum;
   const bool momentum = gamma != 0.0;
   const bool momentum_term = momentum && state.has_previous;
@@ -107,13 +214,8 @@ StepInfo diagonal_step(RuleState<Q>& state, const GaussianEstimate& estimate,
   const double grad_scale =
       average && policy.debias_gradient ? 1.0 / (1.0 - std::pow(beta1, static_cast<double>(t))) : 1.0;
   const bool update_precision = learn_precision && rho_s > 0.0 && !estimate.curvature.empty();
-  const bool correct = policy.pd_correction;
   const double precision_scale =
       policy.debias_precision ? 1.0 / (1.0 - std::pow(1.0 - rho_s, static_cast<double>(t))) : 1.0;
-  const bool sqrt_scaling = policy.sqrt_scaling;
-  const double c_in = policy.sqrt_inner_offset, c_out = policy.sqrt_outer_offset;
-  const double radius = policy.clip_radius;
-  const bool use_new = policy.use_new_precision;
 
   // Curvature diagonal: read in place when it is already a diagonal.
   Vector curvature_storage;
@@ -134,49 +236,45 @@ StepInfo diagonal_step(RuleState<Q>& state, const GaussianEstimate& estimate,
   if (average) state.scratch_average.resize(d);
   if (momentum && !state.has_previous) state.previous = q;
 
-  const double* g = estimate.gradient.data();
-  const double* m = q.mean.data();
-  const double* s = q.precision.data();
-  const double* u = average ? state.gradient_average.data() : nullptr;
-  const double* m_prev = momentum ? state.previous.mean.data() : nullptr;
-  const double* s_prev = momentum ? state.previous.precision.data() : nullptr;
-  double* m_out = state.scratch_mean.data();
-  double* s_out = update_precision ? state.scratch_precision.data() : nullptr;
-  double* u_out = average ? state.scratch_average.data() : nullptr;
-  double change = 0.0;
-  for (Index i = 0; i < d; ++i) {
-    double gi = g[i];
-    if (!std::isfinite(gi)) throw_non_finite(t, "gradient estimate", i, gi);
-    gi += delta_in_average * m[i];
-    double direction = gi;
-    if (average) {
-      const double ui = beta1 * u[i] + (1.0 - beta1) * gi;
-      u_out[i] = ui;
-      direction = ui * grad_scale;
+  DiagonalKernel k;
+  k.g = estimate.gradient.data();
+  k.h = h;
+  k.m = q.mean.data();
+  k.s = q.precision.data();
+  k.u = average ? state.gradient_average.data() : nullptr;
+  k.m_prev = momentum ? state.previous.mean.data() : nullptr;
+  k.s_prev = momentum ? state.previous.precision.data() : nullptr;
+  k.m_out = state.scratch_mean.data();
+  k.s_out = update_precision ? state.scratch_precision.data() : nullptr;
+  k.u_out = average ? state.scratch_average.data() : nullptr;
+  k.rho_m = rho_m;
+  k.rho_s = rho_s;
+  k.delta_in_average = policy.prior_in_average ? delta : 0.0;
+  k.delta_after = policy.prior_in_average ? 0.0 : delta;
+  k.delta_curvature = policy.prior_in_curvature ? delta : 0.0;
+  k.gamma = gamma;
+  k.beta1 = beta1;
+  k.grad_scale = grad_scale;
+  k.correct = policy.pd_correction;
+  k.precision_scale = precision_scale;
+  k.sqrt_scaling = policy.sqrt_scaling;
+  k.c_in = policy.sqrt_inner_offset;
+  k.c_out = policy.sqrt_outer_offset;
+  k.radius = policy.clip_radius;
+  k.use_new = policy.use_new_precision;
+  k.check_mean = policy.check_finite;
+
+  // Fast pass (vectorisable, no exits), then a diagnosis pass only if something was invalid.
+  const auto [all_ok, change] = run_diagonal_kernel(k, d, average, update_precision, momentum_term);
+  if (!all_ok) {
+    for (Index i = 0; i < d; ++i) {
+      const auto c = diagonal_coordinate(k, i, average, update_precision, momentum_term);
+      if (!is_finite(c.gradient)) throw_non_finite(t, "gradient estimate", i, k.g[i]);
+      if (!is_finite(c.curvature)) throw_non_finite(t, "curvature estimate", i, c.curvature);
+      if (!is_finite(c.precision)) throw_non_finite(t, "precision", i, c.precision);
+      if (!(c.preconditioner > 0.0)) throw_non_positive(t, i, c.preconditioner);
+      if (!is_finite(c.mean)) throw_non_finite(t, "mean", i, c.mean);
     }
-    direction += delta_after * m[i];
-    const double si = s[i];
-    double s_new = si;
-    if (update_precision) {
-      const double hi = h[i] + delta_curvature;
-      if (!std::isfinite(hi)) throw_non_finite(t, "curvature estimate", i, hi);
-      s_new = (1.0 - rho_s) * si + rho_s * hi;
-      if (correct) s_new += 0.5 * rho_s * rho_s * (si - hi) * (si - hi) / si;
-      if (momentum_term) s_new += gamma * (si - s_prev[i]);
-      if (!std::isfinite(s_new)) throw_non_finite(t, "precision", i, s_new);
-      s_out[i] = s_new;
-    }
-    double p = (use_new ? s_new : si) * precision_scale;
-    if (sqrt_scaling) p = std::sqrt(p + c_in) + c_out;
-    if (!(p > 0.0)) throw_non_positive(t, i, p);
-    double step_i = direction / p;
-    if (step_i > radius) step_i = radius;
-    if (step_i < -radius) step_i = -radius;
-    double m_new = m[i] - rho_m * step_i;
-    if (momentum_term) m_new += gamma * s_prev[i] * (m[i] - m_prev[i]) / p;
-    if (policy.check_finite && !std::isfinite(m_new)) throw_non_finite(t, "mean", i, m_new);
-    change = std::max(change, std::abs(m_new - m[i]));
-    m_out[i] = m_new;
   }
   // Commit: q_{t−1} ← q_t where momentum needs it, then q_t ← the new values.
   if (momentum) {
