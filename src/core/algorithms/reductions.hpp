@@ -9,7 +9,29 @@ namespace blr::detail {
 
 using RowFactory = Table1Row (*)();
 
-// Rows are added here, in the order of Table 1, as their checks land.
-inline constexpr std::array<RowFactory, 0> kReductionRows{};
+Table1Row row_gradient_descent();
+Table1Row row_newton();
+Table1Row row_online_newton();
+Table1Row row_ridge();
+Table1Row row_multimodal();
+Table1Row row_sgd();
+Table1Row row_diagonal_newton();
+Table1Row row_rmsprop();
+Table1Row row_adam();
+Table1Row row_dropout();
+Table1Row row_ste();
+Table1Row row_bayesbinn();
+Table1Row row_laplace();
+Table1Row row_ogn();
+Table1Row row_vogn();
+Table1Row row_ivon();
+Table1Row row_vadam();
+
+// One line per row, in the order of Table 1 (Khan & Rue 2023).
+inline constexpr std::array<RowFactory, 17> kReductionRows{
+    row_gradient_descent, row_newton,  row_online_newton, row_ridge, row_multimodal,
+    row_sgd,              row_diagonal_newton, row_rmsprop, row_adam, row_dropout,
+    row_ste,              row_bayesbinn, row_laplace, row_ogn,  row_vogn,
+    row_ivon,             row_vadam};
 
 }  // namespace blr::detail

@@ -1,0 +1,106 @@
+// BayesBiNN and the straight-through estimator as the BLR on Bernoulli candidates
+// (Khan & Rue 2023, §4.5, eqs. 47–52; Meng, Bachmann & Khan 2020).
+//
+// q(θ) = Π_j Bernoulli on {−1, +1} with natural parameter λ_j = ½log(p_j/(1−p_j)), μ_j = tanh λ_j.
+// The BLR (eq. 49) is λ ← (1−ρ)λ − ρ ∇_μ E_q[ℓ̄] (natural_step); the prior Π Bernoulli(λ₀) adds −λ₀:
+//   BayesBiNN (eq. 52): ∇_μ E_q[ℓ̄] by the Concrete relaxation (eqs. 50–51, K samples, temperature τ);
+//                       `momentum` β > 0 averages the natural gradient ĝ + λ − λ₀ as the reference code
+//                       does (research/algorithms.md §4); β = 0 is eq. 52 exactly.
+//   STE (eq. 48):       the zero-noise, zero-temperature, zero-entropy limit: the gradient at sign(λ)
+//                       with the relaxation's scale s taken as 1 (STE's own approximation) and entropy
+//                       weight 0 in E_q[ℓ̄] − w·H(q), so λ ← λ − α∇ℓ̄(sign λ).
+#pragma once
+
+#include <cmath>
+
+#include "blr/core/rng.hpp"
+#include "blr/estimator/concrete.hpp"
+#include "blr/model/loss.hpp"
+#include "blr/rule/natural_step.hpp"
+#include "blr/stage/gradient_averaging.hpp"
+
+namespace blr {
+
+struct BernoulliState {
+  Vector natural;           ///< λ
+  Vector gradient_average;  ///< for momentum
+  long step = 0;
+  /// The binary point estimate sign(λ) (ties → +1... as −1 when λ ≤ 0, like the reference).
+  Vector sign() const { return natural.unaryExpr([](double v) { return v > 0 ? 1.0 : -1.0; }); }
+  /// μ = E_q[θ] = tanh λ.
+  Vector mean() const { return natural.array().tanh().matrix(); }
+};
+
+struct BayesBinnOptions {
+  double lr = 1e-4;           ///< α (ρ)
+  double momentum = 0.0;      ///< β ∈ [0, 1)
+  double temperature = 1e-10;  ///< τ > 0
+  int samples = 1;            ///< K
+  double prior_natural = 0.0;  ///< λ₀ (0 = uniform prior)
+  void validate() const {
+    check_range("lr", lr, 0.0, 1.0, true, false);
+    check_range("momentum", momentum, 0.0, 1.0, false, true);
+    check_positive("temperature", temperature);
+    check(samples >= 1, "Option 'samples' must be at least 1.");
+  }
+};
+
+class BayesBinn {
+ public:
+  explicit BayesBinn(BayesBinnOptions options)
+      : options_(options), estimator_(ConcreteOptions{options.samples, options.temperature, false}) {
+    options_.validate();
+  }
+
+  template <HasGradient L>
+  double step(BernoulliState& state, const L& loss, Rng& rng) const {
+    const ConcreteEstimate e = estimator_.estimate(state.natural, loss, rng);
+    const long t = state.step + 1;
+    check_finite(e.grad_mu, "BayesBiNN natural gradient", t);
+    const Vector prior = Vector::Constant(state.natural.size(), options_.prior_natural);
+    if (options_.momentum == 0.0) {
+      state.natural = natural_step(state.natural, e.grad_mu - prior, options_.lr);
+    } else {
+      const Vector full = e.grad_mu + state.natural - prior;  // ∇_μ of E[ℓ̄] − H + prior term
+      const Vector averaged =
+          stage::average_gradient(state.gradient_average, full, options_.momentum, true, t);
+      state.natural -= options_.lr * averaged;
+    }
+    check_finite(state.natural, "natural parameter", t);
+    state.step = t;
+    return e.loss;
+  }
+
+  const BayesBinnOptions& options() const { return options_; }
+
+ private:
+  BayesBinnOptions options_;
+  Concrete estimator_;
+};
+
+struct SteOptions {
+  double lr = 1e-3;  ///< α
+  void validate() const { check_positive("lr", lr); }
+};
+
+class StraightThrough {
+ public:
+  explicit StraightThrough(SteOptions options) : options_(options) { options_.validate(); }
+
+  /// λ ← λ − α∇ℓ̄(sign λ): natural_step with entropy weight 0 and the sign-point gradient.
+  template <HasGradient L>
+  double step(BernoulliState& state, const L& loss) const {
+    const Vector binary = state.sign();
+    const Vector g = loss.gradient(binary);
+    const long t = state.step + 1;
+    check_finite(g, "straight-through gradient", t);
+    state.natural = natural_step(state.natural, g, options_.lr, 0.0, nullptr, 0.0);
+    state.step = t;
+    return loss.value(binary);
+  }
+
+ private:
+  SteOptions options_;
+};
+
+}  // namespace blr

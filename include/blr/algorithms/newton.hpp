@@ -1,0 +1,97 @@
+// Newton's method, online Newton and Laplace's method as the BLR (Khan & Rue 2023, §1.3.2, eq. 12,
+// §4.4).
+//
+// Candidate q = N(m, S⁻¹) (GaussianFull), delta method of second order (eqs. 65–66):
+//     S ← (1 − ρ)S + ρ∇²ℓ̄(m),   m ← m − ρ S⁻¹∇ℓ̄(m).
+// ρ = 1 gives Newton's method, m ← m − [∇²ℓ̄(m)]⁻¹∇ℓ̄(m), whatever S was; ρ < 1 gives the
+// online Newton method with an exponentially smoothed Hessian (eq. 12). At the fixed point of
+// Newton, q = N(θ*, [∇²ℓ̄(θ*)]⁻¹) is Laplace's approximation (`laplace`). A GaussianDiag candidate
+// with the diagonal Hessian gives eq. 37 (`make_diagonal_newton`), the adaptive method of eq. 36
+// when the mean and precision rates differ.
+#pragma once
+
+#include "blr/estimator/delta.hpp"
+#include "blr/family/gaussian_diag.hpp"
+#include "blr/family/gaussian_full.hpp"
+#include "blr/rule/algorithm.hpp"
+
+namespace blr {
+
+struct NewtonOptions {
+  double step_size = 1.0;       ///< ρ ∈ (0, 1]; 1 = Newton's method
+  double prior_precision = 0.0;  ///< δ ≥ 0 (added to the loss: ĝ += δm, Ĥ += δI)
+  bool pd_correction = false;   ///< improved BLR for indefinite Hessians
+  void validate() const {
+    check_range("step_size", step_size, 0.0, 1.0, true, false);
+    check_nonnegative("prior_precision", prior_precision);
+  }
+};
+
+using Newton = Algorithm<GaussianFull, Delta<CurvatureSource::hessian>>;
+
+inline Newton make_newton(const NewtonOptions& options = {}) {
+  options.validate();
+  StepPolicy policy;
+  policy.mean_rate = Schedule::constant(options.step_size);
+  policy.precision_rate = Schedule::constant(options.step_size);
+  policy.prior_precision = options.prior_precision;
+  policy.pd_correction = options.pd_correction;
+  return {Delta<CurvatureSource::hessian>{}, policy};
+}
+
+struct DiagonalNewtonOptions {
+  Schedule lr = Schedule::constant(0.1);             ///< α (mean rate)
+  Schedule hessian_rate = Schedule::constant(0.1);   ///< β (precision rate); = α gives eq. 37
+  double prior_precision = 0.0;
+  bool pd_correction = false;
+  void validate() const {
+    lr.validate("lr");
+    hessian_rate.validate("hessian_rate");
+    check(lr.initial > 0.0, "Option 'lr' must be positive.");
+    check_range("hessian_rate", hessian_rate.initial, 0.0, 1.0);
+    check_nonnegative("prior_precision", prior_precision);
+  }
+};
+
+using DiagonalNewton = Algorithm<GaussianDiag, Delta<CurvatureSource::hessian>>;
+
+/// θ ← θ − α ∇ℓ̄/s,  s ← (1−β)s + β diag∇²ℓ̄ (eqs. 36–37).
+inline DiagonalNewton make_diagonal_newton(const DiagonalNewtonOptions& options = {}) {
+  options.validate();
+  StepPolicy policy;
+  policy.mean_rate = options.lr;
+  policy.precision_rate = options.hessian_rate;
+  policy.prior_precision = options.prior_precision;
+  policy.pd_correction = options.pd_correction;
+  return {Delta<CurvatureSource::hessian>{}, policy};
+}
+
+struct LaplaceOptions {
+  NewtonOptions newton;     ///< the mode is found by Newton (ρ = 1 by default)
+  long max_steps = 100;
+  double tolerance = 1e-10;  ///< stop once max|Δm| ≤ tolerance
+};
+
+struct LaplaceResult {
+  GaussianFull posterior;  ///< N(θ*, [∇²ℓ̄(θ*)]⁻¹)
+  long iterations = 0;
+  bool converged = false;
+};
+
+/// Laplace's method (delta method at the mode, §4.4): Newton to the mode, then S = ∇²ℓ̄(θ*).
+template <HasHessian L>
+LaplaceResult laplace(const L& loss, const Vector& start, const LaplaceOptions& options = {}) {
+  const Newton newton = make_newton(options.newton);
+  Rng unused(0);
+  auto state = init(GaussianFull(start, Matrix(Matrix::Identity(start.size(), start.size()))));
+  RunOptions run_options;
+  run_options.max_steps = options.max_steps;
+  run_options.tolerance = options.tolerance;
+  const RunResult result = run(newton, state, loss, unused, run_options);
+  // One more evaluation at the final mean gives the precision exactly at θ*.
+  Matrix h = loss.hessian(state.q.mean);
+  h.diagonal().array() += options.newton.prior_precision;
+  return {GaussianFull(state.q.mean, h), result.steps, result.converged};
+}
+
+}  // namespace blr
