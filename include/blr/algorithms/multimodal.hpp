@@ -8,6 +8,7 @@
 // between minima.
 #pragma once
 
+#include <cmath>
 #include <vector>
 
 #include "blr/rule/mixture_rule.hpp"
@@ -15,8 +16,9 @@
 namespace blr {
 
 struct MultimodalOptions {
-  int components = 6;
-  double box_low = -5.0, box_high = 5.0;  ///< initial means drawn uniformly in the box
+  int components = 9;
+  double box_low = -5.0, box_high = 5.0;  ///< initial means: a grid in the box, or uniform draws
+  bool grid = true;  ///< components on a regular grid (components must be a d-th power) or random
   double initial_precision = 1.0;
   double temperature = 1.0;  ///< T > 0
   long steps = 400;
@@ -47,10 +49,20 @@ MixtureState find_minima(const L& loss, Rng& rng, const MultimodalOptions& optio
   options.validate();
   const Index d = loss.dimension();
   std::vector<GaussianFull> components;
+  const auto per_axis = static_cast<int>(std::lround(std::pow(options.components, 1.0 / static_cast<double>(d))));
+  check(!options.grid || std::lround(std::pow(per_axis, static_cast<double>(d))) == options.components,
+        fmt::format("Option 'components' must be a {}-th power for a grid start; got {}.", d, options.components));
   for (int k = 0; k < options.components; ++k) {
     Vector m(d);
-    for (Index j = 0; j < d; ++j)
-      m[j] = options.box_low + (options.box_high - options.box_low) * rng.uniform();
+    int rest = k;
+    for (Index j = 0; j < d; ++j) {
+      double u = rng.uniform();
+      if (options.grid) {  // cell centres of a per_axis^d grid
+        u = (static_cast<double>(rest % per_axis) + 0.5) / per_axis;
+        rest /= per_axis;
+      }
+      m[j] = options.box_low + (options.box_high - options.box_low) * u;
+    }
     components.emplace_back(m, Matrix(options.initial_precision * Matrix::Identity(d, d)));
   }
   MixtureState state{GaussianMixture<GaussianFull>(
