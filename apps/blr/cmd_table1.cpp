@@ -15,9 +15,9 @@ int run_table1(const std::string& json_path, const std::string& only) {
   const auto rows = blr::table1_rows();
   nlohmann::json out = nlohmann::json::array();
   int failures = 0, ran = 0;
-  fmt::print("{:<22} {:<26} {:<30} {:<30} {:>10} {:>9}  {}\n", "row", "family", "approximation",
+  fmt::print("{:<19} {:<28} {:<37} {:<40} {:>9} {:>8}  {}\n", "row", "family", "approximation",
              "reduces to", "max dev", "tol", "result");
-  fmt::print("{}\n", std::string(140, '-'));
+  fmt::print("{}\n", std::string(150, '-'));
   for (const auto& row : rows) {
     if (!only.empty() && row.row != only) continue;
     ++ran;
@@ -31,7 +31,7 @@ int run_table1(const std::string& json_path, const std::string& only) {
     }
     const bool pass = error.empty() && r.pass();
     failures += pass ? 0 : 1;
-    fmt::print("{:<22} {:<26} {:<30} {:<30} {:>10.2e} {:>9.1e}  {}\n", row.row, row.family,
+    fmt::print("{:<19} {:<28} {:<37} {:<40} {:>9.1e} {:>8.0e}  {}\n", row.row, row.family,
                row.approximation, row.reduces_to, r.max_deviation, r.tolerance,
                pass ? "PASS" : "FAIL");
     if (!error.empty()) fmt::print(stderr, "  {}: {}\n", row.row, error);
@@ -47,7 +47,7 @@ int run_table1(const std::string& json_path, const std::string& only) {
                    {"pass", pass}});
   }
   if (!only.empty() && ran == 0) throw blr::Error(fmt::format("No Table-1 row is named '{}'.", only));
-  fmt::print("{}\n{} rows, {} passed, {} failed\n", std::string(140, '-'), ran, ran - failures,
+  fmt::print("{}\n{} rows, {} passed, {} failed\n", std::string(150, '-'), ran, ran - failures,
              failures);
   if (!json_path.empty()) {
     std::ofstream file(json_path);
