@@ -90,67 +90,61 @@ struct DiagonalKernel {
   const double *g, *h, *m, *s, *u, *m_prev, *s_prev;
   double *m_out, *s_out, *u_out;
   double rho_m, rho_s, delta_in_average, delta_after, delta_curvature, gamma, beta1, grad_scale;
-  bool correct;
+  bool average, update_precision, momentum, correct;
   double precision_scale;
   bool sqrt_scaling;
   double c_in, c_out, radius;
   bool use_new, check_mean;
 };
 
-struct DiagonalCoordinate {
-  double gradient = 0, curvature = 0, average = 0, precision = 0, preconditioner = 0, mean = 0;
+/// Coordinates are processed in blocks small enough for L1: every array below is a block-sized
+/// temporary, so the step reads and writes each state vector once (one fused pass), while Eigen's
+/// explicit SIMD does the arithmetic.
+inline constexpr Index kDiagonalBlock = 512;
+using BlockArray = Eigen::Array<double, Eigen::Dynamic, 1, 0, kDiagonalBlock, 1>;
+
+/// The intermediate values of one block, kept for the diagnosis of an invalid step.
+struct DiagonalBlock {
+  BlockArray gradient, curvature, precision, preconditioner, mean;
 };
 
-inline bool is_finite(double x) { return std::abs(x) <= std::numeric_limits<double>::max(); }
-
-/// The step of coordinate i; every stage of the policy is a line here. Invariant choices are
-/// selects, not branches, so that the loop over i vectorises.
-template <bool Average, bool UpdatePrecision, bool Momentum>
-inline DiagonalCoordinate diagonal_coordinate(const DiagonalKernel& k, Index i) {
-  DiagonalCoordinate c;
-  const double mi = k.m[i];
-  const double gi = k.g[i] + k.delta_in_average * mi;
-  c.gradient = gi;
-  double direction = gi;
-  if constexpr (Average) {
-    c.average = k.beta1 * k.u[i] + (1.0 - k.beta1) * gi;  // u ← β₁u + (1−β₁)ĝ
-    direction = c.average * k.grad_scale;                  // debiased: u / (1 − β₁ᵗ)
+/// The step of coordinates [i0, i0 + n): every stage of the policy is a line here.
+inline void diagonal_block(const DiagonalKernel& k, Index i0, Index n, DiagonalBlock& b) {
+  using Map = Eigen::Map<const Eigen::ArrayXd>;
+  using OutMap = Eigen::Map<Eigen::ArrayXd>;
+  const Map m(k.m + i0, n), s(k.s + i0, n);
+  b.gradient = Map(k.g + i0, n) + k.delta_in_average * m;
+  BlockArray direction;
+  if (k.average) {  // u ← β₁u + (1−β₁)ĝ, used debiased: u/(1 − β₁ᵗ)
+    OutMap u_out(k.u_out + i0, n);
+    u_out = k.beta1 * Map(k.u + i0, n) + (1.0 - k.beta1) * b.gradient;
+    direction = k.grad_scale * u_out;
+  } else {
+    direction = b.gradient;
   }
-  direction += k.delta_after * mi;  // prior δm outside the average
-  const double si = k.s[i];
-  c.precision = si;
-  if constexpr (UpdatePrecision) {
-    const double hi = k.h[i] + k.delta_curvature;
-    c.curvature = hi;
-    double s_new = (1.0 - k.rho_s) * si + k.rho_s * hi;                  // eq. 12
-    const double correction = 0.5 * k.rho_s * k.rho_s * (si - hi) * (si - hi) / si;  // iBLR
-    s_new += k.correct ? correction : 0.0;
-    if constexpr (Momentum) s_new += k.gamma * (si - k.s_prev[i]);  // eq. 80
-    c.precision = s_new;
+  direction += k.delta_after * m;  // prior δm outside the average
+  if (k.update_precision) {
+    b.curvature = Map(k.h + i0, n) + k.delta_curvature;
+    b.precision = (1.0 - k.rho_s) * s + k.rho_s * b.curvature;                       // eq. 12
+    if (k.correct) b.precision += 0.5 * k.rho_s * k.rho_s * (s - b.curvature).square() / s;  // iBLR
+    if (k.momentum) b.precision += k.gamma * (s - Map(k.s_prev + i0, n));                // eq. 80
+  } else {
+    b.curvature.setZero(n);
+    b.precision = s;
   }
-  double p = (k.use_new ? c.precision : si) * k.precision_scale;  // debiasing
-  const double root = std::sqrt(p + k.c_in) + k.c_out;  // NaN when negative: rejected below
-  p = k.sqrt_scaling ? root : p;  // square-root scaling
-  c.preconditioner = p;
-  const double step = std::min(std::max(direction / p, -k.radius), k.radius);  // clipping
-  double m_new = mi - k.rho_m * step;
-  if constexpr (Momentum) m_new += k.gamma * k.s_prev[i] * (mi - k.m_prev[i]) / p;  // eq. 80
-  c.mean = m_new;
-  return c;
+  b.preconditioner = (k.use_new ? b.precision : BlockArray(s)) * k.precision_scale;  // debiasing
+  if (k.sqrt_scaling) b.preconditioner = (b.preconditioner + k.c_in).sqrt() + k.c_out;
+  const BlockArray step = (direction / b.preconditioner).max(-k.radius).min(k.radius);  // clipping
+  b.mean = m - k.rho_m * step;
+  if (k.momentum) {  // eq. 80 in (m, S): + γ P⁻¹ S_{t−1}(m_t − m_{t−1})
+    b.mean += k.gamma * Map(k.s_prev + i0, n) * (m - Map(k.m_prev + i0, n)) / b.preconditioner;
+  }
 }
 
-inline DiagonalCoordinate diagonal_coordinate(const DiagonalKernel& k, Index i, bool average,
-                                              bool update, bool momentum) {
-  if (average) {
-    if (update) return momentum ? diagonal_coordinate<true, true, true>(k, i)
-                                : diagonal_coordinate<true, true, false>(k, i);
-    return momentum ? diagonal_coordinate<true, false, true>(k, i)
-                    : diagonal_coordinate<true, false, false>(k, i);
-  }
-  if (update) return momentum ? diagonal_coordinate<false, true, true>(k, i)
-                              : diagonal_coordinate<false, true, false>(k, i);
-  return momentum ? diagonal_coordinate<false, false, true>(k, i)
-                  : diagonal_coordinate<false, false, false>(k, i);
+/// True where x is finite (NaN and ±∞ fail).
+template <class A>
+auto finite(const A& x) {
+  return x.abs() <= std::numeric_limits<double>::max();
 }
 
 struct KernelResult {
@@ -158,39 +152,21 @@ struct KernelResult {
   double change;
 };
 
-template <bool Average, bool UpdatePrecision, bool Momentum>
-KernelResult diagonal_loop(const DiagonalKernel& kernel, Index d) {
-  // A local copy: writes through the output pointers cannot alias it, so its fields stay in
-  // registers and the invariant selects stay out of the loop.
-  const DiagonalKernel k = kernel;
-  // Validity and the largest change are max-reductions over doubles (bad = 1 marks a problem).
-  double bad = 0.0;
+inline KernelResult run_diagonal_kernel(const DiagonalKernel& k, Index d) {
+  DiagonalBlock b;
+  bool all_ok = true;
   double change = 0.0;
-  const double check_mean = k.check_mean ? 1.0 : 0.0;
-#pragma omp simd reduction(max : bad, change)
-  for (Index i = 0; i < d; ++i) {
-    const DiagonalCoordinate c = diagonal_coordinate<Average, UpdatePrecision, Momentum>(k, i);
-    const bool ok = is_finite(c.gradient) & is_finite(c.curvature) & is_finite(c.precision) &
-                    (c.preconditioner > 0.0) & (is_finite(c.mean) | (check_mean == 0.0));
-    bad = std::max(bad, ok ? 0.0 : 1.0);
-    change = std::max(change, std::abs(c.mean - k.m[i]));
-    k.m_out[i] = c.mean;
-    if constexpr (UpdatePrecision) k.s_out[i] = c.precision;
-    if constexpr (Average) k.u_out[i] = c.average;
+  for (Index i0 = 0; i0 < d; i0 += kDiagonalBlock) {
+    const Index n = std::min(kDiagonalBlock, d - i0);
+    diagonal_block(k, i0, n, b);
+    all_ok = all_ok && finite(b.gradient).all() && finite(b.curvature).all() &&
+             finite(b.precision).all() && (b.preconditioner > 0.0).all() &&
+             (!k.check_mean || finite(b.mean).all());
+    change = std::max(change, (b.mean - Eigen::Map<const Eigen::ArrayXd>(k.m + i0, n)).abs().maxCoeff());
+    Eigen::Map<Eigen::ArrayXd>(k.m_out + i0, n) = b.mean;
+    if (k.update_precision) Eigen::Map<Eigen::ArrayXd>(k.s_out + i0, n) = b.precision;
   }
-  return {bad == 0.0, change};
-}
-
-inline KernelResult run_diagonal_kernel(const DiagonalKernel& k, Index d, bool average,
-                                        bool update, bool momentum) {
-  if (average) {
-    if (update) return momentum ? diagonal_loop<true, true, true>(k, d)
-                                : diagonal_loop<true, true, false>(k, d);
-    return momentum ? diagonal_loop<true, false, true>(k, d) : diagonal_loop<true, false, false>(k, d);
-  }
-  if (update) return momentum ? diagonal_loop<false, true, true>(k, d)
-                              : diagonal_loop<false, true, false>(k, d);
-  return momentum ? diagonal_loop<false, false, true>(k, d) : diagonal_loop<false, false, false>(k, d);
+  return {all_ok, change};
 }
 
 /// The fixed and diagonal families: every stage is elementwise, so the whole step is one fused
@@ -263,17 +239,27 @@ StepInfo diagonal_step(RuleState<Q>& state, const GaussianEstimate& estimate,
   k.radius = policy.clip_radius;
   k.use_new = policy.use_new_precision;
   k.check_mean = policy.check_finite;
+  k.average = average;
+  k.update_precision = update_precision;
+  k.momentum = momentum_term;
 
   // Fast pass (vectorisable, no exits), then a diagnosis pass only if something was invalid.
-  const auto [all_ok, change] = run_diagonal_kernel(k, d, average, update_precision, momentum_term);
+  const auto [all_ok, change] = run_diagonal_kernel(k, d);
   if (!all_ok) {
-    for (Index i = 0; i < d; ++i) {
-      const auto c = diagonal_coordinate(k, i, average, update_precision, momentum_term);
-      if (!is_finite(c.gradient)) throw_non_finite(t, "gradient estimate", i, k.g[i]);
-      if (!is_finite(c.curvature)) throw_non_finite(t, "curvature estimate", i, c.curvature);
-      if (!is_finite(c.precision)) throw_non_finite(t, "precision", i, c.precision);
-      if (!(c.preconditioner > 0.0)) throw_non_positive(t, i, c.preconditioner);
-      if (!is_finite(c.mean)) throw_non_finite(t, "mean", i, c.mean);
+    // Diagnosis (rare): recompute block by block and name the first invalid coordinate.
+    DiagonalBlock b;
+    auto is_finite = [](double x) { return std::abs(x) <= std::numeric_limits<double>::max(); };
+    for (Index i0 = 0; i0 < d; i0 += kDiagonalBlock) {
+      const Index n = std::min(kDiagonalBlock, d - i0);
+      diagonal_block(k, i0, n, b);
+      for (Index j = 0; j < n; ++j) {
+        const Index i = i0 + j;
+        if (!is_finite(b.gradient[j])) throw_non_finite(t, "gradient estimate", i, k.g[i]);
+        if (!is_finite(b.curvature[j])) throw_non_finite(t, "curvature estimate", i, b.curvature[j]);
+        if (!is_finite(b.precision[j])) throw_non_finite(t, "precision", i, b.precision[j]);
+        if (!(b.preconditioner[j] > 0.0)) throw_non_positive(t, i, b.preconditioner[j]);
+        if (policy.check_finite && !is_finite(b.mean[j])) throw_non_finite(t, "mean", i, b.mean[j]);
+      }
     }
   }
   // Commit: q_{t−1} ← q_t where momentum needs it, then q_t ← the new values.
