@@ -107,6 +107,14 @@ struct Curvature {
   }
 };
 
+/// Which curvature Ĥ a Delta or MonteCarlo estimator returns with ĝ (a compile-time choice, so that
+/// asking a gradient-only loss for a Hessian is rejected by the loss concepts).
+enum class CurvatureSource {
+  none,              ///< first order: no Ĥ (the rule leaves the precision as it is)
+  hessian,           ///< ∇²ℓ̄: dense for a full Gaussian, its diagonal for a diagonal one
+  gradient_squared,  ///< diag(ĝ⊙ĝ), the RMSprop/Adam surrogate (eq. 38); Delta only
+};
+
 /// ĝ, Ĥ and the loss value seen while estimating them (averaged over samples when stochastic).
 struct GaussianEstimate {
   Vector gradient;      ///< ĝ ≈ E_q[∇ℓ̄]

@@ -70,4 +70,29 @@ concept DataLoss = Loss<L> && requires(const L& f, const std::vector<Index>& row
   { f.with_rows(rows) } -> std::convertible_to<L>;
 };
 
+/// Optional fast path: ℓ̄(θ) and ∇ℓ̄(θ) from one pass over the data. Estimators use it when present
+/// and fall back to `value` + `gradient` otherwise (see `value_and_gradient` below).
+template <class L>
+concept HasValueAndGradient = HasGradient<L> && requires(const L& f, const Vector& theta,
+                                                         Vector& gradient) {
+  { f.value_and_gradient(theta, gradient) } -> std::convertible_to<double>;
+};
+
+/// A loss that is quadratic in θ: its Hessian does not depend on θ, so for any Gaussian q
+/// E_q[∇ℓ̄] = ∇ℓ̄(m) and E_q[∇²ℓ̄] = ∇²ℓ̄ exactly (eq. 14). A type opts in with
+/// `static constexpr bool kQuadratic = true;`.
+template <class L>
+concept QuadraticLoss = HasHessian<L> && requires { requires L::kQuadratic; };
+
+/// ℓ̄(θ), writing ∇ℓ̄(θ) into `gradient`, in one pass when the loss offers it.
+template <HasGradient L>
+double value_and_gradient(const L& f, const Vector& theta, Vector& gradient) {
+  if constexpr (HasValueAndGradient<L>) {
+    return f.value_and_gradient(theta, gradient);
+  } else {
+    gradient = f.gradient(theta);
+    return f.value(theta);
+  }
+}
+
 }  // namespace blr
