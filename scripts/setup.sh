@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config
-  libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+  libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libboost-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libtorch-dev libopenblas0-pthread
   dataset-fashion-mnist gnuplot-nox
