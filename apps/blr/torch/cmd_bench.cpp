@@ -1,0 +1,135 @@
+// `blr bench step`: median optimizer step time of IVON, VOGN, Vadam, AdamW and SGD on one flat
+// parameter, with ratios to AdamW measured in the same process.
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "../command.hpp"
+#include "blr/core/error.hpp"
+#include "blr/torch/optim/step_benchmark.hpp"
+
+namespace {
+
+struct StepOptions {
+  double params = 1e6;
+  int threads = 0;
+  int repeats = 20;
+  std::string json;
+  std::string clock = "wall";
+};
+
+/// Milliseconds on the chosen clock: wall time, or CPU time of the whole process (all threads,
+/// spin-waiting included) — steadier than wall time on a loaded machine.
+double now_ms(bool cpu) {
+  if (cpu) {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return 1e3 * static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_nsec);
+  }
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int run_step_bench(const StepOptions& o) {
+  blr::check(std::floor(o.params) == o.params && o.params >= 1 && o.params <= 2e9,
+             fmt::format("--params must be a whole number in [1, 2e9]; got {}.", o.params));
+  blr::check(o.repeats >= 1, fmt::format("--repeats must be at least 1; got {}.", o.repeats));
+  blr::check(o.threads >= 0, fmt::format("--threads must be at least 1; got {}.", o.threads));
+  const int threads = o.threads > 0
+                          ? o.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  ::at::set_num_threads(threads);
+  blr::check(o.clock == "wall" || o.clock == "cpu",
+             fmt::format("--clock must be 'wall' or 'cpu'; got '{}'.", o.clock));
+  const bool cpu = o.clock == "cpu";
+  const auto n = static_cast<int64_t>(o.params);
+  const std::vector<std::string> names = blr::torch::benchmark_optimizers();
+
+  std::vector<std::unique_ptr<blr::torch::StepBenchmark>> benches;
+  for (const auto& name : names) {
+    benches.push_back(std::make_unique<blr::torch::StepBenchmark>(name, n, 0));
+    benches.back()->run();  // warm-up: allocates the state
+    benches.back()->run();
+  }
+  // Rounds interleave the optimizers so that load changes on the machine hit all of them alike.
+  std::vector<std::vector<double>> times(names.size());
+  for (int r = 0; r < o.repeats; ++r) {
+    for (size_t k = 0; k < names.size(); ++k) {
+      const double start = now_ms(cpu);
+      benches[k]->run();
+      times[k].push_back(now_ms(cpu) - start);
+    }
+  }
+  std::map<std::string, double> medians;
+  for (size_t k = 0; k < names.size(); ++k) medians[names[k]] = median(times[k]);
+  const double adamw = medians.at("adamw");
+
+  fmt::print(
+      "Optimizer step on one float32 parameter of {} elements, {} thread(s), median of {} "
+      "steps, {} time\n\n",
+      n, threads, o.repeats, cpu ? "process CPU" : "wall-clock");
+  fmt::print("{:<10} {:>12} {:>15}\n", "optimizer", "median ms", "ratio to AdamW");
+  nlohmann::json out;
+  for (const auto& name : names) {
+    const double ratio = medians[name] / adamw;
+    fmt::print("{:<10} {:>12.3f} {:>15.2f}\n", name, medians[name], ratio);
+    out[name] = {{"median_ms", medians[name]}, {"ratio_to_adamw", ratio}};
+  }
+  fmt::print("\nivon, vogn, vadam: sample + restore + update; adamw, sgd: update.\n");
+  out["params"] = n;
+  out["threads"] = threads;
+  out["repeats"] = o.repeats;
+  out["dtype"] = "float32";
+  out["device"] = "cpu";
+  out["clock"] = o.clock;
+  if (!o.json.empty()) {
+    std::ofstream file(o.json);
+    blr::check(static_cast<bool>(file), fmt::format("Cannot write the JSON file '{}'.", o.json));
+    file << out.dump(2) << '\n';
+    blr::check(static_cast<bool>(file), fmt::format("Writing the JSON file '{}' failed.", o.json));
+  }
+  return 0;
+}
+
+void setup_bench(CLI::App& app, int& exit_code) {
+  CLI::App* bench = app.add_subcommand(
+      "bench", "Measure speed, as ratios to a baseline run in the same process.");
+  bench->require_subcommand(1);
+  auto options = std::make_shared<StepOptions>();
+  CLI::App* step = bench->add_subcommand(
+      "step",
+      "Median optimizer step time of ivon, vogn, vadam (sample + restore + update), adamw and "
+      "sgd (update) on one flat float32 parameter, with ratios to AdamW.");
+  step->add_option("--params", options->params, "Number of parameter elements (e.g. 1e6)")
+      ->default_val(1e6);
+  step->add_option("--threads", options->threads,
+                   "LibTorch threads (default: the hardware concurrency)");
+  step->add_option("--repeats", options->repeats, "Timed steps per optimizer")->default_val(20);
+  step->add_option("--json", options->json, "Also write the results as JSON to this file");
+  step->add_option("--clock", options->clock,
+                   "wall: elapsed time; cpu: CPU time of the process (all threads), steadier on a "
+                   "loaded machine")
+      ->check(CLI::IsMember({"wall", "cpu"}))
+      ->default_val("wall");
+  step->callback([options, &exit_code] { exit_code = run_step_bench(*options); });
+}
+
+}  // namespace
+
+BLR_REGISTER_COMMAND("bench", 60, setup_bench);

@@ -1,0 +1,278 @@
+// Internal: fused CPU kernels of the mean-field Gaussian optimizers and their noise generator.
+//
+// Each kernel makes one pass over a parameter's buffers, split into chunks of kChunk elements
+// that at::parallel_for hands to threads. The standard normal draws of a chunk come from a
+// counter-based generator keyed by (seed, draw, parameter, chunk), so the noise does not depend on
+// the number of threads. Within a chunk, normals are made kBlock at a time into an L1-resident
+// buffer by a branch-free Box–Muller transform (own polynomial log, sin and cos) that the
+// compiler vectorises:
+//
+//   w1, w2 = two keyed hashes of the pair counter;  u = uniform(w1) ∈ (0,1);  v = uniform(w2);
+//   r = sqrt(−2 log u);  ψ = π(v − ½) ∈ (−π/2, π/2);  s = ±1 from a spare bit of w2;
+//   z_cos = s·r·cos ψ,  z_sin = s·r·sin ψ   (the angle ψ or ψ + π is uniform on the circle).
+//
+// Float normals use 23-bit uniforms (|z| ≤ 5.8), double normals 31-bit uniforms (|z| ≤ 6.6).
+#pragma once
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace blr::torch::detail {
+
+// The sampling helpers are forced inline so that a multiversioned caller (mean_field.cpp) compiles
+// them for its own instruction set.
+#if defined(__GNUC__)
+#define BLR_KERNEL_INLINE [[gnu::always_inline]] inline
+#else
+#define BLR_KERNEL_INLINE inline
+#endif
+
+constexpr int64_t kChunk = int64_t{1} << 14;  ///< elements per task and per noise stream
+constexpr int64_t kBlock = 256;               ///< normals generated at a time (even)
+
+/// The splitmix64 finaliser (a bijection with full avalanche).
+BLR_KERNEL_INLINE uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/// Key of the noise stream of one chunk of one parameter at one draw.
+BLR_KERNEL_INLINE uint64_t stream_key(uint64_t seed, uint64_t draw, uint64_t param,
+                                      uint64_t chunk) {
+  return mix64(mix64(mix64(mix64(seed) ^ draw) ^ param) ^ chunk);
+}
+
+/// 32-bit avalanche mix (the MurmurHash3 finaliser).
+BLR_KERNEL_INLINE uint32_t mix32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x85ebca6bu;
+  x ^= x >> 13;
+  x *= 0xc2b2ae35u;
+  x ^= x >> 16;
+  return x;
+}
+
+/// 1/sqrt(x) for x ≥ 0 by Newton's iteration from a bit-level first guess: plain arithmetic, so
+/// the loops using it vectorise (std::sqrt does not, because it may set errno). Relative error
+/// a few ulp (3 iterations in float, 4 in double); rsqrt(0) is finite, so x·rsqrt(x) = sqrt(x)
+/// also at 0.
+template <class T>
+BLR_KERNEL_INLINE T rsqrt(T x) {
+  using U = std::conditional_t<std::is_same_v<T, float>, uint32_t, uint64_t>;
+  constexpr U kMagic =
+      static_cast<U>(std::is_same_v<T, float> ? 0x5f375a86ull : 0x5fe6eb50c7b537a9ull);
+  constexpr int kIterations = std::is_same_v<T, float> ? 3 : 4;
+  T y = std::bit_cast<T>(kMagic - (std::bit_cast<U>(x) >> 1));
+  const T half_x = T(0.5) * x;
+  for (int k = 0; k < kIterations; ++k) y = y * (T(1.5) - half_x * y * y);
+  return y;
+}
+
+/// Natural log of x ∈ (0, 1]: x = 2^e·m with m ∈ [√½, √2) (found by integer arithmetic, without
+/// branches), log m = 2·atanh(s) = 2(s + s³/3 + s⁵/5 + …), s = (m−1)/(m+1), |s| ≤ 0.1716.
+template <class T>
+BLR_KERNEL_INLINE T log_unit(T x) {
+  constexpr bool kFloat = std::is_same_v<T, float>;
+  using U = std::conditional_t<kFloat, uint32_t, uint64_t>;
+  constexpr int kMantissa = kFloat ? 23 : 52;
+  constexpr U kOne = std::bit_cast<U>(T(1));
+  constexpr U kSqrtHalf = std::bit_cast<U>(T(0.70710678118654752440));
+  const U shifted = std::bit_cast<U>(x) + (kOne - kSqrtHalf);
+  const T e = static_cast<T>(static_cast<int32_t>(shifted >> kMantissa) -
+                             static_cast<int32_t>(kOne >> kMantissa));
+  const T m = std::bit_cast<T>((shifted & ((U{1} << kMantissa) - 1)) + kSqrtHalf);
+  const T s = (m - T(1)) / (m + T(1));
+  const T s2 = s * s;
+  T p;
+  if constexpr (kFloat) {
+    p = T(2) + s2 * (T(2.0 / 3) + s2 * (T(2.0 / 5) + s2 * (T(2.0 / 7) + s2 * T(2.0 / 9))));
+  } else {
+    p = T(2.0 / 19);
+    for (int k = 17; k >= 1; k -= 2) p = T(2.0 / k) + s2 * p;
+  }
+  return e * T(0.69314718055994531) + s * p;
+}
+
+/// Taylor coefficients (−1)^k/(2k+1+odd_offset)!: sine (offset 1) or cosine (offset 0) series.
+template <int kTerms>
+constexpr std::array<double, kTerms> taylor_coefficients(int offset) {
+  std::array<double, kTerms> c{};
+  double factorial = 1.0;
+  for (int n = 1; n <= offset; ++n) factorial *= n;
+  for (int k = 0; k < kTerms; ++k) {
+    c[k] = ((k % 2) ? -1.0 : 1.0) / factorial;
+    factorial *= (2.0 * k + 1 + offset) * (2.0 * k + 2 + offset);
+  }
+  return c;
+}
+
+/// sin ψ and cos ψ for |ψ| ≤ π/2 (Taylor polynomials; error < 1e-9 in float, 1e-17 in double).
+template <class T>
+BLR_KERNEL_INLINE void sin_cos_half_turn(T psi, T& sine, T& cosine) {
+  constexpr int kTerms = std::is_same_v<T, float> ? 7 : 11;  // highest powers 13/14 or 21/22
+  constexpr auto kSin = taylor_coefficients<kTerms>(1);
+  constexpr auto kCos = taylor_coefficients<kTerms>(0);
+  const T x2 = psi * psi;
+  T s = T(kSin[kTerms - 1]), c = T(kCos[kTerms - 1]);
+  for (int k = kTerms - 2; k >= 0; --k) {
+    s = T(kSin[k]) + x2 * s;
+    c = T(kCos[k]) + x2 * c;
+  }
+  sine = psi * s;
+  cosine = c;
+}
+
+/// Fills z[0, kBlock) with standard normals from pairs pair0 … pair0 + kBlock/2 − 1 of the stream
+/// `key`: z[t] is the cosine draw and z[kBlock/2 + t] the sine draw of pair pair0 + t.
+template <class T>
+BLR_KERNEL_INLINE void fill_normals(T* __restrict z, uint64_t key, uint32_t pair0) {
+  constexpr int kBits = std::is_same_v<T, float> ? 23 : 31;  // uniform resolution
+  constexpr T kScale = T(1) / T(uint64_t{1} << kBits);
+  constexpr int64_t kHalf = kBlock / 2;
+  const uint32_t k1 = static_cast<uint32_t>(key);
+  const uint32_t k2 = static_cast<uint32_t>(key >> 32);
+  for (int64_t t = 0; t < kHalf; ++t) {
+    const uint32_t j = 2u * (pair0 + static_cast<uint32_t>(t));
+    const uint32_t w1 = mix32(mix32(j ^ k1) + k2);
+    const uint32_t w2 = mix32(mix32((j + 1u) ^ k1) + k2);
+    const T u = (static_cast<T>(static_cast<int32_t>(w1 >> (32 - kBits))) + T(0.5)) * kScale;
+    const T v = (static_cast<T>(static_cast<int32_t>(w2 >> (32 - kBits))) + T(0.5)) * kScale;
+    const T sign = T(1) - T(2) * static_cast<T>(static_cast<int32_t>(w2 & 1u));
+    const T radius2 = T(-2) * log_unit(u);
+    const T r = sign * radius2 * rsqrt(radius2);
+    T sine, cosine;
+    sin_cos_half_turn(T(3.14159265358979323846) * (v - T(0.5)), sine, cosine);
+    z[t] = r * cosine;
+    z[kHalf + t] = r * sine;
+  }
+}
+
+/// Runs f(chunk_index, begin, end) over [0, n) in chunks of kChunk, in parallel.
+template <class F>
+inline void for_each_chunk(int64_t n, const F& f) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  ::at::parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) f(c, c * kChunk, std::min(n, (c + 1) * kChunk));
+  });
+}
+
+/// Runs f(begin, end) → int over the chunks of [0, n) in parallel; true when every call returned
+/// 0 (the update kernels return 1 when they wrote a non-finite value).
+template <class F>
+inline bool for_each_chunk_ok(int64_t n, const F& f) {
+  std::atomic<int> bad{0};
+  for_each_chunk(n, [&](int64_t, int64_t begin, int64_t end) {
+    if (f(begin, end) != 0) bad.store(1, std::memory_order_relaxed);
+  });
+  return bad.load() == 0;
+}
+
+/// 1 when v is NaN or infinite (branch-free, for integer OR-reductions in vectorised loops).
+template <class T>
+inline int non_finite(T v) {
+  return !(std::abs(v) <= std::numeric_limits<T>::max());
+}
+
+/// Where the noise of a sample comes from: the generator (eps == nullptr) or given ε.
+struct NoiseSource {
+  uint64_t seed = 0, draw = 0, param = 0;
+};
+
+/// The sampling pass over one parameter: θ ← μ + ε/sqrt(a·c + b), keeping μ in `mean` and, when
+/// `noise` is not null, the perturbation ε/sqrt(a·c + b) in `noise`. ε comes from `eps` when not
+/// null, else from the generator (stream `source`).
+template <class T>
+struct SampleArgs {
+  T* p;
+  T* mean;
+  const T* curvature;
+  T a, b;
+  T* noise;
+  const T* eps;
+  NoiseSource source;
+};
+
+template <class T, bool kKeepNoise>
+BLR_KERNEL_INLINE void sample_block(int64_t m, T* __restrict p, T* __restrict mean,
+                                    const T* __restrict curvature, T a, T b, T* __restrict noise,
+                                    const T* __restrict e) {
+  for (int64_t k = 0; k < m; ++k) {
+    const T mu = p[k];
+    const T delta = e[k] * rsqrt(a * curvature[k] + b);
+    mean[k] = mu;
+    p[k] = mu + delta;
+    if constexpr (kKeepNoise) noise[k] = delta;
+  }
+}
+
+/// The sampling pass over chunk `chunk` = [begin, end): noise generation and update fused, one
+/// L1-resident block of kBlock normals at a time.
+template <class T>
+BLR_KERNEL_INLINE void sample_chunk(const SampleArgs<T>& s, int64_t chunk, int64_t begin,
+                                    int64_t end) {
+  const uint64_t key =
+      stream_key(s.source.seed, s.source.draw, s.source.param, static_cast<uint64_t>(chunk));
+  alignas(64) T z[kBlock];
+  for (int64_t b0 = begin; b0 < end; b0 += kBlock) {
+    const int64_t m = std::min(kBlock, end - b0);
+    const T* e = z;
+    if (s.eps != nullptr) {
+      e = s.eps + b0;
+    } else {
+      fill_normals(z, key, static_cast<uint32_t>((b0 - begin) / 2));
+    }
+    if (s.noise != nullptr) {
+      sample_block<T, true>(m, s.p + b0, s.mean + b0, s.curvature + b0, s.a, s.b, s.noise + b0, e);
+    } else {
+      sample_block<T, false>(m, s.p + b0, s.mean + b0, s.curvature + b0, s.a, s.b, nullptr, e);
+    }
+  }
+}
+
+/// What restore collects besides the gradient sum.
+enum class Collect { kGradient, kNoiseTimesGradient, kSquaredGradient };
+
+/// θ ← μ and the sums  Σg (grad_sum), Σ noise⊙g or Σ g² (stat_sum), over one parameter in one
+/// pass. kFirst: the sums start at this sample (written, not added); then, with
+/// kNoiseTimesGradient, stat_sum may alias noise (noise⊙g written over the noise).
+template <class T, Collect kCollect, bool kFirst>
+void restore_kernel(int64_t n, T* __restrict p, const T* __restrict mean, const T* __restrict grad,
+                    T* __restrict grad_sum, const T* noise, T* stat_sum) {
+  for_each_chunk(n, [&](int64_t, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const T g = grad[i];
+      p[i] = mean[i];
+      if constexpr (kFirst) {
+        grad_sum[i] = g;
+      } else {
+        grad_sum[i] += g;
+      }
+      if constexpr (kCollect == Collect::kNoiseTimesGradient) {
+        const T x = noise[i] * g;
+        if constexpr (kFirst) {
+          stat_sum[i] = x;
+        } else {
+          stat_sum[i] += x;
+        }
+      } else if constexpr (kCollect == Collect::kSquaredGradient) {
+        if constexpr (kFirst) {
+          stat_sum[i] = g * g;
+        } else {
+          stat_sum[i] += g * g;
+        }
+      }
+    }
+  });
+}
+
+}  // namespace blr::torch::detail

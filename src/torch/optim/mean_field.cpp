@@ -1,0 +1,448 @@
+// Sampling, restoring, stepping and saving of the diagonal-Gaussian optimizers (mean_field.hpp).
+#include "blr/torch/optim/mean_field.hpp"
+
+#include <ATen/ATen.h>
+#include <torch/serialize/archive.h>
+
+#include "blr/core/error.hpp"
+#include "kernels.hpp"
+#include "options.hpp"
+
+namespace blr::torch {
+
+namespace {
+
+constexpr int64_t kFormatVersion = 1;
+
+// The sampling pass is compute-bound (noise generation): on x86-64 it is compiled twice, for the
+// baseline ISA and for AVX2, and the loader picks one by CPU (GCC function multiversioning).
+// Both give bitwise the same numbers (no FMA contraction in ISO C++ mode).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define BLR_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define BLR_CPU_CLONES
+#endif
+
+BLR_CPU_CLONES void sample_chunk_of(const detail::SampleArgs<float>& s, int64_t chunk,
+                                    int64_t begin, int64_t end) {
+  detail::sample_chunk(s, chunk, begin, end);
+}
+
+BLR_CPU_CLONES void sample_chunk_of(const detail::SampleArgs<double>& s, int64_t chunk,
+                                    int64_t begin, int64_t end) {
+  detail::sample_chunk(s, chunk, begin, end);
+}
+
+std::string param_key(size_t group, size_t index, const char* what) {
+  return fmt::format("group{}/param{}/{}", group, index, what);
+}
+
+/// `t` as a contiguous tensor with the dtype and device of `like`.
+::at::Tensor conform(const ::at::Tensor& t, const ::at::Tensor& like) {
+  return t.to(like.options()).contiguous();
+}
+
+}  // namespace
+
+void MeanFieldOptimizer::keep_group_options(
+    const std::vector<::torch::optim::OptimizerParamGroup>& param_groups) {
+  check(param_groups.size() == param_groups_.size(),
+        "Internal: the param groups changed while the optimizer was built.");
+  for (size_t g = 0; g < param_groups.size(); ++g) {
+    if (param_groups[g].has_options()) {
+      param_groups_[g].set_options(param_groups[g].options().clone());
+    }
+  }
+}
+
+void MeanFieldOptimizer::add_param_group(const ::torch::optim::OptimizerParamGroup& param_group) {
+  ::torch::optim::Optimizer::add_param_group(param_group);
+  if (param_group.has_options()) param_groups_.back().set_options(param_group.options().clone());
+  validate();
+}
+
+bool MeanFieldOptimizer::fused_for(const ::at::Tensor& param) const {
+  return param.device().is_cpu() && param.layout() == ::at::kStrided && param.is_contiguous() &&
+         (param.scalar_type() == ::at::kFloat || param.scalar_type() == ::at::kDouble);
+}
+
+void MeanFieldOptimizer::ensure_slots() {
+  ::at::NoGradGuard no_grad;
+  slots_.resize(param_groups_.size());
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const auto& params = param_groups_[g].params();
+    slots_[g].resize(params.size());
+    for (size_t i = 0; i < params.size(); ++i) {
+      Slot& s = slots_[g][i];
+      if (s.curvature.defined()) continue;
+      const auto options = params[i].options();
+      s.momentum = ::at::zeros(params[i].sizes(), options);
+      s.curvature = ::at::full(params[i].sizes(), initial_curvature(g), options);
+    }
+  }
+}
+
+MeanFieldOptimizer::Slot& MeanFieldOptimizer::slot(size_t group, size_t index) {
+  return slots_.at(group).at(index);
+}
+
+void MeanFieldOptimizer::sample_parameters(bool train) {
+  sample(train, nullptr);
+}
+
+void MeanFieldOptimizer::sample_parameters(bool train,
+                                           const std::vector<::at::Tensor>& standard_normal) {
+  sample(train, &standard_normal);
+}
+
+void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps) {
+  check(!sampled_, fmt::format("{}: sample_parameters() was called twice without "
+                               "restore_parameters() in between.",
+                               name()));
+  ensure_slots();
+  ::at::NoGradGuard no_grad;
+  size_t total = 0;
+  for (const auto& group : param_groups_) total += group.params().size();
+  if (eps != nullptr) {
+    check(eps->size() == total, fmt::format("{}: {} noise tensors were given for {} parameters.",
+                                            name(), eps->size(), total));
+  }
+  const bool keep_noise = train && statistic() == Statistic::kNoiseTimesGradient;
+  if (perturbs()) {
+    size_t j = 0;
+    for (size_t g = 0; g < param_groups_.size(); ++g) {
+      const Precision prec = precision(g);
+      auto& params = param_groups_[g].params();
+      for (size_t i = 0; i < params.size(); ++i, ++j) {
+        ::at::Tensor& p = params[i];
+        Slot& s = slot(g, i);
+        ::at::Tensor e;
+        if (eps != nullptr) {
+          check((*eps)[j].sizes() == p.sizes(),
+                fmt::format("{}: noise tensor {} has shape {} but the parameter has shape {}.",
+                            name(), j, detail::shape_string((*eps)[j].sizes()),
+                            detail::shape_string(p.sizes())));
+          e = conform((*eps)[j], p);
+        }
+        if (fused_ && fused_for(p)) {
+          if (!s.mean.defined()) s.mean = ::at::empty(p.sizes(), p.options());
+          if (keep_noise && !s.noise.defined()) s.noise = ::at::empty(p.sizes(), p.options());
+          AT_DISPATCH_FLOATING_TYPES(p.scalar_type(), "blr_sample", [&] {
+            const detail::SampleArgs<scalar_t> args{
+                p.data_ptr<scalar_t>(),
+                s.mean.data_ptr<scalar_t>(),
+                s.curvature.data_ptr<scalar_t>(),
+                static_cast<scalar_t>(prec.a),
+                static_cast<scalar_t>(prec.b),
+                keep_noise ? s.noise.data_ptr<scalar_t>() : nullptr,
+                e.defined() ? e.data_ptr<scalar_t>() : nullptr,
+                detail::NoiseSource{seed(), draws_, j}};
+            detail::for_each_chunk(p.numel(), [&](int64_t chunk, int64_t begin, int64_t end) {
+              sample_chunk_of(args, chunk, begin, end);
+            });
+          });
+        } else {
+          if (s.mean.defined()) {
+            s.mean.copy_(p);
+          } else {
+            s.mean = p.detach().clone();
+          }
+          if (!e.defined()) e = ::at::randn(p.sizes(), p.options());
+          ::at::Tensor noise = e.mul(s.curvature.mul(prec.a).add_(prec.b).rsqrt_());
+          p.add_(noise);
+          if (keep_noise) s.noise = noise;
+        }
+      }
+    }
+    ++draws_;
+  }
+  sampled_ = true;
+  train_sample_ = train;
+  squared_given_ = false;
+}
+
+void MeanFieldOptimizer::restore_parameters() {
+  restore(true);
+}
+
+void MeanFieldOptimizer::discard_sample() {
+  restore(false);
+}
+
+void MeanFieldOptimizer::restore(bool collect) {
+  check(sampled_, fmt::format("{}: restore_parameters() was called without a sample.", name()));
+  ::at::NoGradGuard no_grad;
+  collect = collect && train_sample_;
+  const bool first = samples_ == 0;
+  const Statistic stat = statistic();
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    auto& params = param_groups_[g].params();
+    for (size_t i = 0; i < params.size(); ++i) {
+      ::at::Tensor& p = params[i];
+      Slot& s = slot(g, i);
+      if (!collect) {
+        if (perturbs()) p.copy_(s.mean);
+        continue;
+      }
+      // A parameter the loss did not reach has gradient zero.
+      ::at::Tensor grad = p.grad().defined() ? conform(p.grad(), p) : ::at::zeros_like(p);
+      if (!perturbs()) {  // θ = μ: only the gradient is collected
+        if (first || !s.grad_sum.defined()) {
+          s.grad_sum = grad.clone();
+        } else {
+          s.grad_sum.add_(grad);
+        }
+        continue;
+      }
+      if (fused_ && fused_for(p)) {
+        if (!s.grad_sum.defined()) s.grad_sum = ::at::empty(p.sizes(), p.options());
+        if (stat == Statistic::kSquaredGradient && !s.stat_sum.defined()) {
+          s.stat_sum = ::at::empty(p.sizes(), p.options());
+        }
+        AT_DISPATCH_FLOATING_TYPES(p.scalar_type(), "blr_restore", [&] {
+          const int64_t n = p.numel();
+          scalar_t* pp = p.data_ptr<scalar_t>();
+          const scalar_t* mean = s.mean.data_ptr<scalar_t>();
+          const scalar_t* gp = grad.data_ptr<scalar_t>();
+          scalar_t* gs = s.grad_sum.data_ptr<scalar_t>();
+          using detail::Collect;
+          using detail::restore_kernel;
+          if (stat == Statistic::kNoiseTimesGradient) {
+            scalar_t* noise = s.noise.data_ptr<scalar_t>();
+            if (first) {  // noise⊙g is written over the noise, which becomes the sum
+              restore_kernel<scalar_t, Collect::kNoiseTimesGradient, true>(n, pp, mean, gp, gs,
+                                                                           noise, noise);
+            } else {
+              restore_kernel<scalar_t, Collect::kNoiseTimesGradient, false>(
+                  n, pp, mean, gp, gs, noise, s.stat_sum.data_ptr<scalar_t>());
+            }
+          } else if (stat == Statistic::kSquaredGradient) {
+            scalar_t* ss = s.stat_sum.data_ptr<scalar_t>();
+            if (first) {
+              restore_kernel<scalar_t, Collect::kSquaredGradient, true>(n, pp, mean, gp, gs,
+                                                                        nullptr, ss);
+            } else {
+              restore_kernel<scalar_t, Collect::kSquaredGradient, false>(n, pp, mean, gp, gs,
+                                                                         nullptr, ss);
+            }
+          } else if (first) {
+            restore_kernel<scalar_t, Collect::kGradient, true>(n, pp, mean, gp, gs, nullptr,
+                                                               nullptr);
+          } else {
+            restore_kernel<scalar_t, Collect::kGradient, false>(n, pp, mean, gp, gs, nullptr,
+                                                                nullptr);
+          }
+        });
+        if (stat == Statistic::kNoiseTimesGradient && first) std::swap(s.noise, s.stat_sum);
+      } else {
+        p.copy_(s.mean);
+        if (first) {
+          s.grad_sum = grad.clone();
+        } else {
+          s.grad_sum.add_(grad);
+        }
+        if (stat == Statistic::kNoiseTimesGradient) {
+          if (first) {
+            s.stat_sum = s.noise.mul(grad);
+          } else {
+            s.stat_sum.addcmul_(s.noise, grad);
+          }
+        } else if (stat == Statistic::kSquaredGradient) {
+          if (first) {
+            s.stat_sum = grad.square();
+          } else {
+            s.stat_sum.addcmul_(grad, grad);
+          }
+        }
+      }
+    }
+  }
+  if (collect) ++samples_;
+  sampled_ = false;
+}
+
+void MeanFieldOptimizer::add_squared_gradients(const std::vector<::at::Tensor>& squared) {
+  if (statistic() != Statistic::kExternalSquared) return;
+  check(sampled_ && train_sample_,
+        fmt::format("{}: add_squared_gradients() belongs inside a training sample, after "
+                    "backward() and before restore_parameters().",
+                    name()));
+  check(!squared_given_,
+        fmt::format("{}: add_squared_gradients() was called twice in one sample.", name()));
+  ::at::NoGradGuard no_grad;
+  size_t total = 0;
+  for (const auto& group : param_groups_) total += group.params().size();
+  check(squared.size() == total,
+        fmt::format("{}: {} squared-gradient tensors were given for {} parameters.", name(),
+                    squared.size(), total));
+  const bool first = squared_samples_ == 0;
+  size_t j = 0;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const auto& params = param_groups_[g].params();
+    for (size_t i = 0; i < params.size(); ++i, ++j) {
+      const ::at::Tensor& p = params[i];
+      Slot& s = slot(g, i);
+      // An undefined entry (a parameter without a squared gradient) counts as zero.
+      ::at::Tensor sq =
+          squared[j].defined() ? conform(squared[j].detach(), p) : ::at::zeros_like(p);
+      check(sq.sizes() == p.sizes(),
+            fmt::format("{}: squared gradient {} has shape {} but the parameter has shape {}.",
+                        name(), j, detail::shape_string(sq.sizes()),
+                        detail::shape_string(p.sizes())));
+      // Never written in place: the first tensor may be the caller's.
+      s.squared_sum = first ? sq : s.squared_sum + sq;
+    }
+  }
+  squared_given_ = true;
+  ++squared_samples_;
+}
+
+std::vector<::at::Tensor> MeanFieldOptimizer::posterior_variance() {
+  ensure_slots();
+  ::at::NoGradGuard no_grad;
+  std::vector<::at::Tensor> out;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const Precision prec = precision(g);
+    for (const Slot& s : slots_[g])
+      out.push_back(s.curvature.mul(prec.a).add_(prec.b).reciprocal_());
+  }
+  return out;
+}
+
+std::vector<::at::Tensor> MeanFieldOptimizer::curvature() {
+  ensure_slots();
+  std::vector<::at::Tensor> out;
+  for (const auto& group : slots_) {
+    for (const Slot& s : group) out.push_back(s.curvature);
+  }
+  return out;
+}
+
+std::vector<::at::Tensor> MeanFieldOptimizer::momentum() {
+  ensure_slots();
+  std::vector<::at::Tensor> out;
+  for (const auto& group : slots_) {
+    for (const Slot& s : group) out.push_back(s.momentum);
+  }
+  return out;
+}
+
+::at::Tensor MeanFieldOptimizer::step(LossClosure closure) {
+  check(!sampled_, fmt::format("{}: step() was called while the parameters hold a sample; "
+                               "restore them first.",
+                               name()));
+  ::at::Tensor loss;
+  if (closure) {
+    double total = 0.0;
+    const int samples = training_samples();
+    for (int k = 0; k < samples; ++k) {
+      SampledParameters sampled(*this, true);
+      ::at::AutoGradMode grad_mode(true);
+      total += closure().item<double>();
+    }
+    loss = ::at::scalar_tensor(total / samples, ::at::kDouble);
+  }
+  check(samples_ > 0,
+        fmt::format("{}: step() needs at least one training sample since the last step: run "
+                    "forward and backward inside SampledParameters(optimizer, true) (or between "
+                    "sample_parameters(true) and restore_parameters()).",
+                    name()));
+  if (statistic() == Statistic::kExternalSquared) {
+    check(squared_samples_ == samples_,
+          fmt::format("{}: add_squared_gradients() must be called in every training sample; it "
+                      "was called in {} of {}.",
+                      name(), squared_samples_, samples_));
+  }
+  validate();
+  ++step_;
+  ::at::NoGradGuard no_grad;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    auto& params = param_groups_[g].params();
+    for (size_t i = 0; i < params.size(); ++i) {
+      update(g, i, params[i], slot(g, i), samples_, fused_ && fused_for(params[i]));
+    }
+  }
+  samples_ = 0;
+  squared_samples_ = 0;
+  return loss;
+}
+
+void MeanFieldOptimizer::save(::torch::serialize::OutputArchive& archive) const {
+  check(!sampled_ && samples_ == 0,
+        fmt::format("{}: the state can only be saved between steps (no sample pending).", name()));
+  archive.write("blr/format_version", c10::IValue(kFormatVersion));
+  archive.write("blr/optimizer", c10::IValue(name()));
+  archive.write("blr/step", c10::IValue(step_));
+  archive.write("blr/draws", c10::IValue(static_cast<int64_t>(draws_)));
+  archive.write("blr/groups", c10::IValue(static_cast<int64_t>(param_groups_.size())));
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    archive.write(fmt::format("group{}/lr", g), c10::IValue(param_groups_[g].options().get_lr()));
+    archive.write(fmt::format("group{}/params", g),
+                  c10::IValue(static_cast<int64_t>(param_groups_[g].params().size())));
+    if (g >= slots_.size()) continue;
+    for (size_t i = 0; i < slots_[g].size(); ++i) {
+      const Slot& s = slots_[g][i];
+      if (!s.curvature.defined()) continue;
+      archive.write(param_key(g, i, "momentum"), s.momentum);
+      archive.write(param_key(g, i, "curvature"), s.curvature);
+    }
+  }
+}
+
+void MeanFieldOptimizer::load(::torch::serialize::InputArchive& archive) {
+  check(!sampled_,
+        fmt::format("{}: cannot load a state while the parameters hold a sample.", name()));
+  c10::IValue value;
+  check(archive.try_read("blr/format_version", value),
+        fmt::format("The archive holds no blr optimizer state (no format version); {} cannot "
+                    "load it.",
+                    name()));
+  check(value.toInt() == kFormatVersion,
+        fmt::format("The optimizer state has format version {}; this build reads version {}.",
+                    value.toInt(), kFormatVersion));
+  archive.read("blr/optimizer", value);
+  check(value.toStringRef() == name(),
+        fmt::format("The archive holds the state of a {} optimizer, not of {}.",
+                    value.toStringRef(), name()));
+  archive.read("blr/groups", value);
+  check(value.toInt() == static_cast<int64_t>(param_groups_.size()),
+        fmt::format("The saved {} state has {} param groups; this optimizer has {}.", name(),
+                    value.toInt(), param_groups_.size()));
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    archive.read(fmt::format("group{}/params", g), value);
+    check(value.toInt() == static_cast<int64_t>(param_groups_[g].params().size()),
+          fmt::format("The saved {} state has {} parameters in group {}; this optimizer has {}.",
+                      name(), value.toInt(), g, param_groups_[g].params().size()));
+  }
+  // Everything checked that can be without reading tensors; now replace the state.
+  std::vector<std::vector<Slot>> slots(param_groups_.size());
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const auto& params = param_groups_[g].params();
+    slots[g].resize(params.size());
+    for (size_t i = 0; i < params.size(); ++i) {
+      ::at::Tensor momentum, curvature;
+      if (!archive.try_read(param_key(g, i, "momentum"), momentum)) continue;
+      archive.read(param_key(g, i, "curvature"), curvature);
+      check(momentum.sizes() == params[i].sizes() && curvature.sizes() == params[i].sizes(),
+            fmt::format("The saved {} state of parameter {} in group {} has shape {}; the "
+                        "parameter has shape {}.",
+                        name(), i, g, detail::shape_string(curvature.sizes()),
+                        detail::shape_string(params[i].sizes())));
+      slots[g][i].momentum = conform(momentum, params[i]);
+      slots[g][i].curvature = conform(curvature, params[i]);
+    }
+  }
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    archive.read(fmt::format("group{}/lr", g), value);
+    param_groups_[g].options().set_lr(value.toDouble());
+  }
+  archive.read("blr/step", value);
+  step_ = value.toInt();
+  archive.read("blr/draws", value);
+  draws_ = static_cast<uint64_t>(value.toInt());
+  slots_ = std::move(slots);
+  samples_ = 0;
+  squared_samples_ = 0;
+}
+
+}  // namespace blr::torch

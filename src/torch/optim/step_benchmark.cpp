@@ -1,0 +1,43 @@
+// The synthetic optimizer step of the benchmarks (step_benchmark.hpp).
+#include "blr/torch/optim/step_benchmark.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "blr/core/error.hpp"
+#include "blr/torch/optim/factory.hpp"
+#include "blr/torch/optim/variational.hpp"
+
+namespace blr::torch {
+
+std::vector<std::string> benchmark_optimizers() {
+  return {"ivon", "vogn", "vadam", "adamw", "sgd"};
+}
+
+StepBenchmark::StepBenchmark(const std::string& optimizer, int64_t n, uint64_t seed) {
+  check(n >= 1, fmt::format("The benchmark needs at least one parameter; got {}.", n));
+  auto generator = ::at::detail::createCPUGenerator(seed);
+  param_ = ::at::randn({n}, generator, ::at::kFloat).mul_(0.1).requires_grad_();
+  param_.mutable_grad() = ::at::randn({n}, generator, ::at::kFloat).mul_(1e-3);
+  const std::map<std::string, double> options =
+      optimizer == "sgd" ? std::map<std::string, double>{{"momentum", 0.9}}
+                         : std::map<std::string, double>{};
+  optimizer_ = make_optimizer(optimizer, {param_}, options, 10000);
+  variational_ = dynamic_cast<VariationalOptimizer*>(optimizer_.get());
+  if (variational_ != nullptr && variational_->needs_squared_gradients()) {
+    squared_ = param_.grad().square();
+  }
+}
+
+StepBenchmark::~StepBenchmark() = default;
+
+void StepBenchmark::run() {
+  if (variational_ != nullptr) {
+    variational_->sample_parameters(true);
+    if (squared_.defined()) variational_->add_squared_gradients({squared_});
+    variational_->restore_parameters();
+  }
+  optimizer_->step();
+}
+
+}  // namespace blr::torch
