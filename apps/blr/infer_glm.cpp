@@ -1,0 +1,286 @@
+// `blr infer linreg|logistic|poisson|gpc`: conjugate linear regression, Laplace, CVI (full,
+// diagonal, mixture of Gaussians) and GP classification.
+#include <fmt/format.h>
+
+#include <Eigen/Cholesky>
+#include <cmath>
+
+#include "blr/core/error.hpp"
+#include "blr/core/rng.hpp"
+#include "blr/inference/conjugate.hpp"
+#include "blr/inference/cvi.hpp"
+#include "blr/inference/gaussian_natural.hpp"
+#include "blr/inference/glm.hpp"
+#include "blr/inference/mixture_vi.hpp"
+#include "infer_common.hpp"
+
+namespace blr::cli::infer {
+namespace {
+
+using inference::Likelihood;
+
+nlohmann::json test_json(Likelihood l, const inference::TestMetrics& t) {
+  nlohmann::json j{{"n", t.n}, {"nll", t.nll}, {"rmse", t.rmse}};
+  if (l == Likelihood::logistic) j["accuracy"] = t.accuracy;
+  return j;
+}
+
+void print_test(Likelihood l, const inference::TestMetrics& t, const std::string& file) {
+  if (l == Likelihood::logistic) {
+    fmt::print("test ({}, {} rows): accuracy {:.4f} ({} errors), NLL {:.6f}\n", file, t.n,
+               t.accuracy, static_cast<long>(std::llround((1 - t.accuracy) * t.n)), t.nll);
+  } else {
+    fmt::print("test ({}, {} rows): NLL {:.6f}, RMSE {:.6f}\n", file, t.n, t.nll, t.rmse);
+  }
+}
+
+inference::PredictiveOptions predictive_options(const Options& o) {
+  inference::PredictiveOptions p;
+  p.method = predictive_method(o.predictive);
+  check(o.samples >= 1, "Option '--samples' must be at least 1.");
+  p.samples = o.samples;
+  p.seed = o.seed;
+  p.quadrature_nodes = o.quadrature_nodes;
+  return p;
+}
+
+/// Mixture-of-Gaussians posterior by eqs. 29–30, started around the Laplace mode.
+nlohmann::json run_mixture(const Options& o, const inference::Glm& model, const Supervised& s,
+                           int k) {
+  check(o.iterations >= 1, "Option '--iterations' must be at least 1.");
+  const inference::LaplaceResult lap = inference::laplace(model);
+  const Index d = model.dimension();
+  const Eigen::LLT<Matrix> llt(lap.covariance);
+  const Matrix l = llt.matrixL();
+  const Matrix precision = lap.covariance.inverse();
+  Rng rng(o.seed);
+  std::vector<inference::GaussianComponent> init;
+  for (int c = 0; c < k; ++c) {
+    const Vector shift = k == 1 ? Vector::Zero(d) : Vector(1.5 * l * rng.normal_vector(d));
+    init.push_back({lap.mean + shift, precision});
+  }
+  inference::MixtureViOptions mo;
+  mo.iterations = o.iterations;
+  mo.rho = o.rho > 0 ? o.rho : 0.1;
+  mo.seed = o.seed;
+  const auto fit = inference::mixture_vi(inference::LossFunctions::wrap(model),
+                                         Vector::Constant(k, 1.0 / k), init, mo);
+  // Moments of the mixture for the table.
+  Vector mean = Vector::Zero(d);
+  Matrix second = Matrix::Zero(d, d);
+  nlohmann::json means = nlohmann::json::array(), covs = nlohmann::json::array();
+  std::vector<Matrix> comp_cov;
+  for (int c = 0; c < k; ++c) {
+    const auto& comp = fit.components[c];
+    comp_cov.push_back(comp.precision.inverse());
+    mean += fit.weights[c] * comp.mean;
+    second += fit.weights[c] * (comp_cov.back() + comp.mean * comp.mean.transpose());
+    means.push_back(to_json(comp.mean));
+    covs.push_back(to_json(comp_cov.back()));
+  }
+  const Vector sd = (second - mean * mean.transpose()).diagonal().cwiseMax(0.0).cwiseSqrt();
+  print_table(s.names, mean, sd,
+              fmt::format("posterior: mixture of {} Gaussians (moments of the mixture)", k));
+  for (int c = 0; c < k; ++c) {
+    fmt::print("component {} (weight {:.3g}): mean", c + 1, fit.weights[c]);
+    for (Index j = 0; j < d; ++j) fmt::print(" {:.4g}", fit.components[c].mean[j]);
+    fmt::print("\n");
+  }
+  fmt::print("ELBO {:.6f} ± {:.6f} (Monte Carlo), {} iterations\n", fit.elbo, fit.elbo_se,
+             fit.iterations);
+  nlohmann::json j{{"method", "cvi"},
+                   {"family", fmt::format("mixture:{}", k)},
+                   {"features", s.names},
+                   {"mean", to_json(mean)},
+                   {"sd", to_json(sd)},
+                   {"weights", to_json(fit.weights)},
+                   {"means", means},
+                   {"covariances", covs},
+                   {"elbo", fit.elbo},
+                   {"elbo_se", fit.elbo_se},
+                   {"iterations", fit.iterations},
+                   {"converged", true},
+                   {"prior_precision", o.prior_precision}};
+  if (s.has_test) {
+    const auto popt = predictive_options(o);
+    Vector pmean = Vector::Zero(s.y_test.size());
+    Matrix logs(s.y_test.size(), k);
+    for (int c = 0; c < k; ++c) {
+      const auto p = inference::predict(model.likelihood, fit.components[c].mean, comp_cov[c],
+                                        s.x_test, s.y_test, popt, model.noise_precision);
+      pmean += fit.weights[c] * p.mean;
+      logs.col(c) = p.log_density.array() + std::log(fit.weights[c]);
+    }
+    inference::Predictive mix;
+    mix.mean = pmean;
+    const Vector mx = logs.rowwise().maxCoeff();
+    mix.log_density = mx.array() + (logs.colwise() - mx).array().exp().rowwise().sum().log();
+    const auto t = inference::test_metrics(model.likelihood, mix, s.y_test);
+    print_test(model.likelihood, t, o.test);
+    j["test"] = test_json(model.likelihood, t);
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json run_regression(const Options& o) {
+  const Likelihood lik = o.model == "linreg"     ? Likelihood::gaussian
+                         : o.model == "logistic" ? Likelihood::logistic
+                                                 : Likelihood::poisson;
+  const std::string method = o.model == "linreg" ? resolve_method(o, {"exact", "laplace", "cvi"})
+                                                 : resolve_method(o, {"laplace", "cvi"});
+  const int family = parse_family(o.family);
+  check(method == "cvi" || family == 0,
+        fmt::format("Option '--family {}' applies only to --method cvi.", o.family));
+  check(o.rho >= 0 && o.rho <= 1, fmt::format("Option '--rho' must lie in (0, 1]; got {}.", o.rho));
+  check_positive("prior-precision", o.prior_precision);
+  check_positive("noise-precision", o.noise_precision);
+  check(!o.optimize_evidence || method == "exact",
+        "Option '--optimize-evidence' applies only to linreg with --method exact.");
+  const Response resp = lik == Likelihood::gaussian   ? Response::real
+                        : lik == Likelihood::logistic ? Response::binary
+                                                      : Response::count;
+  const Supervised s = load_supervised(o, resp, !o.no_intercept);
+  inference::Glm model =
+      inference::Glm::with_isotropic_prior(s.x_train, s.y_train, lik, o.prior_precision);
+  model.noise_precision = o.noise_precision;
+  model.validate();
+  fmt::print("blr infer {} — {} on {} ({} rows, {} parameters){}\n", o.model, method, o.train,
+             s.x_train.rows(), s.x_train.cols(),
+             s.classes.empty() ? "" : fmt::format("; positive class '{}'", s.classes[1]));
+  if (method == "cvi" && family > 0) return run_mixture(o, model, s, family);
+
+  nlohmann::json j{{"method", method}, {"features", s.names}};
+  Vector mean;
+  Matrix cov;
+  double prior_precision = o.prior_precision, noise_precision = o.noise_precision;
+  if (method == "exact") {
+    if (o.optimize_evidence) {
+      inference::EvidenceOptions eo{o.prior_precision, o.noise_precision};
+      if (o.max_iterations > 0) eo.max_iterations = o.max_iterations;
+      if (o.tolerance > 0) eo.tolerance = o.tolerance;
+      const auto r = inference::maximize_evidence(s.x_train, s.y_train, eo);
+      mean = r.mean;
+      cov = r.covariance;
+      prior_precision = r.alpha;
+      noise_precision = r.beta;
+      model.prior_precision.setConstant(r.alpha);
+      model.noise_precision = r.beta;
+      j.update({{"log_evidence", r.log_evidence},
+                {"iterations", r.iterations},
+                {"converged", r.converged},
+                {"effective_parameters", r.gamma}});
+      fmt::print(
+          "evidence maximisation: prior precision {:.6g}, noise precision {:.6g}, "
+          "γ = {:.6g}, {} iterations\n",
+          r.alpha, r.beta, r.gamma, r.iterations);
+    } else {
+      const inference::BayesianLinearRegression blr{o.prior_precision, o.noise_precision};
+      const Vector post = blr.posterior(s.x_train, s.y_train);  // one BLR step, ρ = 1
+      const auto m = inference::full_moments(post, s.x_train.cols());
+      mean = m.mean;
+      cov = m.covariance;
+      j.update({{"log_evidence", blr.log_evidence(s.x_train, s.y_train, post)},
+                {"iterations", 1},
+                {"converged", true}});
+    }
+    j["family"] = "gaussian-full";
+    fmt::print("log evidence {:.9g}\n", j["log_evidence"].get<double>());
+  } else if (method == "laplace") {
+    inference::LaplaceOptions lo;
+    if (o.rho > 0) lo.rho = o.rho;
+    if (o.max_iterations > 0) lo.max_iterations = o.max_iterations;
+    if (o.tolerance > 0) lo.tolerance = o.tolerance;
+    const auto r = inference::laplace(model, lo);
+    mean = r.mean;
+    cov = r.covariance;
+    j.update({{"family", "gaussian-full"},
+              {"log_evidence", r.log_evidence},
+              {"log_joint", r.log_joint},
+              {"iterations", r.iterations},
+              {"converged", r.converged}});
+    fmt::print("Newton (BLR, delta method, ρ = {}): {} iterations, converged: {}\n", lo.rho,
+               r.iterations, r.converged ? "yes" : "no");
+    fmt::print("log joint at the mode {:.9g}; Laplace log evidence {:.9g}\n", r.log_joint,
+               r.log_evidence);
+  } else {  // cvi
+    inference::CviOptions co;
+    co.family =
+        family == 0 ? inference::GaussianFamilyKind::full : inference::GaussianFamilyKind::diagonal;
+    if (o.rho > 0) co.rho = o.rho;
+    if (o.max_iterations > 0) co.max_iterations = o.max_iterations;
+    if (o.tolerance > 0) co.tolerance = o.tolerance;
+    co.quadrature_nodes = o.quadrature_nodes;
+    co.seed = o.seed;
+    const auto r = inference::cvi(model, co);
+    mean = r.mean;
+    cov = r.covariance;
+    j.update({{"family", o.family},
+              {"elbo", r.elbo},
+              {"iterations", r.iterations},
+              {"converged", r.converged}});
+    fmt::print("CVI ({}): {} iterations, converged: {}; ELBO {:.9g}\n", o.family, r.iterations,
+               r.converged ? "yes" : "no", r.elbo);
+  }
+  const Vector sd = cov.diagonal().cwiseSqrt();
+  print_table(s.names, mean, sd, "posterior:");
+  j.update({{"mean", to_json(mean)},
+            {"sd", to_json(sd)},
+            {"covariance", to_json(cov)},
+            {"prior_precision", prior_precision}});
+  if (lik == Likelihood::gaussian) j["noise_precision"] = noise_precision;
+  if (s.has_test) {
+    const auto p = inference::predict(lik, mean, cov, s.x_test, s.y_test, predictive_options(o),
+                                      noise_precision);
+    const auto t = inference::test_metrics(lik, p, s.y_test);
+    print_test(lik, t, o.test);
+    j["test"] = test_json(lik, t);
+  }
+  return j;
+}
+
+nlohmann::json run_gpc(const Options& o) {
+  const std::string method = resolve_method(o, {"cvi"});
+  check(parse_family(o.family) == 0,
+        "Model 'gpc' uses a full Gaussian over the latent values: --family gaussian-full.");
+  check(o.kernel == "rbf", fmt::format("Option '--kernel' must be rbf; got '{}'.", o.kernel));
+  check_positive("lengthscale", o.lengthscale);
+  check_positive("variance", o.variance);
+  check(o.rho >= 0 && o.rho <= 1, fmt::format("Option '--rho' must lie in (0, 1]; got {}.", o.rho));
+  const Supervised s = load_supervised(o, Response::binary, false);
+  const Matrix k = inference::rbf_kernel(s.x_train, s.x_train, o.lengthscale, o.variance);
+  inference::CviOptions co;
+  if (o.rho > 0) co.rho = o.rho;
+  if (o.max_iterations > 0) co.max_iterations = o.max_iterations;
+  if (o.tolerance > 0) co.tolerance = o.tolerance;
+  co.quadrature_nodes = o.quadrature_nodes;
+  const auto r = inference::gp_cvi(k, s.y_train, Likelihood::logistic, co);
+  fmt::print("blr infer gpc — CVI, full Gaussian over {} latent values; RBF ℓ = {}, σ² = {}\n",
+             s.x_train.rows(), o.lengthscale, o.variance);
+  fmt::print("{} iterations, converged: {}; ELBO {:.9g}\n", r.iterations,
+             r.converged ? "yes" : "no", r.elbo);
+  const Vector sd = r.variance.cwiseMax(0.0).cwiseSqrt();
+  fmt::print("latent f at the training inputs: mean in [{:.4g}, {:.4g}], sd in [{:.4g}, {:.4g}]\n",
+             r.mean.minCoeff(), r.mean.maxCoeff(), sd.minCoeff(), sd.maxCoeff());
+  nlohmann::json j{{"method", method},         {"family", "gaussian-full"},
+                   {"kernel", "rbf"},          {"lengthscale", o.lengthscale},
+                   {"variance", o.variance},   {"features", s.names},
+                   {"elbo", r.elbo},           {"iterations", r.iterations},
+                   {"converged", r.converged}, {"mean", to_json(r.mean)},
+                   {"sd", to_json(sd)}};
+  if (s.has_test) {
+    Vector mean, var;
+    inference::gp_predict_latent(
+        k, r, inference::rbf_kernel(s.x_train, s.x_test, o.lengthscale, o.variance),
+        Vector::Constant(s.x_test.rows(), o.variance), mean, var);
+    const auto p =
+        inference::predict_latent(Likelihood::logistic, mean, var, s.y_test, predictive_options(o));
+    const auto t = inference::test_metrics(Likelihood::logistic, p, s.y_test);
+    print_test(Likelihood::logistic, t, o.test);
+    j["test"] = test_json(Likelihood::logistic, t);
+  }
+  return j;
+}
+
+}  // namespace blr::cli::infer

@@ -1,0 +1,112 @@
+// Bayesian generalised linear models and their Laplace approximation by the BLR.
+//
+// Model: y_i | w ~ p(y_i | a_i), a_i = x_iᵀw, with a logistic (Bernoulli), Poisson (log link) or
+// Gaussian (noise precision β) likelihood, and prior w ~ N(m₀, diag(p₀)⁻¹). The loss handed to the
+// BLR is the negative log joint  ℓ̄(w) = −Σ_i log p(y_i | x_iᵀw) − log N(w | m₀, diag(p₀)⁻¹),
+// normalisers included, so that −ℓ̄ at the mode is the log joint density.
+//
+// Laplace = Gaussian BLR with the delta method and ρ = 1 (Khan & Rue 2023, §1.3.2 and App. C–D):
+// with ĝ = ∇ℓ̄(m), Ĥ = ∇²ℓ̄(m) the target in precision-form coordinates (Sm, S) is (Ĥm − ĝ, Ĥ), and
+//     λ ← natural_step_towards(λ, (Ĥm − ĝ, Ĥ), ρ)
+// gives S = Ĥ, m ← m − Ĥ⁻¹ĝ at ρ = 1: Newton's method. At its fixed point q = N(w*, Ĥ*⁻¹) and
+//     log p(y) ≈ −ℓ̄(w*) + (d/2) log 2π − ½ log|Ĥ*|.
+// Predictive: a* = x*ᵀw ~ N(x*ᵀm, x*ᵀΣx*); p(y* | x*) by Gauss–Hermite, by Monte Carlo over w ~ q,
+// or for the logistic link by the probit approximation σ(μ/√(1 + πσ²/8)).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "blr/core/rng.hpp"
+#include "blr/core/types.hpp"
+#include "blr/inference/quadrature.hpp"
+
+namespace blr::inference {
+
+enum class Likelihood { logistic, poisson, gaussian };
+std::string to_string(Likelihood l);
+
+/// log p(y | a) and its first two derivatives in a.
+struct SiteTerms {
+  double value = 0, gradient = 0, hessian = 0;
+};
+/// Point evaluation.
+SiteTerms site_terms(Likelihood l, double y, double a, double noise_precision = 1.0);
+/// E, E[∂/∂a], E[∂²/∂a²] under a ~ N(m, v): closed form for Poisson and Gaussian, Gauss–Hermite
+/// for the logistic link.
+SiteTerms expected_site_terms(Likelihood l, double y, double m, double v,
+                              const GaussHermite& quadrature, double noise_precision = 1.0);
+
+/// A Bayesian GLM; satisfies the HasHessian loss concept (blr/model/loss.hpp) with ℓ̄ = −log joint.
+struct Glm {
+  Matrix x;  ///< N×d design (intercept column included by the caller)
+  Vector y;
+  Likelihood likelihood = Likelihood::logistic;
+  double noise_precision = 1.0;  ///< β (Gaussian likelihood only)
+  Vector prior_mean;             ///< m₀ (length d)
+  Vector prior_precision;        ///< p₀ (length d, positive)
+
+  /// Isotropic prior N(0, δ⁻¹I).
+  static Glm with_isotropic_prior(Matrix x, Vector y, Likelihood l, double delta);
+
+  Index dimension() const { return x.cols(); }
+  void validate() const;
+  double log_likelihood(const Vector& w) const;
+  double log_prior(const Vector& w) const;
+  double value(const Vector& w) const { return -log_likelihood(w) - log_prior(w); }
+  Vector gradient(const Vector& w) const;
+  Matrix hessian(const Vector& w) const;
+};
+
+struct LaplaceOptions {
+  double rho = 1.0;  ///< ρ of the BLR step (1 = Newton)
+  int max_iterations = 100;
+  double tolerance = 1e-10;  ///< stop when max|∇ℓ̄| falls below this
+  void validate() const;
+};
+
+struct LaplaceResult {
+  Vector natural;  ///< (Sm, vec S) at the mode
+  Vector mean;     ///< w*
+  Matrix covariance;
+  double log_joint = 0;     ///< −ℓ̄(w*)
+  double log_evidence = 0;  ///< Laplace approximation
+  int iterations = 0;
+  bool converged = false;
+  std::vector<Vector> iterates;    ///< m after each step
+  std::vector<double> log_joints;  ///< −ℓ̄ after each step
+};
+
+LaplaceResult laplace(const Glm& model, const LaplaceOptions& options = {},
+                      const Vector* start = nullptr);
+
+/// Predictive distribution of test responses under q(w) = N(mean, covariance).
+enum class PredictiveMethod { quadrature, monte_carlo, probit };
+struct Predictive {
+  Vector latent_mean, latent_variance;  ///< of a* = x*ᵀw
+  Vector mean;                          ///< E[y*] (probability of class 1 for logistic)
+  Vector log_density;                   ///< log p(y*_i | data) at the given test responses
+};
+struct PredictiveOptions {
+  PredictiveMethod method = PredictiveMethod::quadrature;
+  int samples = 2000;  ///< Monte Carlo draws of w
+  std::uint64_t seed = 0;
+  int quadrature_nodes = 32;
+};
+/// Latent moments from a full covariance.
+Predictive predict(Likelihood l, const Vector& mean, const Matrix& covariance, const Matrix& x,
+                   const Vector& y, const PredictiveOptions& options = {},
+                   double noise_precision = 1.0);
+/// Latent moments given directly (GP, diagonal families); Monte Carlo draws a* instead of w.
+Predictive predict_latent(Likelihood l, const Vector& latent_mean, const Vector& latent_variance,
+                          const Vector& y, const PredictiveOptions& options = {},
+                          double noise_precision = 1.0);
+
+/// Test metrics: accuracy (logistic; threshold ½), mean negative log predictive density, RMSE.
+struct TestMetrics {
+  double accuracy = 0, nll = 0, rmse = 0;
+  Index n = 0;
+};
+TestMetrics test_metrics(Likelihood l, const Predictive& p, const Vector& y);
+
+}  // namespace blr::inference

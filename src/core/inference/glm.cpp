@@ -1,0 +1,352 @@
+#include "blr/inference/glm.hpp"
+
+#include <fmt/format.h>
+
+#include <Eigen/Cholesky>
+#include <cmath>
+#include <numbers>
+
+#include "blr/core/error.hpp"
+#include "blr/inference/gaussian_natural.hpp"
+#include "blr/rule/natural_step.hpp"
+
+namespace blr::inference {
+namespace {
+
+const double kLog2Pi = std::log(2.0 * std::numbers::pi);
+
+double sigmoid(double a) {
+  return a >= 0 ? 1.0 / (1.0 + std::exp(-a)) : std::exp(a) / (1.0 + std::exp(a));
+}
+/// log(1 + e^a) without overflow.
+double softplus(double a) {
+  return a > 0 ? a + std::log1p(std::exp(-a)) : std::log1p(std::exp(a));
+}
+
+/// log p(y | a) alone (used inside expectations).
+double site_log(Likelihood l, double y, double a, double beta) {
+  switch (l) {
+    case Likelihood::logistic:
+      return y * a - softplus(a);
+    case Likelihood::poisson:
+      return y * a - std::exp(a) - std::lgamma(y + 1.0);
+    case Likelihood::gaussian:
+      return 0.5 * std::log(beta) - 0.5 * kLog2Pi - 0.5 * beta * (y - a) * (y - a);
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string to_string(Likelihood l) {
+  switch (l) {
+    case Likelihood::logistic:
+      return "logistic";
+    case Likelihood::poisson:
+      return "poisson";
+    case Likelihood::gaussian:
+      return "gaussian";
+  }
+  return "?";
+}
+
+SiteTerms site_terms(Likelihood l, double y, double a, double beta) {
+  SiteTerms t;
+  t.value = site_log(l, y, a, beta);
+  switch (l) {
+    case Likelihood::logistic: {
+      const double s = sigmoid(a);
+      t.gradient = y - s;
+      t.hessian = -s * (1 - s);
+      break;
+    }
+    case Likelihood::poisson: {
+      const double e = std::exp(a);
+      t.gradient = y - e;
+      t.hessian = -e;
+      break;
+    }
+    case Likelihood::gaussian:
+      t.gradient = beta * (y - a);
+      t.hessian = -beta;
+      break;
+  }
+  return t;
+}
+
+SiteTerms expected_site_terms(Likelihood l, double y, double m, double v,
+                              const GaussHermite& quadrature, double beta) {
+  SiteTerms t;
+  switch (l) {
+    case Likelihood::poisson: {
+      const double e = std::exp(m + 0.5 * v);  // E[e^a]
+      t.value = y * m - e - std::lgamma(y + 1.0);
+      t.gradient = y - e;
+      t.hessian = -e;
+      return t;
+    }
+    case Likelihood::gaussian:
+      t.value = 0.5 * std::log(beta) - 0.5 * kLog2Pi - 0.5 * beta * ((y - m) * (y - m) + v);
+      t.gradient = beta * (y - m);
+      t.hessian = -beta;
+      return t;
+    case Likelihood::logistic: {
+      const double s = std::sqrt(v);
+      const Vector& x = quadrature.nodes();
+      const Vector& w = quadrature.weights();
+      for (Index k = 0; k < x.size(); ++k) {
+        const double a = m + s * x[k];
+        const double sg = sigmoid(a);
+        t.value += w[k] * (y * a - softplus(a));
+        t.gradient += w[k] * (y - sg);
+        t.hessian += w[k] * (-sg * (1 - sg));
+      }
+      return t;
+    }
+  }
+  return t;
+}
+
+Glm Glm::with_isotropic_prior(Matrix x, Vector y, Likelihood l, double delta) {
+  check_positive("prior-precision", delta);
+  Glm g;
+  const Index d = x.cols();
+  g.x = std::move(x);
+  g.y = std::move(y);
+  g.likelihood = l;
+  g.prior_mean = Vector::Zero(d);
+  g.prior_precision = Vector::Constant(d, delta);
+  return g;
+}
+
+void Glm::validate() const {
+  check(x.rows() >= 1 && x.cols() >= 1, "The design matrix is empty.");
+  check(x.rows() == y.size(),
+        fmt::format("The design has {} rows but there are {} responses.", x.rows(), y.size()));
+  check(prior_mean.size() == x.cols() && prior_precision.size() == x.cols(),
+        fmt::format("The prior must have {} entries (one per column of the design).", x.cols()));
+  check((prior_precision.array() > 0).all() && prior_precision.allFinite(),
+        "The prior precision must be positive and finite.");
+  check(x.allFinite() && y.allFinite(), "The data hold a non-finite number.");
+  if (likelihood == Likelihood::logistic) {
+    for (Index i = 0; i < y.size(); ++i)
+      check(
+          y[i] == 0.0 || y[i] == 1.0,
+          fmt::format("Logistic regression needs 0/1 responses; response {} is {}.", i + 1, y[i]));
+  }
+  if (likelihood == Likelihood::poisson) {
+    for (Index i = 0; i < y.size(); ++i)
+      check(
+          y[i] >= 0 && y[i] == std::floor(y[i]),
+          fmt::format("Poisson regression needs non-negative integer responses; response {} is {}.",
+                      i + 1, y[i]));
+  }
+  if (likelihood == Likelihood::gaussian) check_positive("noise-precision", noise_precision);
+}
+
+double Glm::log_likelihood(const Vector& w) const {
+  const Vector a = x * w;
+  double out = 0;
+  for (Index i = 0; i < a.size(); ++i) out += site_log(likelihood, y[i], a[i], noise_precision);
+  return out;
+}
+
+double Glm::log_prior(const Vector& w) const {
+  const Vector r = w - prior_mean;
+  return 0.5 * prior_precision.array().log().sum() - 0.5 * static_cast<double>(w.size()) * kLog2Pi -
+         0.5 * (prior_precision.array() * r.array().square()).sum();
+}
+
+Vector Glm::gradient(const Vector& w) const {
+  const Vector a = x * w;
+  Vector g(a.size());
+  for (Index i = 0; i < a.size(); ++i)
+    g[i] = site_terms(likelihood, y[i], a[i], noise_precision).gradient;
+  return -(x.transpose() * g) + prior_precision.cwiseProduct(w - prior_mean);
+}
+
+Matrix Glm::hessian(const Vector& w) const {
+  const Vector a = x * w;
+  Vector h(a.size());
+  for (Index i = 0; i < a.size(); ++i)
+    h[i] = -site_terms(likelihood, y[i], a[i], noise_precision).hessian;
+  Matrix out = x.transpose() * h.asDiagonal() * x;
+  out.diagonal() += prior_precision;
+  return out;
+}
+
+void LaplaceOptions::validate() const {
+  check_range("rho", rho, 0.0, 1.0, true, false);
+  check(max_iterations >= 1, "Option 'max-iterations' must be at least 1.");
+  check_positive("tolerance", tolerance);
+}
+
+LaplaceResult laplace(const Glm& model, const LaplaceOptions& options, const Vector* start) {
+  model.validate();
+  options.validate();
+  const Index d = model.dimension();
+  LaplaceResult r;
+  Vector m = start ? *start : model.prior_mean;
+  check(m.size() == d, "The starting point has the wrong length.");
+  Matrix prior_s = model.prior_precision.asDiagonal();
+  Vector lambda = pack_full(prior_s * m, prior_s);
+  for (int it = 1; it <= options.max_iterations; ++it) {
+    const Vector g = model.gradient(m);
+    if (g.cwiseAbs().maxCoeff() < options.tolerance) {
+      r.converged = true;
+      break;
+    }
+    const Matrix h = model.hessian(m);
+    // Delta-method target (Ĥm − ĝ, Ĥ); one BLR step.
+    lambda = natural_step_towards(lambda, pack_full(h * m - g, h), options.rho);
+    const FullMoments mom = full_moments(lambda, d);
+    m = mom.mean;
+    check_finite(m, "Laplace mean", it);
+    r.iterations = it;
+    r.iterates.push_back(m);
+    r.log_joints.push_back(-model.value(m));
+  }
+  if (!r.converged) r.converged = model.gradient(m).cwiseAbs().maxCoeff() < options.tolerance;
+  // The Laplace approximation at the mode: S = ∇²ℓ̄(w*).
+  const Matrix h = model.hessian(m);
+  r.natural = pack_full(h * m, h);
+  const FullMoments mom = full_moments(r.natural, d);
+  r.mean = m;
+  r.covariance = mom.covariance;
+  r.log_joint = -model.value(m);
+  r.log_evidence =
+      r.log_joint + 0.5 * static_cast<double>(d) * kLog2Pi - 0.5 * mom.log_det_precision;
+  return r;
+}
+
+Predictive predict_latent(Likelihood l, const Vector& mu, const Vector& var, const Vector& y,
+                          const PredictiveOptions& options, double beta) {
+  check(mu.size() == var.size() && (y.size() == 0 || y.size() == mu.size()),
+        "Predictive: the latent moments and the responses differ in length.");
+  Predictive p;
+  p.latent_mean = mu;
+  p.latent_variance = var;
+  const Index n = mu.size();
+  p.mean.resize(n);
+  p.log_density.resize(y.size());
+  const GaussHermite gh(options.quadrature_nodes);
+  Rng rng(options.seed);
+  for (Index i = 0; i < n; ++i) {
+    const double m = mu[i], v = std::max(var[i], 0.0);
+    if (l == Likelihood::logistic) {
+      double prob = 0;
+      switch (options.method) {
+        case PredictiveMethod::probit:
+          prob = sigmoid(m / std::sqrt(1.0 + std::numbers::pi * v / 8.0));
+          break;
+        case PredictiveMethod::quadrature:
+          prob = gh.expect(m, v, sigmoid);
+          break;
+        case PredictiveMethod::monte_carlo: {
+          double s = 0;
+          for (int k = 0; k < options.samples; ++k) s += sigmoid(m + std::sqrt(v) * rng.normal());
+          prob = s / options.samples;
+          break;
+        }
+      }
+      prob = std::clamp(prob, 1e-300, 1.0 - 1e-16);
+      p.mean[i] = prob;
+      if (y.size()) p.log_density[i] = y[i] > 0.5 ? std::log(prob) : std::log1p(-prob);
+    } else if (l == Likelihood::poisson) {
+      p.mean[i] = std::exp(m + 0.5 * v);
+      if (y.size()) {
+        // log E[Poisson(y | e^a)], by quadrature or Monte Carlo (log-sum-exp).
+        auto logpmf = [&](double a) { return y[i] * a - std::exp(a) - std::lgamma(y[i] + 1.0); };
+        double mx = -std::numeric_limits<double>::infinity(), s = 0;
+        if (options.method == PredictiveMethod::monte_carlo) {
+          std::vector<double> vals(options.samples);
+          for (auto& val : vals) {
+            val = logpmf(m + std::sqrt(v) * rng.normal());
+            mx = std::max(mx, val);
+          }
+          for (double val : vals) s += std::exp(val - mx);
+          p.log_density[i] = mx + std::log(s / options.samples);
+        } else {
+          const Vector& xk = gh.nodes();
+          const Vector& wk = gh.weights();
+          Vector vals(xk.size());
+          for (Index k = 0; k < xk.size(); ++k) vals[k] = logpmf(m + std::sqrt(v) * xk[k]);
+          mx = vals.maxCoeff();
+          for (Index k = 0; k < xk.size(); ++k) s += wk[k] * std::exp(vals[k] - mx);
+          p.log_density[i] = mx + std::log(s);
+        }
+      }
+    } else {
+      p.mean[i] = m;
+      if (y.size()) {
+        const double tv = v + 1.0 / beta;
+        p.log_density[i] = -0.5 * (kLog2Pi + std::log(tv) + (y[i] - m) * (y[i] - m) / tv);
+      }
+    }
+  }
+  return p;
+}
+
+Predictive predict(Likelihood l, const Vector& mean, const Matrix& cov, const Matrix& x,
+                   const Vector& y, const PredictiveOptions& options, double beta) {
+  check(
+      x.cols() == mean.size() && cov.rows() == mean.size() && cov.cols() == mean.size(),
+      fmt::format("Predictive: the test design has {} columns but the posterior has dimension {}.",
+                  x.cols(), mean.size()));
+  const Vector mu = x * mean;
+  const Vector var = (x * cov).cwiseProduct(x).rowwise().sum();
+  if (options.method != PredictiveMethod::monte_carlo)
+    return predict_latent(l, mu, var, y, options, beta);
+  // Monte Carlo over w ~ N(m, Σ): the same draws for every test point.
+  Predictive p;
+  p.latent_mean = mu;
+  p.latent_variance = var;
+  const Index n = x.rows(), d = mean.size();
+  const Eigen::LLT<Matrix> llt(cov);
+  check(llt.info() == Eigen::Success,
+        "Predictive: the posterior covariance is not positive definite.");
+  const Matrix lower = llt.matrixL();
+  Rng rng(options.seed);
+  Matrix draws(d, options.samples);
+  for (int k = 0; k < options.samples; ++k) draws.col(k) = mean + lower * rng.normal_vector(d);
+  const Matrix a = x * draws;  // n × S
+  p.mean.resize(n);
+  p.log_density.resize(y.size());
+  for (Index i = 0; i < n; ++i) {
+    double s_mean = 0, mx = -std::numeric_limits<double>::infinity();
+    Vector lp(options.samples);
+    for (int k = 0; k < options.samples; ++k) {
+      const double ai = a(i, k);
+      if (l == Likelihood::logistic) {
+        s_mean += sigmoid(ai);
+        if (y.size()) lp[k] = y[i] * ai - softplus(ai);
+      } else if (l == Likelihood::poisson) {
+        s_mean += std::exp(ai);
+        if (y.size()) lp[k] = y[i] * ai - std::exp(ai) - std::lgamma(y[i] + 1.0);
+      } else {
+        s_mean += ai;
+        if (y.size()) lp[k] = site_log(l, y[i], ai, beta);
+      }
+      if (y.size()) mx = std::max(mx, lp[k]);
+    }
+    p.mean[i] = s_mean / options.samples;
+    if (y.size()) p.log_density[i] = mx + std::log((lp.array() - mx).exp().sum() / options.samples);
+  }
+  return p;
+}
+
+TestMetrics test_metrics(Likelihood l, const Predictive& p, const Vector& y) {
+  check(p.mean.size() == y.size() && p.log_density.size() == y.size(),
+        "Test metrics need one prediction per test response.");
+  TestMetrics t;
+  t.n = y.size();
+  if (t.n == 0) return t;
+  Index correct = 0;
+  for (Index i = 0; i < t.n; ++i) correct += ((p.mean[i] > 0.5) == (y[i] > 0.5));
+  t.accuracy = l == Likelihood::logistic ? static_cast<double>(correct) / t.n : 0.0;
+  t.nll = -p.log_density.mean();
+  t.rmse = std::sqrt((p.mean - y).squaredNorm() / t.n);
+  return t;
+}
+
+}  // namespace blr::inference

@@ -1,0 +1,254 @@
+#include "blr/inference/kalman.hpp"
+
+#include <fmt/format.h>
+
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
+#include <cmath>
+#include <numbers>
+
+#include "blr/core/error.hpp"
+#include "blr/inference/gaussian_natural.hpp"
+#include "blr/rule/natural_step.hpp"
+
+namespace blr::inference {
+namespace {
+
+bool positive_definite(const Matrix& m) {
+  if (m.rows() != m.cols() || !m.isApprox(m.transpose(), 1e-10)) return false;
+  Eigen::LLT<Matrix> llt(m);
+  return llt.info() == Eigen::Success;
+}
+
+bool positive_semidefinite(const Matrix& m) {
+  if (m.rows() != m.cols() || !m.isApprox(m.transpose(), 1e-10)) return false;
+  Eigen::LDLT<Matrix> ldlt(m);
+  return ldlt.info() == Eigen::Success && ldlt.isPositive();
+}
+
+/// (P⁻¹m, P⁻¹) from moments; throws naming the step when P is not positive definite.
+Vector natural_from_moments(const Vector& m, const Matrix& p, Index t, const char* what) {
+  Eigen::LLT<Matrix> llt(p);
+  check(llt.info() == Eigen::Success,
+        fmt::format("Kalman step {}: the {} covariance is not positive definite.", t + 1, what));
+  const Matrix prec = llt.solve(Matrix(Matrix::Identity(p.rows(), p.cols())));
+  return pack_full(prec * m, 0.5 * (prec + prec.transpose()));
+}
+
+/// Moments from (Sm, vec S).
+void moments_from_natural(const Vector& lambda, Index n, Index t, Vector& m, Matrix& p) {
+  const Matrix s = full_precision(lambda, n);
+  Eigen::LLT<Matrix> llt(s);
+  check(llt.info() == Eigen::Success,
+        fmt::format("Kalman step {}: the posterior precision is not positive definite.", t + 1));
+  m = llt.solve(full_sm(lambda, n));
+  p = llt.solve(Matrix(Matrix::Identity(n, n)));
+  p = 0.5 * (p + p.transpose());
+}
+
+bool missing(const Eigen::Ref<const Vector>& y) {
+  return !y.allFinite();
+}
+
+struct Observation {
+  Matrix ct_rinv;    ///< CᵀR⁻¹
+  Matrix ct_rinv_c;  ///< CᵀR⁻¹C
+  /// λ̃_t = (CᵀR⁻¹y, CᵀR⁻¹C).
+  Vector message(const Vector& y) const { return pack_full(ct_rinv * y, ct_rinv_c); }
+};
+
+Observation observation_terms(const StateSpaceModel& model) {
+  Observation o;
+  const Eigen::LLT<Matrix> r(model.obs_noise);
+  o.ct_rinv = r.solve(model.observation).transpose();
+  o.ct_rinv_c = o.ct_rinv * model.observation;
+  o.ct_rinv_c = 0.5 * (o.ct_rinv_c + o.ct_rinv_c.transpose());
+  return o;
+}
+
+void store(Matrix& means, Matrix& covs, Index t, const Vector& m, const Matrix& p) {
+  means.row(t) = m.transpose();
+  covs.row(t) = Eigen::Map<const Vector>(p.data(), p.size()).transpose();
+}
+
+double run_filter(const StateSpaceModel& model, const Matrix& y, KalmanResult* out) {
+  model.validate();
+  const Index n = model.state_dim(), p = model.obs_dim(), T = y.rows();
+  check(y.cols() == p,
+        fmt::format("The observations have {} columns but the model observes {}.", y.cols(), p));
+  check(T >= 1, "The Kalman filter needs at least one observation.");
+  if (out) {
+    out->predicted_mean.resize(T, n);
+    out->predicted_cov.resize(T, n * n);
+    out->filtered_mean.resize(T, n);
+    out->filtered_cov.resize(T, n * n);
+  }
+  const Observation obs = observation_terms(model);
+  const double log2pi = std::log(2 * std::numbers::pi);
+  Vector m = model.init_mean;
+  Matrix cov = model.init_cov;
+  double loglik = 0;
+  for (Index t = 0; t < T; ++t) {
+    if (out) store(out->predicted_mean, out->predicted_cov, t, m, cov);
+    const Vector yt = y.row(t).transpose();
+    if (!missing(yt)) {
+      // Prediction-error decomposition.
+      const Vector v = yt - model.observation * m;
+      const Matrix f = model.observation * cov * model.observation.transpose() + model.obs_noise;
+      const Eigen::LLT<Matrix> fl(f);
+      check(fl.info() == Eigen::Success,
+            fmt::format("Kalman step {}: the innovation covariance is not positive definite.",
+                        t + 1));
+      const Matrix fL = fl.matrixL();
+      loglik += -0.5 * (static_cast<double>(p) * log2pi + v.dot(fl.solve(v))) -
+                fL.diagonal().array().log().sum();
+      // Conjugate update: one BLR step with ρ = 1 towards prior + message.
+      const Vector prior = natural_from_moments(m, cov, t, "predicted");
+      const Vector post = natural_step_towards(prior, prior + obs.message(yt), 1.0);
+      moments_from_natural(post, n, t, m, cov);
+    }
+    check_finite(m, "Kalman filtered mean", t + 1);
+    if (out) store(out->filtered_mean, out->filtered_cov, t, m, cov);
+    // Predict x_{t+1}.
+    m = model.transition * m;
+    cov = model.transition * cov * model.transition.transpose() + model.state_noise;
+    cov = 0.5 * (cov + cov.transpose());
+  }
+  if (out) out->log_likelihood = loglik;
+  return loglik;
+}
+
+}  // namespace
+
+void StateSpaceModel::validate() const {
+  const Index n = transition.rows();
+  check(n >= 1 && transition.cols() == n, "The transition matrix A must be square and non-empty.");
+  check(observation.cols() == n && observation.rows() >= 1,
+        fmt::format("The observation matrix C must have {} columns (the state dimension).", n));
+  check(state_noise.rows() == n && state_noise.cols() == n,
+        fmt::format("The state noise Q must be {}×{}.", n, n));
+  check(obs_noise.rows() == observation.rows() && obs_noise.cols() == observation.rows(),
+        fmt::format("The observation noise R must be {}×{}.", observation.rows(),
+                    observation.rows()));
+  check(init_mean.size() == n, fmt::format("The initial mean must have {} entries.", n));
+  check(init_cov.rows() == n && init_cov.cols() == n,
+        fmt::format("The initial covariance must be {}×{}.", n, n));
+  check(transition.allFinite() && observation.allFinite() && state_noise.allFinite() &&
+            obs_noise.allFinite() && init_mean.allFinite() && init_cov.allFinite(),
+        "The state-space model holds a non-finite number.");
+  check(positive_semidefinite(state_noise),
+        "The state noise Q must be symmetric positive semi-definite.");
+  check(positive_definite(obs_noise),
+        "The observation noise R must be symmetric positive definite.");
+  check(positive_definite(init_cov),
+        "The initial covariance must be symmetric positive definite (the initial variance must be "
+        "positive).");
+}
+
+StateSpaceModel StateSpaceModel::local_level(double obs_var, double state_var, double init_mean,
+                                             double init_var) {
+  check_positive("obs-var", obs_var);
+  check_nonnegative("state-var", state_var);
+  check_positive("init-var", init_var);
+  check(std::isfinite(init_mean), "Option 'init-mean' must be finite.");
+  StateSpaceModel s;
+  s.transition = Matrix::Ones(1, 1);
+  s.observation = Matrix::Ones(1, 1);
+  s.state_noise = Matrix::Constant(1, 1, state_var);
+  s.obs_noise = Matrix::Constant(1, 1, obs_var);
+  s.init_mean = Vector::Constant(1, init_mean);
+  s.init_cov = Matrix::Constant(1, 1, init_var);
+  return s;
+}
+
+StateSpaceModel StateSpaceModel::local_linear_trend(double obs_var, double level_var,
+                                                    double slope_var, const Vector& init_mean,
+                                                    const Matrix& init_cov) {
+  check_positive("obs-var", obs_var);
+  check_nonnegative("level-var", level_var);
+  check_nonnegative("slope-var", slope_var);
+  StateSpaceModel s;
+  s.transition = (Matrix(2, 2) << 1, 1, 0, 1).finished();
+  s.observation = (Matrix(1, 2) << 1, 0).finished();
+  s.state_noise = (Matrix(2, 2) << level_var, 0, 0, slope_var).finished();
+  s.obs_noise = Matrix::Constant(1, 1, obs_var);
+  s.init_mean = init_mean;
+  s.init_cov = init_cov;
+  return s;
+}
+
+Matrix KalmanResult::filtered_covariance(Index t) const {
+  const Index n = filtered_mean.cols();
+  return Eigen::Map<const Matrix>(Vector(filtered_cov.row(t).transpose()).data(), n, n);
+}
+
+Matrix KalmanResult::smoothed_covariance(Index t) const {
+  const Index n = smoothed_mean.cols();
+  return Eigen::Map<const Matrix>(Vector(smoothed_cov.row(t).transpose()).data(), n, n);
+}
+
+KalmanResult kalman_filter(const StateSpaceModel& model, const Matrix& y) {
+  KalmanResult r;
+  run_filter(model, y, &r);
+  return r;
+}
+
+double kalman_log_likelihood(const StateSpaceModel& model, const Matrix& y) {
+  return run_filter(model, y, nullptr);
+}
+
+void kalman_smooth(const StateSpaceModel& model, const Matrix& y, KalmanResult& r) {
+  const Index n = model.state_dim(), T = r.steps();
+  check(T == y.rows() && T >= 1, "Smoothing needs the filter result of the same observations.");
+  const Observation obs = observation_terms(model);
+  r.smoothed_mean.resize(T, n);
+  r.smoothed_cov.resize(T, n * n);
+  r.smoothed_mean.row(T - 1) = r.filtered_mean.row(T - 1);
+  r.smoothed_cov.row(T - 1) = r.filtered_cov.row(T - 1);
+  Vector beta = Vector::Zero(full_natural_size(n));  // β_T = p(∅ | x_T) = 1
+  const Matrix eye = Matrix::Identity(n, n);
+  for (Index t = T - 2; t >= 0; --t) {
+    // Include y_{t+1}: a conjugate ρ = 1 step on the backward message.
+    const Vector ynext = y.row(t + 1).transpose();
+    const Vector lambda_next =
+        missing(ynext) ? beta : natural_step_towards(beta, beta + obs.message(ynext), 1.0);
+    // Marginalise x_{t+1} through the transition.
+    const Matrix big_lambda = full_precision(lambda_next, n);
+    const Eigen::PartialPivLU<Matrix> lu(eye + big_lambda * model.state_noise);
+    Matrix k = lu.solve(big_lambda);
+    k = 0.5 * (k + k.transpose());
+    const Vector omega = model.transition.transpose() * lu.solve(full_sm(lambda_next, n));
+    const Matrix big_omega = model.transition.transpose() * k * model.transition;
+    beta = pack_full(omega, 0.5 * (big_omega + big_omega.transpose()));
+    // Smoothed marginal: filtered × backward message, one ρ = 1 step.
+    const Vector filtered = natural_from_moments(r.filtered_mean.row(t).transpose(),
+                                                 r.filtered_covariance(t), t, "filtered");
+    const Vector smoothed = natural_step_towards(filtered, filtered + beta, 1.0);
+    Vector m;
+    Matrix p;
+    moments_from_natural(smoothed, n, t, m, p);
+    store(r.smoothed_mean, r.smoothed_cov, t, m, p);
+  }
+}
+
+VarianceFit fit_variances(const std::function<StateSpaceModel(const Vector&)>& build,
+                          const Matrix& y, const Vector& start, const NelderMeadOptions& options) {
+  check(start.size() >= 1 && (start.array() > 0).all() && start.allFinite(),
+        "Maximum likelihood of the noise variances needs positive starting variances.");
+  auto objective = [&](const Vector& log_var) {
+    try {
+      return -kalman_log_likelihood(build(log_var.array().exp().matrix()), y);
+    } catch (const Error&) {
+      return std::numeric_limits<double>::infinity();
+    }
+  };
+  const NelderMeadResult nm = nelder_mead(objective, start.array().log().matrix(), options);
+  VarianceFit fit;
+  fit.variances = nm.x.array().exp();
+  fit.log_likelihood = -nm.value;
+  fit.evaluations = nm.evaluations;
+  fit.converged = nm.converged;
+  return fit;
+}
+
+}  // namespace blr::inference

@@ -1,0 +1,156 @@
+// Conjugate Bayes as one BLR step with ρ = 1: oracles of research/peers.md §4(a) A1 and §4(b).
+#include "blr/inference/conjugate.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "blr/core/rng.hpp"
+#include "blr/inference/gaussian_natural.hpp"
+
+namespace blr::inference {
+namespace {
+
+constexpr double kRel = 1e-9;
+
+TEST(Conjugate, BetaBernoulliOracle) {
+  const BetaBernoulli model{2.0, 2.0};
+  const std::vector<int> data{1, 1, 0, 1, 1, 0, 1, 1, 0, 1};  // 7 of 10
+  // Any starting point: ρ = 1 forgets it.
+  const Vector post = conjugate_posterior(model, data, (Vector(2) << 17.0, -0.3).finished());
+  EXPECT_DOUBLE_EQ(BetaBernoulli::a(post), 9.0);
+  EXPECT_DOUBLE_EQ(BetaBernoulli::b(post), 5.0);
+  EXPECT_NEAR(BetaBernoulli::mean(post), 0.642857142857, 1e-12);
+  EXPECT_NEAR(BetaBernoulli::variance(post), 0.015306122449, 1e-12);
+  EXPECT_NEAR(BetaBernoulli::mode(post), 2.0 / 3.0, 1e-15);
+  const double log_seq = conjugate_log_evidence(model, data, post);
+  EXPECT_NEAR(log_seq, -6.977747650802, kRel * 7);
+  const double log_binom = log_seq + std::lgamma(11) - std::lgamma(8) - std::lgamma(4);
+  EXPECT_NEAR(log_binom, -2.190255908020, kRel * 3);
+  EXPECT_EQ(conjugate_sequential(model, data), post);
+}
+
+TEST(Conjugate, GammaPoissonOracle) {
+  const GammaPoisson model{2.0, 1.0};
+  const std::vector<double> data{2, 1, 0, 3, 4};
+  const Vector post = conjugate_posterior(model, data, model.prior_natural());
+  EXPECT_DOUBLE_EQ(GammaPoisson::a(post), 12.0);
+  EXPECT_DOUBLE_EQ(GammaPoisson::b(post), 6.0);
+  EXPECT_DOUBLE_EQ(GammaPoisson::mean(post), 2.0);
+  EXPECT_NEAR(GammaPoisson::variance(post), 1.0 / 3.0, 1e-15);
+  EXPECT_NEAR(conjugate_log_evidence(model, data, post), -9.661766264999, kRel * 10);
+  EXPECT_NEAR(std::exp(GammaPoisson::predictive_log_pmf(post, 0)), 0.157267333911, 1e-12);
+  EXPECT_TRUE(conjugate_sequential(model, data).isApprox(post, 1e-15));
+}
+
+TEST(Conjugate, NormalGammaOracle) {
+  const NormalGamma model{0.0, 1.0, 1.0, 1.0};
+  const std::vector<double> data{1.2, 0.8, 2.1, 1.5, 0.4};
+  const Vector post = conjugate_posterior(model, data, model.prior_natural());
+  const auto p = NormalGamma::params(post);
+  EXPECT_NEAR(p.mu, 1.0, 1e-14);
+  EXPECT_NEAR(p.kappa, 6.0, 1e-14);
+  EXPECT_NEAR(p.alpha, 3.5, 1e-14);
+  EXPECT_NEAR(p.beta, 2.45, 1e-14);
+  EXPECT_NEAR(p.alpha / p.beta, 1.428571428571, 1e-12);
+  EXPECT_NEAR(p.beta / ((p.alpha - 1) * p.kappa), 0.163333333333, 1e-12);
+  EXPECT_NEAR(conjugate_log_evidence(model, data, post), -7.425906884239, kRel * 8);
+  EXPECT_TRUE(conjugate_sequential(model, data).isApprox(post, 1e-14));
+}
+
+TEST(Conjugate, DirichletCategoricalMatchesClosedForm) {
+  const DirichletCategorical model{(Vector(3) << 1.0, 2.0, 0.5).finished()};
+  const std::vector<int> data{0, 2, 2, 1, 0, 2, 2};
+  const Vector post = conjugate_posterior(model, data, Vector::Zero(3));
+  const Vector alpha = DirichletCategorical::alpha(post);
+  EXPECT_EQ(alpha, (Vector(3) << 3.0, 3.0, 4.5).finished());
+  // log p(sequence) = ln B(α_N) − ln B(α₀), B the multivariate Beta function.
+  auto log_b = [](const Vector& a) {
+    double s = 0;
+    for (Index k = 0; k < a.size(); ++k) s += std::lgamma(a[k]);
+    return s - std::lgamma(a.sum());
+  };
+  EXPECT_NEAR(conjugate_log_evidence(model, data, post), log_b(alpha) - log_b(model.alpha0), 1e-12);
+  EXPECT_NEAR(DirichletCategorical::mean(post)[2], 4.5 / 10.5, 1e-15);
+  EXPECT_TRUE(conjugate_sequential(model, data).isApprox(post, 1e-15));
+}
+
+// §4(a) A1: x = 0..4, y = (1.0, 2.9, 5.2, 6.8, 9.1), φ = (1, x), α = 1, β = 4.
+struct A1 {
+  Matrix phi{5, 2};
+  Vector y{5};
+  A1() {
+    for (int i = 0; i < 5; ++i) phi.row(i) << 1.0, i;
+    y << 1.0, 2.9, 5.2, 6.8, 9.1;
+  }
+};
+
+TEST(Conjugate, BayesianLinearRegressionA1) {
+  const A1 a1;
+  const BayesianLinearRegression model{1.0, 4.0};
+  const Vector post = model.posterior(a1.phi, a1.y);
+  const Matrix s = full_precision(post, 2);
+  EXPECT_NEAR(s(0, 0), 21.0, 1e-12);
+  EXPECT_NEAR(s(0, 1), 40.0, 1e-12);
+  EXPECT_NEAR(s(1, 1), 121.0, 1e-12);
+  const FullMoments m = full_moments(post, 2);
+  EXPECT_NEAR(m.covariance(0, 0), 0.12858661, 1e-8);
+  EXPECT_NEAR(m.covariance(0, 1), -0.04250797, 1e-8);
+  EXPECT_NEAR(m.covariance(1, 1), 0.02231668, 1e-8);
+  EXPECT_NEAR(m.mean[0], 0.9394261424, 1e-10);
+  EXPECT_NEAR(m.mean[1], 2.0068012752, 1e-10);
+  EXPECT_NEAR(model.log_evidence(a1.phi, a1.y, post), -7.227582424408, kRel * 8);
+  const auto pred = linear_predictive(post, (Matrix(1, 2) << 1.0, 5.0).finished(), 4.0);
+  EXPECT_NEAR(pred.mean[0], 10.973432519, 1e-9);
+  EXPECT_NEAR(pred.variance[0], 0.511424017, 1e-9);
+  // Online updating, one observation at a time, equals the batch posterior.
+  EXPECT_TRUE(model.posterior_sequential(a1.phi, a1.y).isApprox(post, 1e-13));
+}
+
+TEST(Conjugate, LinearRegressionEvidenceEqualsDirectGaussianMarginal) {
+  // log N(y | 0, β⁻¹I + α⁻¹ΦΦᵀ) on random data, independent of the natural-parameter algebra.
+  Rng rng(3);
+  const Index n = 30, d = 4;
+  Matrix phi(n, d);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < d; ++j) phi(i, j) = rng.normal();
+  Vector y(n);
+  for (Index i = 0; i < n; ++i) y[i] = phi.row(i).sum() + 0.3 * rng.normal();
+  const BayesianLinearRegression model{0.7, 5.0};
+  const Matrix c = Matrix::Identity(n, n) / 5.0 + phi * phi.transpose() / 0.7;
+  const Eigen::LLT<Matrix> llt(c);
+  const Matrix l = llt.matrixL();
+  const double direct = -0.5 * y.dot(llt.solve(y)) - l.diagonal().array().log().sum() -
+                        0.5 * n * std::log(2 * std::numbers::pi);
+  EXPECT_NEAR(model.log_evidence(phi, y, model.posterior(phi, y)), direct, 1e-9);
+}
+
+TEST(Conjugate, EvidenceMaximisationA1) {
+  const A1 a1;
+  const auto r = maximize_evidence(a1.phi, a1.y, {1.0, 4.0});
+  ASSERT_TRUE(r.converged);
+  EXPECT_NEAR(r.alpha, 0.3985399, 5e-8);
+  EXPECT_NEAR(r.beta, 30.38488, 5e-5);
+  EXPECT_NEAR(r.gamma, 1.9908953, 5e-8);
+  EXPECT_NEAR(r.mean[0], 0.9775792, 5e-8);
+  EXPECT_NEAR(r.mean[1], 2.0099282, 5e-8);
+  EXPECT_NEAR(r.log_evidence, -4.854305078, 5e-10);
+  // It is a stationary point of the evidence: nudging α or β lowers it.
+  for (double f : {0.99, 1.01}) {
+    const BayesianLinearRegression pa{r.alpha * f, r.beta}, pb{r.alpha, r.beta * f};
+    EXPECT_LT(pa.log_evidence(a1.phi, a1.y, pa.posterior(a1.phi, a1.y)), r.log_evidence);
+    EXPECT_LT(pb.log_evidence(a1.phi, a1.y, pb.posterior(a1.phi, a1.y)), r.log_evidence);
+  }
+}
+
+TEST(Conjugate, BadOptionsAreErrors) {
+  EXPECT_THROW(BetaBernoulli({0.0, 1.0}).prior_natural(), Error);
+  EXPECT_THROW(BetaBernoulli({1.0, 1.0}).message(2), Error);
+  EXPECT_THROW(GammaPoisson({1.0, 1.0}).message(1.5), Error);
+  EXPECT_THROW(DirichletCategorical{Vector::Ones(3)}.message(3), Error);
+  EXPECT_THROW(maximize_evidence(A1().phi, A1().y, {-1.0, 1.0}), Error);
+}
+
+}  // namespace
+}  // namespace blr::inference
