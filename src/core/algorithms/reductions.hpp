@@ -26,12 +26,15 @@ Table1Row row_ogn();
 Table1Row row_vogn();
 Table1Row row_ivon();
 Table1Row row_vadam();
+Table1Row row_conjugate();
+Table1Row row_kalman();
+Table1Row row_em();
 
 // One line per row, in the order of Table 1 (Khan & Rue 2023).
-inline constexpr std::array<RowFactory, 17> kReductionRows{
+inline constexpr std::array<RowFactory, 20> kReductionRows{
     row_gradient_descent, row_newton,  row_online_newton, row_ridge, row_multimodal,
     row_sgd,              row_diagonal_newton, row_rmsprop, row_adam, row_dropout,
     row_ste,              row_bayesbinn, row_laplace, row_ogn,  row_vogn,
-    row_ivon,             row_vadam};
+    row_ivon,             row_vadam, row_conjugate, row_kalman, row_em};
 
 }  // namespace blr::detail
