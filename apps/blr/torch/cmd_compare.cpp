@@ -1,0 +1,30 @@
+// `blr compare`: several optimizers on one task, side by side in one table.
+#include <memory>
+
+#include "../command.hpp"
+#include "blr/torch/train/cli.hpp"
+
+namespace {
+
+void setup(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "compare",
+      "Train several optimizers on the same task (same data, initialisation and minibatch "
+      "order) and print one table: accuracy, NLL, ECE, Brier, OOD AUROC, time.");
+  auto flags = std::make_shared<blr::torch::cli::TrainFlags>();
+  auto names = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--optimizers", *names, "Comma-separated optimizers, e.g. ivon,adamw,sgd.")
+      ->delimiter(',')
+      ->required();
+  blr::torch::cli::add_train_flags(cmd, *flags);
+  blr::torch::cli::add_optimizer_flags(cmd, *flags);
+  cmd->callback([flags, names, &exit_code] {
+    blr::torch::cli::finish_config(*flags);
+    exit_code =
+        blr::torch::run_compare(flags->config, *names, flags->optimizer_options, flags->settings);
+  });
+}
+
+BLR_REGISTER_COMMAND("compare", 42, setup);
+
+}  // namespace

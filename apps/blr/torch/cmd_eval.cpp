@@ -1,0 +1,41 @@
+// `blr eval`: evaluates a checkpoint written by `blr train` / `blr compare`.
+#include <memory>
+
+#include "../command.hpp"
+#include "blr/torch/train/commands.hpp"
+
+namespace {
+
+struct EvalFlags {
+  std::string checkpoint;
+  int test_samples = 0;
+  int ece_bins = 0;
+  std::string data_dir;
+  blr::torch::RunSettings settings;
+};
+
+void setup(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "eval",
+      "Evaluate a checkpoint on the Fashion-MNIST test set: accuracy, NLL, ECE, Brier, entropy "
+      "and OOD AUROC at the mean and with the posterior predictive.");
+  auto f = std::make_shared<EvalFlags>();
+  cmd->add_option("--checkpoint,checkpoint", f->checkpoint, "Checkpoint file (.ckpt).")->required();
+  cmd->add_option("--test-samples", f->test_samples,
+                  "Posterior samples K (default: the checkpoint's).");
+  cmd->add_option("--ece-bins", f->ece_bins, "Equal-width ECE bins (default: the checkpoint's).");
+  cmd->add_option("--data-dir", f->data_dir, "Directory of the Fashion-MNIST files.");
+  cmd->add_option("--threads", f->settings.threads, "LibTorch threads (0 = all cores).");
+  cmd->add_option("--device", f->settings.device, "cpu, cuda or cuda:N.")->capture_default_str();
+  cmd->add_option("--json", f->settings.json, "Write the results as JSON ('-' = stdout).");
+  cmd->add_option("--out", f->settings.out, "Directory for the reliability diagram.");
+  cmd->add_flag("--quiet", f->settings.quiet, "No progress output on stderr.");
+  cmd->callback([f, &exit_code] {
+    exit_code =
+        blr::torch::run_eval(f->checkpoint, f->test_samples, f->data_dir, f->ece_bins, f->settings);
+  });
+}
+
+BLR_REGISTER_COMMAND("eval", 41, setup);
+
+}  // namespace

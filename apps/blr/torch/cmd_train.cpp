@@ -1,0 +1,55 @@
+// `blr train`: trains a classifier on Fashion-MNIST with one optimizer (BLR or baseline), with
+// checkpoints, resumption, calibration report, JSON and plots.
+#include <memory>
+
+#include "../command.hpp"
+#include "blr/torch/train/cli.hpp"
+
+namespace {
+
+void setup(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "train",
+      "Train an MLP or LeNet-5 on Fashion-MNIST with a BLR optimizer (ivon, vogn, ogn, vadam) or "
+      "a baseline (adamw, sgd); report accuracy, NLL, ECE, Brier and OOD AUROC at the mean and "
+      "with the posterior predictive.");
+  auto flags = std::make_shared<blr::torch::cli::TrainFlags>();
+  auto resume = std::make_shared<std::string>();
+  cmd->add_option("--optimizer", flags->config.optimizer,
+                  "Optimizer: ivon, vogn, ogn, vadam, adamw or sgd.")
+      ->capture_default_str();
+  blr::torch::cli::add_train_flags(cmd, *flags);
+  cmd->add_option("--resume", *resume,
+                  "Continue the run saved in this checkpoint (its configuration is used).");
+  blr::torch::cli::add_optimizer_flags(cmd, *flags);
+  cmd->callback([cmd, flags, resume, &exit_code] {
+    auto& f = *flags;
+    if (!resume->empty()) {
+      for (const auto& name : blr::torch::cli::configuration_flags()) {
+        blr::check(cmd->count(name) == 0,
+                   fmt::format("--resume takes the training configuration from the checkpoint; "
+                               "drop {}.",
+                               name));
+      }
+      blr::check(f.optimizer_options.empty(),
+                 "--resume takes the optimizer options from the checkpoint; drop the "
+                 "--<optimizer>-<key> flags.");
+    } else {
+      blr::torch::cli::finish_config(f);
+      for (const auto& [name, values] : f.optimizer_options) {
+        (void)values;
+        blr::check(name == f.config.optimizer,
+                   fmt::format("Options for optimizer '{}' were given (--{}-...), but this run "
+                               "uses --optimizer {}.",
+                               name, name, f.config.optimizer));
+      }
+      auto it = f.optimizer_options.find(f.config.optimizer);
+      if (it != f.optimizer_options.end()) f.config.optimizer_options = it->second;
+    }
+    exit_code = blr::torch::run_train(f.config, f.settings, *resume);
+  });
+}
+
+BLR_REGISTER_COMMAND("train", 40, setup);
+
+}  // namespace

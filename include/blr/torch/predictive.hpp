@@ -1,0 +1,44 @@
+// Predictions of a classifier trained with a (variational) optimizer.
+//
+//  * at the mean:   log p(y|x, μ) = log_softmax(f_μ(x))  (the parameters as they are)
+//  * predictive:    log p̄(y|x) = log (1/K) Σ_k softmax(f_θk(x)),  θk ~ q = N(μ, diag(σ²)),
+//                   computed in the log domain as logsumexp_k log_softmax(f_θk(x)) − log K
+//                   (IVON README "Bayesian model averaging"; Shen et al. 2024 use K = 64)
+//  * posterior variance σ² per parameter (passthrough of VariationalOptimizer).
+// Each Monte Carlo sample draws θ once for the whole data set (SampledParameters(opt, false): no
+// statistics collected) and restores μ afterwards, also when an exception escapes.
+#pragma once
+
+#include <ATen/Tensor.h>
+#include <torch/optim/optimizer.h>
+
+#include <vector>
+
+#include "blr/torch/nn/classifier.hpp"
+
+namespace blr::torch {
+
+class VariationalOptimizer;
+
+/// The optimizer as a VariationalOptimizer, or nullptr for a point-estimate optimizer.
+VariationalOptimizer* as_variational(::torch::optim::Optimizer& optimizer);
+
+/// Log-probabilities (N×C) at the current parameters, evaluated in batches without gradients.
+::at::Tensor predict_log_probs(Classifier& model, const ::at::Tensor& images,
+                               int64_t batch_size = 1000);
+
+/// Posterior-predictive log-probabilities with `samples` ≥ 1 draws from the optimizer's posterior.
+::at::Tensor predictive_log_probs(Classifier& model, VariationalOptimizer& optimizer,
+                                  const ::at::Tensor& images, int samples,
+                                  int64_t batch_size = 1000);
+
+/// Several data sets at once with the SAME parameter draws (e.g. test and shifted test set), so
+/// the comparison between them is not blurred by different samples.
+std::vector<::at::Tensor> predictive_log_probs(Classifier& model, VariationalOptimizer& optimizer,
+                                               const std::vector<::at::Tensor>& image_sets,
+                                               int samples, int64_t batch_size = 1000);
+
+/// σ² per parameter of a variational optimizer (empty for a point-estimate optimizer).
+std::vector<::at::Tensor> posterior_variance(::torch::optim::Optimizer& optimizer);
+
+}  // namespace blr::torch

@@ -1,0 +1,44 @@
+// The work behind `blr train`, `blr compare` and `blr eval`, independent of the flag parser
+// (apps/blr/torch/cmd_*.cpp wire the flags; include/blr/torch/train/cli.hpp holds the shared
+// flag definitions). Each returns the process exit status; user errors throw blr::Error.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "blr/torch/train/config.hpp"
+
+namespace blr::torch {
+
+/// Settings that do not change what is learned.
+struct RunSettings {
+  int threads = 0;             ///< LibTorch intra-op threads; 0 = hardware concurrency
+  std::string device = "cpu";  ///< "cpu", "cuda", "cuda:1", ...
+  std::string json;            ///< --json FILE ("-" = stdout)
+  std::string out;             ///< --out DIR: plots and checkpoints
+  int64_t checkpoint_every = 0;
+  bool quiet = false;  ///< no progress output
+};
+
+/// Sets the thread count and checks the device; returns the device string normalised.
+void apply_run_settings(const RunSettings& settings);
+
+/// `blr train`: trains one optimizer (or resumes `resume_path`), prints the table, writes JSON,
+/// plots and checkpoints.
+int run_train(const TrainConfig& config, const RunSettings& settings,
+              const std::string& resume_path = "");
+
+/// `blr compare`: trains each optimizer of `optimizers` with the shared configuration `base` and
+/// its own options, then prints one table.
+int run_compare(const TrainConfig& base, const std::vector<std::string>& optimizers,
+                const std::map<std::string, std::map<std::string, double>>& options,
+                const RunSettings& settings);
+
+/// `blr eval`: metrics at the mean and with the posterior predictive from a checkpoint.
+/// `test_samples` ≤ 0 and `data_dir` empty keep the checkpoint's values; `ece_bins` ≤ 0 too.
+int run_eval(const std::string& checkpoint_path, int test_samples, const std::string& data_dir,
+             int ece_bins, const RunSettings& settings);
+
+}  // namespace blr::torch

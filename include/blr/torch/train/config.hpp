@@ -1,0 +1,47 @@
+// The configuration of a training run: data, model, optimizer and its options, epochs, batch
+// size, learning-rate schedule, seed and evaluation settings. It is what a checkpoint stores and
+// what `blr train`, `blr compare` and `blr eval` build from their flags.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "blr/stage/schedule.hpp"
+#include "blr/torch/data/fashion_mnist.hpp"
+#include "blr/torch/nn/classifier.hpp"
+
+namespace blr::torch {
+
+struct TrainConfig {
+  std::string data = "fashion-mnist";
+  FashionMnistOptions data_options;  ///< directory, train/test limits, validation split
+  ModelSpec model;
+  std::string optimizer = "ivon";
+  std::map<std::string, double> optimizer_options;  ///< only the keys given; others default
+  int64_t epochs = 10;
+  int64_t batch_size = 128;
+  std::string schedule = "constant";  ///< constant | cosine | warmup-cosine
+  int64_t warmup_epochs = 0;          ///< warmup-cosine: linear warm-up from lr/5 over these
+  uint64_t seed = 0;
+  int test_samples = 64;  ///< posterior-predictive samples (variational optimizers)
+  int ece_bins = 15;
+
+  /// Throws blr::Error with a sentence naming the offending option.
+  void validate() const;
+  /// The learning-rate schedule for a base rate and a number of minibatches per epoch; steps are
+  /// minibatches (the cosine decays to 0 at the last step).
+  Schedule learning_rate_schedule(double base_lr, int64_t steps_per_epoch) const;
+
+  nlohmann::json to_json() const;
+  static TrainConfig from_json(const nlohmann::json& j);
+};
+
+/// Every option of `optimizer` with its value in this run (given or default). An `ess` left at its
+/// default (0) is shown as the training-set size it stands for.
+std::map<std::string, double> effective_optimizer_options(
+    const std::string& optimizer, const std::map<std::string, double>& given, int64_t dataset_size);
+
+}  // namespace blr::torch

@@ -1,0 +1,47 @@
+// Progress of a training run on stderr: a live bar with the ETA when stderr is a terminal, plain
+// one-line-per-epoch reports otherwise (logs, CI).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include "blr/torch/train/trainer.hpp"
+
+namespace blr::torch {
+
+/// True when stderr is a terminal.
+bool stderr_is_terminal();
+
+/// "1:05:03" / "4:07" for a duration in seconds.
+std::string format_duration(double seconds);
+
+class ProgressReporter {
+ public:
+  /// `live`: redraw a bar in place (terminals); otherwise print one line per epoch.
+  ProgressReporter(std::ostream& out, bool live);
+
+  /// Starts a run of `epochs` epochs of `steps` minibatches, resuming after `done_epochs`.
+  void begin(const std::string& label, int64_t epochs, int64_t steps, int64_t done_epochs);
+  void step(int64_t epoch, int64_t step, int64_t steps, double loss);
+  void epoch(const EpochRecord& record);
+  /// A message line (clears the bar first).
+  void message(const std::string& line);
+
+  /// Hooks that feed this reporter.
+  TrainHooks hooks();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void clear_bar();
+  std::ostream& out_;
+  bool live_;
+  std::string label_;
+  int64_t epochs_ = 0, steps_ = 0, done_epochs_ = 0, done_steps_ = 0;
+  Clock::time_point start_, last_draw_;
+  bool bar_shown_ = false;
+  double loss_ema_ = 0.0;
+};
+
+}  // namespace blr::torch

@@ -1,0 +1,38 @@
+// Reports of training runs: the human table on stdout and the JSON document of --json.
+//
+// JSON (train and compare alike):
+//   { "command": ..., "data": ..., "model": ..., "seed": ..., "epochs": ..., ...,
+//     "optimizers": { "<name>": { "options": {...}, "train_size": N,
+//         "epoch_seconds": [...], "step_ms": x, "steps": n,
+//         "history": [{"epoch", "seconds", "train_loss", "learning_rate", "test_accuracy",
+//                      "test_nll", ["validation_accuracy", "validation_nll"]}, ...],
+//         "test": { "mean": {accuracy, nll, ece, ece_bins, ece20, brier, entropy, count},
+//                   "predictive": {... same keys ..., "samples": K},
+//                   "ood": {"shift": "inverted", "auroc_mean": a, "auroc_predictive": b},
+//                   "posterior_std_mean": s (variational only) },
+//         "checkpoint": path (if written) } } }
+// For point-estimate optimizers (adamw, sgd) "predictive" repeats "mean" with "samples": 0.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <vector>
+
+#include "blr/torch/train/trainer.hpp"
+
+namespace blr::torch {
+
+nlohmann::json metrics_to_json(const ClassificationMetrics& m);
+nlohmann::json run_to_json(const RunResult& run);
+/// The whole document for a list of runs that share one configuration apart from the optimizer.
+nlohmann::json report_to_json(const std::string& command, const std::vector<RunResult>& runs);
+
+/// One row per optimizer and prediction mode: accuracy, NLL, ECE, Brier, entropy, OOD AUROC,
+/// seconds per epoch and milliseconds per step.
+void print_table(std::ostream& out, const std::vector<RunResult>& runs);
+
+/// Writes `document` to `path` (pretty-printed); "-" writes to stdout.
+void write_json(const std::string& path, const nlohmann::json& document);
+
+}  // namespace blr::torch

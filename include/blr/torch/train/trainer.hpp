@@ -1,0 +1,131 @@
+// The training loop of `blr train` / `blr compare`: minibatch steps with a variational or a
+// point-estimate optimizer, a learning-rate schedule over steps, per-epoch evaluation at the mean,
+// checkpoints, and a final evaluation (at the mean and with the posterior predictive).
+//
+// One step with a VariationalOptimizer v (the contract of blr/torch/optim/variational.hpp):
+//   for s = 1..training_samples(v):
+//     { SampledParameters sample(v, true); zero_grad; loss = mean CE(model(x), y); backward;
+//       if v.needs_squared_gradients(): v.add_squared_gradients(model.squared_gradients()) }
+//   v.step()
+// and with a plain optimizer: zero_grad; loss; backward; step.
+//
+// Reproducibility: LibTorch's generator is seeded with the run seed before the model is built, the
+// minibatch order of epoch e depends only on (seed, e), and a checkpoint holds every other piece
+// of state, so on the CPU with a fixed thread count a resumed run is bitwise the uninterrupted one.
+#pragma once
+
+#include <ATen/Tensor.h>
+#include <torch/optim/optimizer.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "blr/torch/checkpoint.hpp"
+#include "blr/torch/data/fashion_mnist.hpp"
+#include "blr/torch/metrics.hpp"
+#include "blr/torch/nn/classifier.hpp"
+#include "blr/torch/train/config.hpp"
+
+namespace blr::torch {
+
+/// What one epoch did.
+struct EpochRecord {
+  int64_t epoch = 0;           ///< 1-based
+  double seconds = 0.0;        ///< wall time of the training steps of this epoch
+  double train_loss = 0.0;     ///< mean minibatch loss (at the sampled parameters, if variational)
+  double learning_rate = 0.0;  ///< at the last step of the epoch
+  double test_accuracy = 0.0;  ///< at the mean
+  double test_nll = 0.0;       ///< at the mean
+  double validation_accuracy = std::numeric_limits<double>::quiet_NaN();
+  double validation_nll = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// The final evaluation on the test set (and the shifted set, for OOD detection).
+struct Evaluation {
+  ClassificationMetrics mean;         ///< prediction at the mean μ (the point estimate)
+  ClassificationMetrics predictive;   ///< posterior predictive (= mean for point estimates)
+  bool has_predictive = false;        ///< false for point-estimate optimizers
+  int samples = 0;                    ///< K of the predictive (0 without one)
+  double ood_auroc_mean = 0.0;        ///< entropy AUROC, test vs inverted test, at the mean
+  double ood_auroc_predictive = 0.0;  ///< same with the predictive
+  std::vector<ReliabilityBin> reliability_mean, reliability_predictive;
+  double posterior_std_mean = std::numeric_limits<double>::quiet_NaN();  ///< mean σ over θ
+  double seconds = 0.0;
+};
+
+/// Everything a run reports.
+struct RunResult {
+  TrainConfig config;
+  std::string model_description;
+  std::map<std::string, double> options;  ///< effective optimizer options
+  int64_t train_size = 0;
+  std::vector<EpochRecord> history;
+  double step_ms = 0.0;  ///< mean wall time of one training step (all MC samples + update)
+  int64_t steps = 0;
+  Evaluation test;
+  std::string checkpoint;  ///< final checkpoint path, if written
+};
+
+/// Callbacks and output settings of Trainer::train().
+struct TrainHooks {
+  /// After each step: epoch (1-based), step within the epoch (1-based), steps per epoch, loss.
+  std::function<void(int64_t, int64_t, int64_t, double)> on_step;
+  std::function<void(const EpochRecord&)> on_epoch;
+  int64_t checkpoint_every = 0;  ///< > 0: a checkpoint every this many epochs
+  std::string checkpoint_dir;    ///< where checkpoints go (needed when checkpoint_every > 0)
+  /// Stop after this epoch (for tests: simulate an interruption); 0 = run to the end.
+  int64_t stop_after_epoch = 0;
+};
+
+class Trainer {
+ public:
+  /// Builds the model (LibTorch's generator seeded with config.seed) and the optimizer.
+  Trainer(TrainConfig config, std::shared_ptr<const FashionMnist> data,
+          ::at::Device device = ::at::kCPU);
+  ~Trainer();
+
+  /// Continues from a checkpoint (its configuration must be this trainer's).
+  void restore(const Checkpoint& checkpoint);
+
+  /// Trains from the current epoch to config.epochs.
+  void train(const TrainHooks& hooks = {});
+
+  /// Test-set evaluation at the mean and, for variational optimizers, with `samples` posterior
+  /// samples (0: config.test_samples).
+  Evaluation evaluate(int samples = 0);
+
+  /// Writes a checkpoint of the current state.
+  void save(const std::string& path) const;
+
+  /// The metadata stored in checkpoints (config, epoch, history, timing).
+  nlohmann::json checkpoint_meta() const;
+
+  Classifier& model() { return *model_; }
+  ::torch::optim::Optimizer& optimizer() { return *optimizer_; }
+  const TrainConfig& config() const { return config_; }
+  int64_t epoch() const { return epoch_; }
+  RunResult& result() { return result_; }
+
+ private:
+  double train_step(const ::at::Tensor& x, const ::at::Tensor& y);
+
+  TrainConfig config_;
+  std::shared_ptr<const FashionMnist> data_;
+  ::at::Device device_;
+  std::shared_ptr<Classifier> model_;
+  std::unique_ptr<::torch::optim::Optimizer> optimizer_;
+  ::at::Tensor train_x_, train_y_;  // on device_
+  int64_t epoch_ = 0;               // completed epochs
+  int64_t global_step_ = 0;
+  double base_lr_ = 0.0;
+  double step_seconds_ = 0.0;
+  RunResult result_;
+};
+
+}  // namespace blr::torch

@@ -1,0 +1,188 @@
+#include "blr/torch/checkpoint.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/core/Generator.h>
+#include <fmt/format.h>
+#include <torch/serialize/output-archive.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "blr/core/error.hpp"
+
+namespace blr::torch {
+namespace {
+
+constexpr std::array<char, 8> kMagic = {'B', 'L', 'R', 'C', 'K', 'P', 'T', '\n'};
+constexpr size_t kHeaderSize = 8 + 4 + 8 + 4;
+
+void put_le(std::string& out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t get_le(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+  return v;
+}
+
+uint32_t crc32_of(const std::string& data) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  size_t done = 0;
+  while (done < data.size()) {
+    const auto chunk = static_cast<uInt>(std::min<size_t>(data.size() - done, 1u << 30));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(data.data() + done), chunk);
+    done += chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+at::Generator cpu_generator() {
+  return at::globalContext().defaultGenerator(at::kCPU);
+}
+
+at::Device device_of(const ::torch::nn::Module& model) {
+  for (const auto& p : model.parameters()) return p.device();
+  return at::kCPU;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const nlohmann::json& meta,
+                     const ::torch::nn::Module& model, const ::torch::optim::Optimizer& optimizer) {
+  namespace fs = std::filesystem;
+  ::torch::serialize::OutputArchive archive;
+  archive.write("meta", c10::IValue(meta.dump()));
+  ::torch::serialize::OutputArchive model_archive;
+  model.save(model_archive);
+  archive.write("model", model_archive);
+  ::torch::serialize::OutputArchive optimizer_archive;
+  optimizer.save(optimizer_archive);
+  archive.write("optimizer", optimizer_archive);
+  {
+    auto gen = cpu_generator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    archive.write("rng/torch_cpu", gen.get_state(), /*is_buffer=*/true);
+  }
+  std::ostringstream payload_stream;
+  archive.save_to(payload_stream);
+  const std::string payload = payload_stream.str();
+
+  std::string header(kMagic.begin(), kMagic.end());
+  put_le(header, kCheckpointVersion, 4);
+  put_le(header, payload.size(), 8);
+  put_le(header, crc32_of(payload), 4);
+
+  const fs::path target(path);
+  if (target.has_parent_path() && !fs::exists(target.parent_path())) {
+    fs::create_directories(target.parent_path());
+  }
+  const std::string temporary = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));
+  {
+    std::FILE* f = std::fopen(temporary.c_str(), "wb");
+    if (f == nullptr) throw Error(fmt::format("Cannot write the checkpoint '{}'.", temporary));
+    bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
+    ok = ok && std::fwrite(payload.data(), 1, payload.size(), f) == payload.size();
+    ok = ok && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+    ok = (std::fclose(f) == 0) && ok;
+    if (!ok) {
+      std::remove(temporary.c_str());
+      throw Error(fmt::format("Writing the checkpoint '{}' failed (disk full?).", path));
+    }
+  }
+  std::error_code ec;
+  fs::rename(temporary, target, ec);
+  if (ec) {
+    std::remove(temporary.c_str());
+    throw Error(
+        fmt::format("Cannot move the checkpoint into place at '{}': {}.", path, ec.message()));
+  }
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(fmt::format("Cannot open the checkpoint '{}': no such readable file.", path));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < kHeaderSize) {
+    throw Error(fmt::format("The checkpoint '{}' is truncated: it is only {} bytes long.", path,
+                            bytes.size()));
+  }
+  if (std::memcmp(bytes.data(), kMagic.data(), kMagic.size()) != 0) {
+    throw Error(fmt::format("The file '{}' is not a blr checkpoint (wrong magic bytes).", path));
+  }
+  const auto version = get_le(bytes.data() + 8, 4);
+  if (version != kCheckpointVersion) {
+    throw Error(fmt::format("The checkpoint '{}' has format version {}; this blr reads version {}.",
+                            path, version, kCheckpointVersion));
+  }
+  const auto length = get_le(bytes.data() + 12, 8);
+  const auto crc = static_cast<uint32_t>(get_le(bytes.data() + 20, 4));
+  const size_t available = bytes.size() - kHeaderSize;
+  if (length > available) {
+    throw Error(fmt::format(
+        "The checkpoint '{}' is truncated: its header announces {} payload bytes but only {} are "
+        "present.",
+        path, length, available));
+  }
+  if (length < available) {
+    throw Error(
+        fmt::format("The checkpoint '{}' is corrupt: {} unexpected bytes follow the payload.", path,
+                    available - length));
+  }
+  auto payload = std::make_shared<std::string>(bytes.substr(kHeaderSize));
+  if (crc32_of(*payload) != crc) {
+    throw Error(
+        fmt::format("The checkpoint '{}' is corrupt: its CRC-32 checksum does not match.", path));
+  }
+  Checkpoint out;
+  out.path = path;
+  out.payload_ = payload;
+  try {
+    ::torch::serialize::InputArchive archive;
+    archive.load_from(payload->data(), payload->size());
+    c10::IValue meta;
+    archive.read("meta", meta);
+    out.meta = nlohmann::json::parse(meta.toStringRef());
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("The checkpoint '{}' cannot be decoded: {}", path,
+                            std::string(e.what()).substr(0, 300)));
+  }
+  return out;
+}
+
+void Checkpoint::restore(::torch::nn::Module& model, ::torch::optim::Optimizer& optimizer) const {
+  check(payload_ != nullptr, "Checkpoint::restore() needs a checkpoint read by load_checkpoint().");
+  try {
+    ::torch::serialize::InputArchive archive;
+    archive.load_from(payload_->data(), payload_->size(), device_of(model));
+    ::torch::serialize::InputArchive model_archive;
+    archive.read("model", model_archive);
+    model.load(model_archive);
+    ::torch::serialize::InputArchive optimizer_archive;
+    archive.read("optimizer", optimizer_archive);
+    optimizer.load(optimizer_archive);
+    at::Tensor state;
+    archive.read("rng/torch_cpu", state, /*is_buffer=*/true);
+    auto gen = cpu_generator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(state.to(at::kCPU));
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(
+        fmt::format("The checkpoint '{}' does not fit the model and optimizer it describes: {}",
+                    path, std::string(e.what()).substr(0, 300)));
+  }
+}
+
+}  // namespace blr::torch

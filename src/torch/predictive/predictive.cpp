@@ -1,0 +1,83 @@
+#include "blr/torch/predictive.hpp"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <torch/nn/functional/activation.h>
+
+#include <cmath>
+
+#include "blr/core/error.hpp"
+#include "blr/torch/optim/variational.hpp"
+
+namespace blr::torch {
+
+VariationalOptimizer* as_variational(::torch::optim::Optimizer& optimizer) {
+  return dynamic_cast<VariationalOptimizer*>(&optimizer);
+}
+
+namespace {
+
+// Restores the module's training flag on scope exit.
+class EvalMode {
+ public:
+  explicit EvalMode(Classifier& model) : model_(model), was_training_(model.is_training()) {
+    model_.eval();
+  }
+  ~EvalMode() { model_.train(was_training_); }
+  EvalMode(const EvalMode&) = delete;
+  EvalMode& operator=(const EvalMode&) = delete;
+
+ private:
+  Classifier& model_;
+  bool was_training_;
+};
+
+at::Tensor log_probs_in_batches(Classifier& model, const at::Tensor& images, int64_t batch_size) {
+  check(batch_size >= 1, "The prediction batch size must be positive.");
+  ::torch::NoGradGuard no_grad;
+  std::vector<at::Tensor> parts;
+  for (int64_t start = 0; start < images.size(0); start += batch_size) {
+    const auto end = std::min(images.size(0), start + batch_size);
+    parts.push_back(at::log_softmax(model.forward(images.slice(0, start, end)), 1));
+  }
+  return at::cat(parts, 0);
+}
+
+}  // namespace
+
+at::Tensor predict_log_probs(Classifier& model, const at::Tensor& images, int64_t batch_size) {
+  EvalMode eval(model);
+  return log_probs_in_batches(model, images, batch_size);
+}
+
+std::vector<at::Tensor> predictive_log_probs(Classifier& model, VariationalOptimizer& optimizer,
+                                             const std::vector<at::Tensor>& image_sets, int samples,
+                                             int64_t batch_size) {
+  check(samples >= 1,
+        fmt::format("The number of test samples must be at least 1; got {}.", samples));
+  EvalMode eval(model);
+  std::vector<at::Tensor> acc(image_sets.size());
+  for (int s = 0; s < samples; ++s) {
+    SampledParameters sampled(optimizer, /*train=*/false);
+    for (size_t d = 0; d < image_sets.size(); ++d) {
+      auto lp = log_probs_in_batches(model, image_sets[d], batch_size).to(at::kDouble);
+      acc[d] = s == 0 ? lp : at::logaddexp(acc[d], lp);
+    }
+  }
+  const double log_k = std::log(static_cast<double>(samples));
+  for (auto& a : acc) a = a - log_k;
+  return acc;
+}
+
+at::Tensor predictive_log_probs(Classifier& model, VariationalOptimizer& optimizer,
+                                const at::Tensor& images, int samples, int64_t batch_size) {
+  return predictive_log_probs(model, optimizer, std::vector<at::Tensor>{images}, samples,
+                              batch_size)[0];
+}
+
+std::vector<at::Tensor> posterior_variance(::torch::optim::Optimizer& optimizer) {
+  if (auto* v = as_variational(optimizer)) return v->posterior_variance();
+  return {};
+}
+
+}  // namespace blr::torch

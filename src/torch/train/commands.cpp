@@ -1,0 +1,234 @@
+#include "blr/torch/train/commands.hpp"
+
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/cuda.h>
+
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include "blr/core/error.hpp"
+#include "blr/torch/checkpoint.hpp"
+#include "blr/torch/data/batches.hpp"
+#include "blr/torch/train/plots.hpp"
+#include "blr/torch/train/progress.hpp"
+#include "blr/torch/train/report.hpp"
+#include "blr/torch/train/trainer.hpp"
+
+namespace blr::torch {
+namespace fs = std::filesystem;
+
+namespace {
+
+at::Device parse_device(const std::string& text) {
+  try {
+    at::Device device(text);
+    if (device.is_cuda()) {
+      check(::torch::cuda::is_available(),
+            fmt::format("Device '{}' was asked for, but this LibTorch sees no CUDA device.", text));
+    } else {
+      check(device.is_cpu(), fmt::format("Device '{}' is not supported; use cpu or cuda.", text));
+    }
+    return device;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception&) {
+    throw Error(fmt::format("Unknown device '{}'; use cpu, cuda or cuda:N.", text));
+  }
+}
+
+std::shared_ptr<FashionMnist> load_data(const TrainConfig& config) {
+  FashionMnistOptions options = config.data_options;
+  options.seed = config.seed;
+  return std::make_shared<FashionMnist>(load_fashion_mnist(options));
+}
+
+void prepare_out(const RunSettings& s) {
+  check(s.checkpoint_every >= 0,
+        fmt::format("Option 'checkpoint-every' must be >= 0; got {}.", s.checkpoint_every));
+  check(s.checkpoint_every == 0 || !s.out.empty(),
+        "Option '--checkpoint-every' needs '--out DIR' (where the checkpoints go).");
+  if (!s.out.empty()) {
+    std::error_code ec;
+    fs::create_directories(s.out, ec);
+    check(!ec, fmt::format("Cannot create the output directory '{}': {}.", s.out, ec.message()));
+  }
+}
+
+// Trains (or continues) one run and evaluates it.
+RunResult train_one(Trainer& trainer, const RunSettings& s, ProgressReporter& progress,
+                    const std::string& label) {
+  const auto& c = trainer.config();
+  TrainHooks hooks = s.quiet ? TrainHooks{} : progress.hooks();
+  hooks.checkpoint_every = s.checkpoint_every;
+  if (s.checkpoint_every > 0) hooks.checkpoint_dir = (fs::path(s.out) / "checkpoints").string();
+  const int64_t n = trainer.result().train_size;
+  if (!s.quiet) {
+    progress.begin(label, c.epochs, batch_count(n, std::min(c.batch_size, n)), trainer.epoch());
+  }
+  trainer.train(hooks);
+  if (!s.quiet) progress.message(fmt::format("{}: evaluating on the test set", label));
+  trainer.evaluate();
+  if (!s.out.empty()) {
+    const auto path = (fs::path(s.out) / (c.optimizer + ".ckpt")).string();
+    trainer.save(path);
+    trainer.result().checkpoint = path;
+  }
+  return trainer.result();
+}
+
+void finish(const std::string& command, const std::vector<RunResult>& runs, const RunSettings& s) {
+  print_table(std::cout, runs);
+  std::cout.flush();
+  if (!s.json.empty()) write_json(s.json, report_to_json(command, runs));
+  if (!s.out.empty()) {
+    write_json((fs::path(s.out) / "results.json").string(), report_to_json(command, runs));
+    if (write_plots(s.out, runs, std::cerr)) {
+      std::cerr << fmt::format("blr: plots written to {}/curves.png and {}/reliability.png\n",
+                               s.out, s.out);
+    }
+  }
+}
+
+}  // namespace
+
+void apply_run_settings(const RunSettings& settings) {
+  check(settings.threads >= 0 && settings.threads <= 1024,
+        fmt::format("Option 'threads' must lie in [0, 1024]; got {}.", settings.threads));
+  const int threads = settings.threads > 0
+                          ? settings.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);
+  parse_device(settings.device);
+}
+
+int run_train(const TrainConfig& config_in, const RunSettings& settings,
+              const std::string& resume_path) {
+  apply_run_settings(settings);
+  prepare_out(settings);
+  TrainConfig config = config_in;
+  Checkpoint checkpoint;
+  if (!resume_path.empty()) {
+    checkpoint = load_checkpoint(resume_path);
+    const std::string dir = config.data_options.directory;
+    const int samples = config.test_samples;
+    try {
+      config = TrainConfig::from_json(checkpoint.meta.at("config"));
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(fmt::format("The checkpoint '{}' holds no training configuration: {}",
+                              resume_path, e.what()));
+    }
+    if (!dir.empty()) config.data_options.directory = dir;
+    config.test_samples = samples;
+  }
+  config.validate();
+  const auto device = parse_device(settings.device);
+  const auto data = load_data(config);
+  Trainer trainer(config, data, device);
+  if (!resume_path.empty()) trainer.restore(checkpoint);
+  ProgressReporter progress(std::cerr, stderr_is_terminal());
+  if (!settings.quiet) {
+    progress.message(
+        fmt::format("blr train: {} with {} on {} ({} training examples, {} test), "
+                    "LibTorch threads {}, device {}",
+                    trainer.result().model_description, config.optimizer, config.data,
+                    data->train.size(), data->test.size(), at::get_num_threads(), settings.device));
+  }
+  std::vector<RunResult> runs{train_one(trainer, settings, progress, config.optimizer)};
+  finish("train", runs, settings);
+  return 0;
+}
+
+int run_compare(const TrainConfig& base, const std::vector<std::string>& optimizers,
+                const std::map<std::string, std::map<std::string, double>>& options,
+                const RunSettings& settings) {
+  check(!optimizers.empty(), "Option '--optimizers' needs at least one optimizer name.");
+  std::set<std::string> seen;
+  for (const auto& name : optimizers) {
+    check(seen.insert(name).second,
+          fmt::format("Optimizer '{}' appears twice in --optimizers.", name));
+  }
+  for (const auto& [name, values] : options) {
+    (void)values;
+    check(seen.count(name) > 0,
+          fmt::format("Options for optimizer '{}' were given (--{}-...), but it is not in "
+                      "--optimizers.",
+                      name, name));
+  }
+  std::vector<TrainConfig> configs;
+  for (const auto& name : optimizers) {
+    TrainConfig c = base;
+    c.optimizer = name;
+    auto it = options.find(name);
+    c.optimizer_options = it != options.end() ? it->second : std::map<std::string, double>{};
+    c.validate();  // all configurations are checked before any training starts
+    configs.push_back(c);
+  }
+  apply_run_settings(settings);
+  prepare_out(settings);
+  const auto device = parse_device(settings.device);
+  const auto data = load_data(base);
+  ProgressReporter progress(std::cerr, stderr_is_terminal());
+  if (!settings.quiet) {
+    progress.message(fmt::format(
+        "blr compare: {} on {} ({} training examples, {} test), {} epochs, batch {}, seed {}, "
+        "LibTorch threads {}",
+        fmt::join(optimizers, ", "), base.data, data->train.size(), data->test.size(), base.epochs,
+        base.batch_size, base.seed, at::get_num_threads()));
+  }
+  std::vector<RunResult> runs;
+  for (const auto& c : configs) {
+    Trainer trainer(c, data, device);
+    runs.push_back(train_one(trainer, settings, progress, c.optimizer));
+  }
+  finish("compare", runs, settings);
+  return 0;
+}
+
+int run_eval(const std::string& checkpoint_path, int test_samples, const std::string& data_dir,
+             int ece_bins, const RunSettings& settings) {
+  apply_run_settings(settings);
+  check(settings.checkpoint_every == 0, "blr eval writes no periodic checkpoints.");
+  const Checkpoint checkpoint = load_checkpoint(checkpoint_path);
+  TrainConfig config;
+  try {
+    config = TrainConfig::from_json(checkpoint.meta.at("config"));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("The checkpoint '{}' holds no training configuration: {}",
+                            checkpoint_path, e.what()));
+  }
+  if (test_samples > 0) config.test_samples = test_samples;
+  if (ece_bins > 0) config.ece_bins = ece_bins;
+  if (!data_dir.empty()) config.data_options.directory = data_dir;
+  config.validate();
+  if (!settings.out.empty()) {
+    std::error_code ec;
+    fs::create_directories(settings.out, ec);
+    check(!ec, fmt::format("Cannot create the output directory '{}'.", settings.out));
+  }
+  const auto device = parse_device(settings.device);
+  const auto data = load_data(config);
+  if (checkpoint.meta.contains("pixel_mean")) {
+    const double m = checkpoint.meta.at("pixel_mean").get<double>();
+    check(std::abs(m - data->pixel_mean) < 1e-9,
+          fmt::format("The training images now have pixel mean {} but the checkpoint was trained "
+                      "with {}: the data set differs from the one used for training.",
+                      data->pixel_mean, m));
+  }
+  Trainer trainer(config, data, device);
+  trainer.restore(checkpoint);
+  if (!settings.quiet) {
+    std::cerr << fmt::format("blr eval: {} with {} after {} epochs; evaluating on {} test images\n",
+                             trainer.result().model_description, config.optimizer, trainer.epoch(),
+                             data->test.size());
+  }
+  trainer.evaluate();
+  std::vector<RunResult> runs{trainer.result()};
+  finish("eval", runs, settings);
+  return 0;
+}
+
+}  // namespace blr::torch

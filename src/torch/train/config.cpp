@@ -1,0 +1,126 @@
+#include "blr/torch/train/config.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "blr/core/error.hpp"
+#include "blr/torch/optim/factory.hpp"
+
+namespace blr::torch {
+
+void TrainConfig::validate() const {
+  check(data == "fashion-mnist",
+        fmt::format("Unknown data set '{}'; the only one is fashion-mnist.", data));
+  data_options.validate();
+  model.validate();
+  const auto names = optimizer_names();
+  check(
+      std::find(names.begin(), names.end(), optimizer) != names.end(),
+      fmt::format("Unknown optimizer '{}'; choose one of {}.", optimizer, fmt::join(names, ", ")));
+  const auto specs = ::blr::torch::optimizer_options(optimizer);
+  for (const auto& [key, value] : optimizer_options) {
+    (void)value;
+    const bool known =
+        std::any_of(specs.begin(), specs.end(), [&](const auto& s) { return s.key == key; });
+    if (!known) {
+      std::vector<std::string> keys;
+      for (const auto& s : specs) keys.push_back(s.key);
+      throw Error(fmt::format("Optimizer '{}' has no option '{}'; its options are {}.", optimizer,
+                              key, fmt::join(keys, ", ")));
+    }
+  }
+  check(epochs >= 1 && epochs <= 100000,
+        fmt::format("Option 'epochs' must lie in [1, 100000]; got {}.", epochs));
+  check(batch_size >= 1 && batch_size <= 1'000'000,
+        fmt::format("Option 'batch-size' must lie in [1, 1000000]; got {}.", batch_size));
+  check(schedule == "constant" || schedule == "cosine" || schedule == "warmup-cosine",
+        fmt::format("Unknown schedule '{}'; choose constant, cosine or warmup-cosine.", schedule));
+  check(warmup_epochs >= 0 && (schedule != "warmup-cosine" || warmup_epochs < epochs),
+        fmt::format("Option 'warmup-epochs' must lie in [0, epochs) = [0, {}); got {}.", epochs,
+                    warmup_epochs));
+  check(warmup_epochs == 0 || schedule == "warmup-cosine",
+        "Option 'warmup-epochs' needs --schedule warmup-cosine.");
+  check(test_samples >= 1 && test_samples <= 100000,
+        fmt::format("Option 'test-samples' must lie in [1, 100000]; got {}.", test_samples));
+  check(ece_bins >= 1 && ece_bins <= 10000,
+        fmt::format("Option 'ece-bins' must lie in [1, 10000]; got {}.", ece_bins));
+}
+
+Schedule TrainConfig::learning_rate_schedule(double base_lr, int64_t steps_per_epoch) const {
+  const long total = static_cast<long>(epochs * steps_per_epoch);
+  if (schedule == "cosine") return Schedule::cosine(base_lr, total);
+  if (schedule == "warmup-cosine") {
+    Schedule s = Schedule::cosine(base_lr, total);
+    s.kind = Schedule::Kind::warmup_cosine;
+    s.warmup_steps = static_cast<long>(warmup_epochs * steps_per_epoch);
+    s.warmup_start = 0.2;
+    return s;
+  }
+  return Schedule::constant(base_lr);
+}
+
+nlohmann::json TrainConfig::to_json() const {
+  nlohmann::json j;
+  j["data"] = data;
+  j["data_dir"] = data_options.directory;
+  j["train_limit"] = data_options.train_limit;
+  j["test_limit"] = data_options.test_limit;
+  j["validation"] = data_options.validation_fraction;
+  j["model"] = model.kind;
+  j["hidden"] = model.hidden;
+  j["optimizer"] = optimizer;
+  j["optimizer_options"] = optimizer_options;
+  j["epochs"] = epochs;
+  j["batch_size"] = batch_size;
+  j["schedule"] = schedule;
+  j["warmup_epochs"] = warmup_epochs;
+  j["seed"] = seed;
+  j["test_samples"] = test_samples;
+  j["ece_bins"] = ece_bins;
+  return j;
+}
+
+TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
+  TrainConfig c;
+  try {
+    c.data = j.at("data").get<std::string>();
+    c.data_options.directory = j.at("data_dir").get<std::string>();
+    c.data_options.train_limit = j.at("train_limit").get<int64_t>();
+    c.data_options.test_limit = j.at("test_limit").get<int64_t>();
+    c.data_options.validation_fraction = j.at("validation").get<double>();
+    c.model.kind = j.at("model").get<std::string>();
+    c.model.hidden = j.at("hidden").get<std::vector<int64_t>>();
+    c.optimizer = j.at("optimizer").get<std::string>();
+    c.optimizer_options = j.at("optimizer_options").get<std::map<std::string, double>>();
+    c.epochs = j.at("epochs").get<int64_t>();
+    c.batch_size = j.at("batch_size").get<int64_t>();
+    c.schedule = j.at("schedule").get<std::string>();
+    c.warmup_epochs = j.at("warmup_epochs").get<int64_t>();
+    c.seed = j.at("seed").get<uint64_t>();
+    c.test_samples = j.at("test_samples").get<int>();
+    c.ece_bins = j.at("ece_bins").get<int>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("The stored training configuration is incomplete: {}", e.what()));
+  }
+  c.data_options.seed = c.seed;
+  return c;
+}
+
+std::map<std::string, double> effective_optimizer_options(
+    const std::string& optimizer, const std::map<std::string, double>& given,
+    int64_t dataset_size) {
+  std::map<std::string, double> out;
+  for (const auto& spec : optimizer_options(optimizer)) {
+    auto it = given.find(spec.key);
+    double value = it != given.end() ? it->second : spec.default_value;
+    if (spec.key == "ess" && it == given.end() && value == 0.0) {
+      value = static_cast<double>(dataset_size);
+    }
+    out[spec.key] = value;
+  }
+  return out;
+}
+
+}  // namespace blr::torch

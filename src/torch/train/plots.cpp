@@ -1,0 +1,166 @@
+#include "blr/torch/train/plots.hpp"
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "blr/core/error.hpp"
+
+namespace blr::torch {
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  if (!f) throw Error(fmt::format("Cannot write '{}'.", path.string()));
+}
+
+std::string quote(const fs::path& p) {
+  std::string s = p.string();
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// gnuplot strings are single-quoted; double a single quote inside.
+std::string gp_string(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+bool gnuplot_available() {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return false;
+  std::stringstream in(path);
+  std::string dir;
+  while (std::getline(in, dir, ':')) {
+    if (dir.empty()) continue;
+    const fs::path candidate = fs::path(dir) / "gnuplot";
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+bool write_plots(const std::string& dir, const std::vector<RunResult>& runs, std::ostream& log) {
+  if (runs.empty()) return false;
+  const fs::path out(dir);
+  const fs::path data = out / "plot-data";
+  std::error_code ec;
+  fs::create_directories(data, ec);
+  if (ec)
+    throw Error(
+        fmt::format("Cannot create the plot directory '{}': {}.", data.string(), ec.message()));
+
+  // Data files: one per optimizer.
+  for (const auto& run : runs) {
+    std::ostringstream curves;
+    curves << "# epoch train_loss test_accuracy test_nll learning_rate seconds\n";
+    for (const auto& r : run.history) {
+      curves << fmt::format("{} {:.8g} {:.8g} {:.8g} {:.8g} {:.6g}\n", r.epoch, r.train_loss,
+                            r.test_accuracy, r.test_nll, r.learning_rate, r.seconds);
+    }
+    write_file(data / (run.config.optimizer + "-curves.dat"), curves.str());
+    std::ostringstream rel;
+    rel << "# bin_center lower upper count_mean confidence_mean accuracy_mean count_predictive "
+           "confidence_predictive accuracy_predictive\n";
+    const auto& m = run.test.reliability_mean;
+    const auto& p = run.test.reliability_predictive;
+    for (size_t b = 0; b < m.size(); ++b) {
+      rel << fmt::format("{:.6g} {:.6g} {:.6g} {} {:.8g} {:.8g} {} {:.8g} {:.8g}\n",
+                         0.5 * (m[b].lower + m[b].upper), m[b].lower, m[b].upper, m[b].count,
+                         m[b].confidence, m[b].accuracy, p[b].count, p[b].confidence,
+                         p[b].accuracy);
+    }
+    write_file(data / (run.config.optimizer + "-reliability.dat"), rel.str());
+  }
+
+  // Script.
+  const size_t n = runs.size();
+  std::ostringstream gp;
+  gp << "set terminal pngcairo size 1500,450 font ',10'\n";
+  gp << "set output " << gp_string((out / "curves.png").string()) << "\n";
+  gp << "set multiplot layout 1,3 title "
+     << gp_string(fmt::format("{} on {}", runs.front().model_description, runs.front().config.data))
+     << "\nset grid\nset key top right\nset xlabel 'epoch'\n";
+  if (runs.front().history.size() <= 20) gp << "set xtics 1\n";
+  const auto curve_panel = [&](const std::string& title, int column) {
+    gp << "set title " << gp_string(title) << "\nplot ";
+    for (size_t i = 0; i < n; ++i) {
+      gp << gp_string((data / (runs[i].config.optimizer + "-curves.dat")).string())
+         << " using 1:" << column << " with linespoints lw 2 title "
+         << gp_string(runs[i].config.optimizer) << (i + 1 < n ? ", " : "\n");
+    }
+  };
+  curve_panel("training loss", 2);
+  gp << "set key bottom right\n";
+  curve_panel("test accuracy (at the mean)", 3);
+  gp << "set key top right\n";
+  curve_panel("test NLL (at the mean)", 4);
+  gp << "unset multiplot\n";
+
+  gp << fmt::format("set terminal pngcairo size {},450 font ',10'\n", 450 * n + 50);
+  gp << "set output " << gp_string((out / "reliability.png").string()) << "\n";
+  gp << fmt::format("set multiplot layout 1,{} title 'reliability diagrams (test set)'\n", n);
+  gp << "set xrange [0:1]\nset yrange [0:1]\nset size ratio 1\nset grid\n"
+        "set xlabel 'confidence'\nset ylabel 'accuracy'\nset key top left\n"
+        "set style fill solid 0.5 border -1\nset boxwidth 0.9 relative\n";
+  for (const auto& run : runs) {
+    const auto file = gp_string((data / (run.config.optimizer + "-reliability.dat")).string());
+    gp << "set title "
+       << gp_string(fmt::format(
+              "{}: ECE {:.4f} (mean){}", run.config.optimizer, run.test.mean.ece,
+              run.test.has_predictive
+                  ? fmt::format(", {:.4f} (K={})", run.test.predictive.ece, run.test.samples)
+                  : std::string()))
+       << "\n";
+    gp << "plot x with lines lc rgb 'gray' dt 2 title 'perfect', " << file
+       << " using 1:($4 > 0 ? $6 : NaN):($3-$2) with boxes lc rgb '#4477aa' title 'at the mean'";
+    if (run.test.has_predictive) {
+      gp << ", " << file
+         << " using 1:($7 > 0 ? $9 : NaN) with linespoints pt 7 lw 2 lc rgb '#cc3311' "
+            "title 'predictive'";
+    }
+    gp << "\n";
+  }
+  gp << "unset multiplot\n";
+  const fs::path script = data / "plots.gp";
+  write_file(script, gp.str());
+
+  if (!gnuplot_available()) {
+    log << "blr: note: gnuplot is not installed, so no plots were drawn (the data and the script "
+           "are in "
+        << data.string() << "; install gnuplot-nox to get PNG images).\n";
+    return false;
+  }
+  const fs::path errors = data / "gnuplot.log";
+  const int status =
+      std::system(("gnuplot " + quote(script) + " > " + quote(errors) + " 2>&1").c_str());
+  if (status != 0) {
+    log << "blr: note: gnuplot failed (see " << errors.string() << "); no plots were drawn.\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace blr::torch

@@ -1,0 +1,138 @@
+#include "blr/torch/train/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+
+#include "blr/core/error.hpp"
+
+namespace blr::torch {
+
+nlohmann::json metrics_to_json(const ClassificationMetrics& m) {
+  return {{"count", m.count}, {"accuracy", m.accuracy}, {"nll", m.nll},
+          {"ece", m.ece},     {"ece_bins", m.ece_bins}, {"ece20", m.ece20},
+          {"brier", m.brier}, {"entropy", m.entropy}};
+}
+
+nlohmann::json run_to_json(const RunResult& run) {
+  nlohmann::json j;
+  nlohmann::json options = nlohmann::json::object();
+  for (const auto& [key, value] : run.options) {
+    if (std::isfinite(value)) {
+      options[key] = value;
+    } else {
+      options[key] = value > 0 ? "inf" : (value < 0 ? "-inf" : "nan");  // JSON has no infinity
+    }
+  }
+  j["options"] = options;
+  j["model"] = run.model_description;
+  j["train_size"] = run.train_size;
+  std::vector<double> seconds;
+  nlohmann::json history = nlohmann::json::array();
+  for (const auto& r : run.history) {
+    seconds.push_back(r.seconds);
+    nlohmann::json h = {{"epoch", r.epoch},
+                        {"seconds", r.seconds},
+                        {"train_loss", r.train_loss},
+                        {"learning_rate", r.learning_rate},
+                        {"test_accuracy", r.test_accuracy},
+                        {"test_nll", r.test_nll}};
+    if (std::isfinite(r.validation_accuracy)) {
+      h["validation_accuracy"] = r.validation_accuracy;
+      h["validation_nll"] = r.validation_nll;
+    }
+    history.push_back(h);
+  }
+  j["epoch_seconds"] = seconds;
+  j["step_ms"] = run.step_ms;
+  j["steps"] = run.steps;
+  j["history"] = history;
+  const auto& t = run.test;
+  nlohmann::json test;
+  test["mean"] = metrics_to_json(t.mean);
+  test["predictive"] = metrics_to_json(t.predictive);
+  test["predictive"]["samples"] = t.has_predictive ? t.samples : 0;
+  test["ood"] = {{"shift", "inverted"},
+                 {"auroc_mean", t.ood_auroc_mean},
+                 {"auroc_predictive", t.ood_auroc_predictive}};
+  if (std::isfinite(t.posterior_std_mean)) test["posterior_std_mean"] = t.posterior_std_mean;
+  test["seconds"] = t.seconds;
+  j["test"] = test;
+  if (!run.checkpoint.empty()) j["checkpoint"] = run.checkpoint;
+  return j;
+}
+
+nlohmann::json report_to_json(const std::string& command, const std::vector<RunResult>& runs) {
+  nlohmann::json doc;
+  doc["command"] = command;
+  if (!runs.empty()) {
+    const auto& c = runs.front().config;
+    doc["data"] = c.data;
+    doc["model"] = runs.front().model_description;
+    doc["seed"] = c.seed;
+    doc["epochs"] = c.epochs;
+    doc["batch_size"] = c.batch_size;
+    doc["schedule"] = c.schedule;
+    doc["warmup_epochs"] = c.warmup_epochs;
+    doc["train_limit"] = c.data_options.train_limit;
+    doc["test_samples"] = c.test_samples;
+    doc["ood_shift"] = "test images with inverted intensities (1 - x)";
+  }
+  nlohmann::json optimizers = nlohmann::json::object();
+  for (const auto& run : runs) optimizers[run.config.optimizer] = run_to_json(run);
+  doc["optimizers"] = optimizers;
+  return doc;
+}
+
+void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
+  out << fmt::format("{:<9} {:<18} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8}\n", "optimizer",
+                     "prediction", "accuracy", "NLL", "ECE", "Brier", "entropy", "OOD-AUROC",
+                     "s/epoch", "ms/step");
+  for (const auto& run : runs) {
+    const double mean_epoch =
+        run.history.empty()
+            ? 0.0
+            : std::accumulate(run.history.begin(), run.history.end(), 0.0,
+                              [](double a, const EpochRecord& r) { return a + r.seconds; }) /
+                  static_cast<double>(run.history.size());
+    const auto row = [&](const std::string& mode, const ClassificationMetrics& m, double auroc) {
+      out << fmt::format(
+          "{:<9} {:<18} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>9.4f} "
+          "{:>9.2f} {:>8.2f}\n",
+          run.config.optimizer, mode, m.accuracy, m.nll, m.ece, m.brier, m.entropy, auroc,
+          mean_epoch, run.step_ms);
+    };
+    row("mean", run.test.mean, run.test.ood_auroc_mean);
+    if (run.test.has_predictive) {
+      row(fmt::format("predictive (K={})", run.test.samples), run.test.predictive,
+          run.test.ood_auroc_predictive);
+    }
+  }
+  if (!runs.empty()) {
+    out << fmt::format(
+        "ECE with {} equal-width bins; OOD-AUROC: predictive entropy, test set vs "
+        "test set with inverted intensities.\n",
+        runs.front().config.ece_bins);
+  }
+}
+
+void write_json(const std::string& path, const nlohmann::json& document) {
+  if (path == "-") {
+    std::cout << document.dump(2) << '\n';
+    return;
+  }
+  const std::filesystem::path p(path);
+  if (p.has_parent_path() && !std::filesystem::exists(p.parent_path())) {
+    std::filesystem::create_directories(p.parent_path());
+  }
+  std::ofstream f(path);
+  if (!f) throw Error(fmt::format("Cannot write the JSON file '{}'.", path));
+  f << document.dump(2) << '\n';
+  if (!f) throw Error(fmt::format("Writing the JSON file '{}' failed.", path));
+}
+
+}  // namespace blr::torch

@@ -1,0 +1,275 @@
+#include "blr/torch/train/trainer.hpp"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <torch/utils.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "blr/core/error.hpp"
+#include "blr/torch/data/batches.hpp"
+#include "blr/torch/optim/factory.hpp"
+#include "blr/torch/optim/variational.hpp"
+#include "blr/torch/predictive.hpp"
+
+namespace blr::torch {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+nlohmann::json epoch_to_json(const EpochRecord& r) {
+  nlohmann::json j = {{"epoch", r.epoch},
+                      {"seconds", r.seconds},
+                      {"train_loss", r.train_loss},
+                      {"learning_rate", r.learning_rate},
+                      {"test_accuracy", r.test_accuracy},
+                      {"test_nll", r.test_nll}};
+  if (std::isfinite(r.validation_accuracy)) {
+    j["validation_accuracy"] = r.validation_accuracy;
+    j["validation_nll"] = r.validation_nll;
+  }
+  return j;
+}
+
+EpochRecord epoch_from_json(const nlohmann::json& j) {
+  EpochRecord r;
+  r.epoch = j.at("epoch").get<int64_t>();
+  r.seconds = j.at("seconds").get<double>();
+  r.train_loss = j.at("train_loss").get<double>();
+  r.learning_rate = j.at("learning_rate").get<double>();
+  r.test_accuracy = j.at("test_accuracy").get<double>();
+  r.test_nll = j.at("test_nll").get<double>();
+  if (j.contains("validation_accuracy")) {
+    r.validation_accuracy = j.at("validation_accuracy").get<double>();
+    r.validation_nll = j.at("validation_nll").get<double>();
+  }
+  return r;
+}
+
+// The configuration fields that shape training (not where the data lives or how it is evaluated).
+nlohmann::json training_relevant(nlohmann::json config) {
+  config.erase("data_dir");
+  config.erase("test_samples");
+  config.erase("ece_bins");
+  config.erase("test_limit");
+  return config;
+}
+
+}  // namespace
+
+Trainer::Trainer(TrainConfig config, std::shared_ptr<const FashionMnist> data, at::Device device)
+    : config_(std::move(config)), data_(std::move(data)), device_(device) {
+  config_.validate();
+  check(data_ != nullptr && data_->train.size() > 0, "The training set is empty.");
+  config_.model.input_channels = data_->train.images.size(1);
+  config_.model.image_size = data_->train.images.size(2);
+  ::torch::manual_seed(config_.seed);
+  model_ = make_classifier(config_.model);
+  model_->to(device_);
+  // The optimizers' own noise seed follows the run seed unless it is given explicitly.
+  auto options = config_.optimizer_options;
+  for (const auto& spec : optimizer_options(config_.optimizer)) {
+    if (spec.key == "seed" && options.count("seed") == 0) {
+      options["seed"] = static_cast<double>(config_.seed % (uint64_t{1} << 53));
+    }
+  }
+  optimizer_ =
+      make_optimizer(config_.optimizer, model_->parameters(), options, data_->train.size());
+  base_lr_ = learning_rate(*optimizer_);
+  train_x_ = data_->train.images.to(device_);
+  train_y_ = data_->train.labels.to(device_);
+  result_.config = config_;
+  result_.model_description = model_->describe();
+  result_.options = effective_optimizer_options(config_.optimizer, options, data_->train.size());
+  result_.train_size = data_->train.size();
+}
+
+Trainer::~Trainer() = default;
+
+double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
+  auto& opt = *optimizer_;
+  if (auto* v = as_variational(opt)) {
+    const bool squared = v->needs_squared_gradients();
+    model_->set_record(squared);
+    const int samples = training_samples(opt);
+    double loss_sum = 0.0;
+    for (int s = 0; s < samples; ++s) {
+      SampledParameters sampled(*v, /*train=*/true);
+      opt.zero_grad();
+      auto loss = at::nll_loss(at::log_softmax(model_->forward(x), 1), y);
+      loss.backward();
+      if (squared) v->add_squared_gradients(model_->squared_gradients());
+      loss_sum += loss.item<double>();
+    }
+    model_->set_record(false);
+    opt.step();
+    return loss_sum / samples;
+  }
+  opt.zero_grad();
+  auto loss = at::nll_loss(at::log_softmax(model_->forward(x), 1), y);
+  loss.backward();
+  opt.step();
+  return loss.item<double>();
+}
+
+void Trainer::train(const TrainHooks& hooks) {
+  check(hooks.checkpoint_every == 0 || !hooks.checkpoint_dir.empty(),
+        "Periodic checkpoints need an output directory (--out DIR).");
+  const int64_t n = train_x_.size(0);
+  const int64_t bs = std::min(config_.batch_size, n);
+  const int64_t steps = batch_count(n, bs);
+  const Schedule schedule = config_.learning_rate_schedule(base_lr_, steps);
+  schedule.validate("learning rate schedule");
+  const auto test_x = data_->test.images.to(device_);
+  const auto validation_x =
+      data_->validation.size() > 0 ? data_->validation.images.to(device_) : at::Tensor();
+  while (epoch_ < config_.epochs) {
+    model_->train();
+    const auto order = epoch_permutation(n, config_.seed, epoch_);
+    const auto perm = at::tensor(order, at::kLong).to(device_);
+    const auto t0 = Clock::now();
+    double loss_sum = 0.0;
+    double lr = base_lr_;
+    for (int64_t b = 0; b < steps; ++b) {
+      const auto index = perm.slice(0, b * bs, std::min(n, (b + 1) * bs));
+      const auto x = train_x_.index_select(0, index);
+      const auto y = train_y_.index_select(0, index);
+      lr = schedule.at(static_cast<long>(global_step_));
+      set_learning_rate(*optimizer_, lr);
+      const double loss = train_step(x, y);
+      if (!std::isfinite(loss)) {
+        throw Error(fmt::format(
+            "Training diverged: the loss of {} at epoch {}, step {} is {}; try a smaller "
+            "learning rate (--{}-lr).",
+            config_.optimizer, epoch_ + 1, b + 1, loss, config_.optimizer));
+      }
+      loss_sum += loss;
+      ++global_step_;
+      if (hooks.on_step) hooks.on_step(epoch_ + 1, b + 1, steps, loss);
+    }
+    EpochRecord record;
+    record.seconds = seconds_since(t0);
+    step_seconds_ += record.seconds;
+    ++epoch_;
+    record.epoch = epoch_;
+    record.train_loss = loss_sum / static_cast<double>(steps);
+    record.learning_rate = lr;
+    {
+      const auto lp = predict_log_probs(*model_, test_x);
+      const auto m = classification_metrics(lp, data_->test.labels, config_.ece_bins);
+      record.test_accuracy = m.accuracy;
+      record.test_nll = m.nll;
+    }
+    if (validation_x.defined()) {
+      const auto lp = predict_log_probs(*model_, validation_x);
+      const auto m = classification_metrics(lp, data_->validation.labels, config_.ece_bins);
+      record.validation_accuracy = m.accuracy;
+      record.validation_nll = m.nll;
+    }
+    result_.history.push_back(record);
+    result_.steps = global_step_;
+    result_.step_ms = 1000.0 * step_seconds_ / static_cast<double>(global_step_);
+    if (hooks.on_epoch) hooks.on_epoch(record);
+    if (hooks.checkpoint_every > 0 && epoch_ % hooks.checkpoint_every == 0) {
+      save((std::filesystem::path(hooks.checkpoint_dir) /
+            fmt::format("{}-epoch-{}.ckpt", config_.optimizer, epoch_))
+               .string());
+    }
+    if (hooks.stop_after_epoch > 0 && epoch_ >= hooks.stop_after_epoch) break;
+  }
+}
+
+Evaluation Trainer::evaluate(int samples) {
+  if (samples <= 0) samples = config_.test_samples;
+  const auto t0 = Clock::now();
+  Evaluation ev;
+  const auto& labels = data_->test.labels;
+  const auto test_x = data_->test.images.to(device_);
+  const auto shifted_x = data_->test_shifted.images.to(device_);
+  const int bins = config_.ece_bins;
+  const auto lp_mean = predict_log_probs(*model_, test_x);
+  const auto lp_mean_shifted = predict_log_probs(*model_, shifted_x);
+  ev.mean = classification_metrics(lp_mean, labels, bins);
+  ev.reliability_mean = reliability_bins(lp_mean, labels, bins);
+  ev.ood_auroc_mean = entropy_auroc(lp_mean, lp_mean_shifted);
+  if (auto* v = as_variational(*optimizer_)) {
+    const auto lp = predictive_log_probs(*model_, *v, {test_x, shifted_x}, samples);
+    ev.has_predictive = true;
+    ev.samples = samples;
+    ev.predictive = classification_metrics(lp[0], labels, bins);
+    ev.reliability_predictive = reliability_bins(lp[0], labels, bins);
+    ev.ood_auroc_predictive = entropy_auroc(lp[0], lp[1]);
+    double sum = 0.0;
+    int64_t count = 0;
+    for (const auto& var : v->posterior_variance()) {
+      sum += var.detach().to(at::kDouble).sqrt().sum().item<double>();
+      count += var.numel();
+    }
+    if (count > 0) ev.posterior_std_mean = sum / static_cast<double>(count);
+  } else {
+    ev.predictive = ev.mean;
+    ev.reliability_predictive = ev.reliability_mean;
+    ev.ood_auroc_predictive = ev.ood_auroc_mean;
+  }
+  ev.seconds = seconds_since(t0);
+  result_.test = ev;
+  return ev;
+}
+
+nlohmann::json Trainer::checkpoint_meta() const {
+  nlohmann::json history = nlohmann::json::array();
+  for (const auto& r : result_.history) history.push_back(epoch_to_json(r));
+  return {{"format", "blr-train"},
+          {"config", config_.to_json()},
+          {"model_description", result_.model_description},
+          {"epoch", epoch_},
+          {"global_step", global_step_},
+          {"step_seconds", step_seconds_},
+          {"train_size", data_->train.size()},
+          {"pixel_mean", data_->pixel_mean},
+          {"pixel_std", data_->pixel_std},
+          {"history", history}};
+}
+
+void Trainer::save(const std::string& path) const {
+  save_checkpoint(path, checkpoint_meta(), *model_, *optimizer_);
+}
+
+void Trainer::restore(const Checkpoint& checkpoint) {
+  const auto& meta = checkpoint.meta;
+  try {
+    check(meta.at("format").get<std::string>() == "blr-train",
+          fmt::format("The checkpoint '{}' was not written by blr train.", checkpoint.path));
+    const auto saved = TrainConfig::from_json(meta.at("config"));
+    if (training_relevant(saved.to_json()) != training_relevant(config_.to_json())) {
+      throw Error(fmt::format(
+          "The checkpoint '{}' was written by a run with another configuration ({}); this run has "
+          "{}.",
+          checkpoint.path, training_relevant(saved.to_json()).dump(),
+          training_relevant(config_.to_json()).dump()));
+    }
+    check(meta.at("train_size").get<int64_t>() == data_->train.size(),
+          fmt::format("The checkpoint '{}' was trained on {} examples, but the training set now "
+                      "has {}.",
+                      checkpoint.path, meta.at("train_size").get<int64_t>(), data_->train.size()));
+    checkpoint.restore(*model_, *optimizer_);
+    epoch_ = meta.at("epoch").get<int64_t>();
+    global_step_ = meta.at("global_step").get<int64_t>();
+    step_seconds_ = meta.at("step_seconds").get<double>();
+    result_.history.clear();
+    for (const auto& r : meta.at("history")) result_.history.push_back(epoch_from_json(r));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(
+        fmt::format("The checkpoint '{}' has incomplete metadata: {}", checkpoint.path, e.what()));
+  }
+  result_.steps = global_step_;
+  result_.step_ms =
+      global_step_ > 0 ? 1000.0 * step_seconds_ / static_cast<double>(global_step_) : 0.0;
+}
+
+}  // namespace blr::torch
