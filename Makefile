@@ -2,6 +2,9 @@
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# LibTorch's OpenMP threads spin while waiting unless told otherwise; on a shared 2-core machine
+# that makes multi-threaded steps up to 20x slower. It is read when the library loads.
+export OMP_WAIT_POLICY ?= PASSIVE
 
 .PHONY: all setup configure build test demo sanitize clean format
 
