@@ -14,23 +14,14 @@
 #include "blr/core/error.hpp"
 #include "blr/core/rng.hpp"
 #include "blr/core/types.hpp"
+#include "blr/family/gaussian_concepts.hpp"
 #include "blr/family/gaussian_diag.hpp"
 #include "blr/family/gaussian_fixed.hpp"
 #include "blr/family/gaussian_full.hpp"
 
 namespace blr {
 
-/// A Gaussian with a diagonal precision vector `q.precision` (s).
-template <class Q>
-concept DiagonalGaussian = std::same_as<Q, GaussianDiag> || std::same_as<Q, GaussianFixed>;
-
-/// A Gaussian with a Cholesky-factored precision `q.precision` (S = LLᵀ).
-template <class Q>
-concept FullGaussian = std::same_as<Q, GaussianFull>;
-
-/// Any Gaussian candidate an estimator can sample.
-template <class Q>
-concept SampleableGaussian = DiagonalGaussian<Q> || FullGaussian<Q>;
+// DiagonalGaussian, FullGaussian and SampleableGaussian: blr/family/gaussian_concepts.hpp.
 
 /// θ = m + ε/√s (diagonal) or m + L⁻ᵀε (full).
 template <SampleableGaussian Q>

@@ -25,6 +25,7 @@
 #include "blr/family/gaussian_diag.hpp"
 #include "blr/family/gaussian_fixed.hpp"
 #include "blr/family/gaussian_full.hpp"
+#include "blr/family/gaussian_concepts.hpp"
 #include "blr/rule/step_policy.hpp"
 #include "blr/stage/gradient_averaging.hpp"
 #include "blr/stage/pd_correction.hpp"
@@ -32,9 +33,6 @@
 
 namespace blr {
 
-template <class Q>
-concept GaussianCandidate = std::is_same_v<Q, GaussianFixed> || std::is_same_v<Q, GaussianDiag> ||
-                            std::is_same_v<Q, GaussianFull>;
 
 /// Everything a run needs to resume exactly: q, the step counter, the gradient average and the
 /// previous q (for natural momentum).
