@@ -26,6 +26,7 @@
 #include "blr/family/gaussian_fixed.hpp"
 #include "blr/family/gaussian_full.hpp"
 #include "blr/family/gaussian_concepts.hpp"
+#include "blr/rule/diagonal_kernel.hpp"
 #include "blr/rule/step_policy.hpp"
 #include "blr/stage/gradient_averaging.hpp"
 #include "blr/stage/pd_correction.hpp"
@@ -81,86 +82,6 @@ inline void check_estimate(const GaussianEstimate& e, Index d, long step) {
       "positive-definite correction (pd_correction), add a prior precision or lower the "
       "precision rate.",
       t, i, value));
-}
-
-/// Inputs and outputs of the fused diagonal step (raw pointers into the state's vectors).
-struct DiagonalKernel {
-  const double *g, *h, *m, *s, *u, *m_prev, *s_prev;
-  double *m_out, *s_out, *u_out;
-  double rho_m, rho_s, delta_in_average, delta_after, delta_curvature, gamma, beta1, grad_scale;
-  bool average, update_precision, momentum, correct;
-  double precision_scale;
-  bool sqrt_scaling;
-  double c_in, c_out, radius;
-  bool use_new, check_mean;
-};
-
-/// Coordinates are processed in blocks small enough for L1: every array below is a block-sized
-/// temporary, so the step reads and writes each state vector once (one fused pass), while Eigen's
-/// explicit SIMD does the arithmetic.
-inline constexpr Index kDiagonalBlock = 512;
-using BlockArray = Eigen::Array<double, Eigen::Dynamic, 1, 0, kDiagonalBlock, 1>;
-
-/// The intermediate values of one block, kept for the diagnosis of an invalid step.
-struct DiagonalBlock {
-  BlockArray gradient, curvature, precision, preconditioner, mean;
-};
-
-/// The step of coordinates [i0, i0 + n): every stage of the policy is a line here.
-inline void diagonal_block(const DiagonalKernel& k, Index i0, Index n, DiagonalBlock& b) {
-  using Map = Eigen::Map<const Eigen::ArrayXd>;
-  using OutMap = Eigen::Map<Eigen::ArrayXd>;
-  const Map m(k.m + i0, n), s(k.s + i0, n);
-  b.gradient = Map(k.g + i0, n) + k.delta_in_average * m;
-  BlockArray direction;
-  if (k.average) {  // u ← β₁u + (1−β₁)ĝ, used debiased: u/(1 − β₁ᵗ)
-    OutMap u_out(k.u_out + i0, n);
-    u_out = k.beta1 * Map(k.u + i0, n) + (1.0 - k.beta1) * b.gradient;
-    direction = k.grad_scale * u_out;
-  } else {
-    direction = b.gradient;
-  }
-  direction += k.delta_after * m;  // prior δm outside the average
-  if (k.update_precision) {
-    b.curvature = Map(k.h + i0, n) + k.delta_curvature;
-    b.precision = (1.0 - k.rho_s) * s + k.rho_s * b.curvature;                       // eq. 12
-    if (k.correct) b.precision += 0.5 * k.rho_s * k.rho_s * (s - b.curvature).square() / s;  // iBLR
-    if (k.momentum) b.precision += k.gamma * (s - Map(k.s_prev + i0, n));                // eq. 80
-  } else {
-    b.curvature.setZero(n);
-    b.precision = s;
-  }
-  b.preconditioner = (k.use_new ? b.precision : BlockArray(s)) * k.precision_scale;  // debiasing
-  if (k.sqrt_scaling) b.preconditioner = (b.preconditioner + k.c_in).sqrt() + k.c_out;
-  const BlockArray step = (direction / b.preconditioner).max(-k.radius).min(k.radius);  // clipping
-  b.mean = m - k.rho_m * step;
-  if (k.momentum) {  // eq. 80 in (m, S): + γ P⁻¹ S_{t−1}(m_t − m_{t−1})
-    b.mean += k.gamma * Map(k.s_prev + i0, n) * (m - Map(k.m_prev + i0, n)) / b.preconditioner;
-  }
-}
-
-struct KernelResult {
-  bool all_ok;
-  double change;
-};
-
-inline KernelResult run_diagonal_kernel(const DiagonalKernel& k, Index d) {
-  DiagonalBlock b;
-  bool all_ok = true;
-  double change = 0.0;
-  for (Index i0 = 0; i0 < d; i0 += kDiagonalBlock) {
-    const Index n = std::min(kDiagonalBlock, d - i0);
-    diagonal_block(k, i0, n, b);
-    // x·0 is 0 for finite x and NaN otherwise, so one vectorised sum tests every value.
-    const double probe = (b.gradient * 0.0 + b.curvature * 0.0 + b.precision * 0.0 +
-                          b.preconditioner * 0.0 + (k.check_mean ? b.mean * 0.0 : b.gradient * 0.0))
-                             .sum();
-    all_ok = all_ok && probe == 0.0 && b.preconditioner.minCoeff() > 0.0;
-    change = std::max(change, (b.mean - Eigen::Map<const Eigen::ArrayXd>(k.m + i0, n)).abs().maxCoeff());
-    Eigen::Map<Eigen::ArrayXd>(k.m_out + i0, n) = b.mean;
-    if (k.update_precision) Eigen::Map<Eigen::ArrayXd>(k.s_out + i0, n) = b.precision;
-  }
-  return {all_ok, change};
 }
 
 /// The fixed and diagonal families: every stage is elementwise, so the whole step is one fused
@@ -240,21 +161,19 @@ StepInfo diagonal_step(RuleState<Q>& state, const GaussianEstimate& estimate,
   // Fast pass (vectorisable, no exits), then a diagnosis pass only if something was invalid.
   const auto [all_ok, change] = run_diagonal_kernel(k, d);
   if (!all_ok) {
-    // Diagnosis (rare): recompute block by block and name the first invalid coordinate.
-    DiagonalBlock b;
+    // Diagnosis (rare): recompute coordinate by coordinate and name the first invalid one.
     auto is_finite = [](double x) { return std::abs(x) <= std::numeric_limits<double>::max(); };
-    for (Index i0 = 0; i0 < d; i0 += kDiagonalBlock) {
-      const Index n = std::min(kDiagonalBlock, d - i0);
-      diagonal_block(k, i0, n, b);
-      for (Index j = 0; j < n; ++j) {
-        const Index i = i0 + j;
-        if (!is_finite(b.gradient[j])) throw_non_finite(t, "gradient estimate", i, k.g[i]);
-        if (!is_finite(b.curvature[j])) throw_non_finite(t, "curvature estimate", i, b.curvature[j]);
-        if (!is_finite(b.precision[j])) throw_non_finite(t, "precision", i, b.precision[j]);
-        if (!(b.preconditioner[j] > 0.0)) throw_non_positive(t, i, b.preconditioner[j]);
-        if (policy.check_finite && !is_finite(b.mean[j])) throw_non_finite(t, "mean", i, b.mean[j]);
-      }
+    for (Index i = 0; i < d; ++i) {
+      const CoordinateStep c = diagnose_coordinate(k, i);
+      if (!is_finite(c.gradient)) throw_non_finite(t, "gradient estimate", i, k.g[i]);
+      if (!is_finite(c.direction)) throw_non_finite(t, "gradient average", i, c.direction);
+      if (!is_finite(c.curvature)) throw_non_finite(t, "curvature estimate", i, c.curvature);
+      if (!is_finite(c.precision)) throw_non_finite(t, "precision", i, c.precision);
+      if (!(c.preconditioner > 0.0)) throw_non_positive(t, i, c.preconditioner);
+      if (policy.check_finite && !is_finite(c.mean)) throw_non_finite(t, "mean", i, c.mean);
     }
+    throw Error(fmt::format("Step {}: the fused diagonal step flagged an invalid value that the "
+                            "diagnosis pass could not find (internal error).", t));
   }
   // Commit: q_{t−1} ← q_t where momentum needs it, then q_t ← the new values.
   if (momentum) {
