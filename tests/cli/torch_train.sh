@@ -117,6 +117,30 @@ for key in '"sgd"' '"adamw"' '"test"' '"mean"' '"predictive"' '"brier"' '"epoch_
   grep -q "$key" "$work/compare.json" || fail "compare JSON lacks $key"
 done
 
+# bench epoch / predict: a tiny task, the table, JSON keys and bad input
+"$blr" bench epoch --optimizers ivon,vogn,adamw --train-limit 256 --batch-size 64 --hidden 32 \
+  --rounds 2 --threads 1 --json "$work/epoch.json" >"$work/out" 2>"$work/err" ||
+  { fail "bench epoch: exit status $?"; cat "$work/err" >&2; }
+grep -q '^vogn ' "$work/out" || fail "bench epoch: table row missing"
+for key in '"ivon"' '"vogn"' '"adamw"' '"median_epoch_seconds"' '"ratio_to_adamw"' '"steps_per_epoch"'; do
+  grep -q "$key" "$work/epoch.json" || fail "bench epoch JSON lacks $key"
+done
+grep -q '"steps_per_epoch": 4' "$work/epoch.json" || fail "bench epoch: 256/64 should be 4 steps"
+"$blr" bench predict --samples 3 --test-limit 200 --hidden 32 --repeats 1 --threads 1 \
+  --json "$work/predict.json" >"$work/out" 2>"$work/err" ||
+  { fail "bench predict: exit status $?"; cat "$work/err" >&2; }
+for key in '"samples": 3' '"examples": 200' '"per_sample_ratio"'; do
+  grep -q "$key" "$work/predict.json" || fail "bench predict JSON lacks $key"
+done
+expect_fail bench-epoch-no-adamw "must include adamw" bench epoch --optimizers ivon,sgd --train-limit 256
+expect_fail bench-epoch-rounds "--rounds must be at least 1" bench epoch --rounds 0 --train-limit 256
+expect_fail bench-epoch-twice "appears twice" bench epoch --optimizers adamw,adamw --train-limit 256
+expect_fail bench-epoch-foreign-option "not in --optimizers" \
+  bench epoch --optimizers ivon,adamw --sgd-lr 0.1 --train-limit 256
+expect_fail bench-predict-point-estimate "needs a variational optimizer" \
+  bench predict --optimizer adamw --test-limit 200 --hidden 32
+expect_fail bench-predict-samples "at least 1" bench predict --samples 0 --test-limit 200 --hidden 32
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed" >&2
   exit 1

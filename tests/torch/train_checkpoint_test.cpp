@@ -12,6 +12,7 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/checkpoint.hpp"
 #include "blr/torch/optim/factory.hpp"
+#include "blr/torch/predictive.hpp"
 #include "blr/torch/train/trainer.hpp"
 
 namespace blr::torch {
@@ -189,6 +190,27 @@ TEST(TrainCheckpoint, EvaluationOfPointEstimateRepeatsTheMean) {
   EXPECT_GT(ev.mean.accuracy, 0.9);  // the synthetic classes are easy
   EXPECT_EQ(t.result().history.size(), 3u);
   EXPECT_GT(t.result().step_ms, 0.0);
+}
+
+TEST(TrainCheckpoint, EvaluationCoversTheValidationSplit) {
+  at::set_num_threads(1);
+  auto data = synthetic_data(60, 30);
+  data->validation = synthetic_data(20, 20)->test;
+  auto c = tiny_config("ivon");
+  c.epochs = 2;
+  Trainer t(c, data);
+  t.train();
+  const auto ev = t.evaluate();
+  ASSERT_TRUE(ev.has_validation);
+  const auto direct = classification_metrics(predict_log_probs(t.model(), data->validation.images),
+                                             data->validation.labels, c.ece_bins);
+  EXPECT_EQ(ev.validation_mean.count, 20);
+  EXPECT_EQ(ev.validation_mean.nll, direct.nll);
+  EXPECT_EQ(ev.validation_predictive.count, 20);
+  EXPECT_NE(ev.validation_predictive.nll, ev.validation_mean.nll);  // σ > 0: samples differ from μ
+
+  Trainer without(tiny_config("ivon"), synthetic_data(60, 30));
+  EXPECT_FALSE(without.evaluate().has_validation);
 }
 
 }  // namespace

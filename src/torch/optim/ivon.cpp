@@ -18,7 +18,7 @@ struct IvonCoefficients {
 /// One IVON update over [0, n): m, h and μ in one pass (see ivon.hpp). Returns 1 when a new μ is
 /// not finite.
 template <class T, bool kPrice>
-int ivon_chunk(int64_t n, T* __restrict mu, T* __restrict m, T* __restrict h,
+BLR_KERNEL_INLINE int ivon_chunk(int64_t n, T* __restrict mu, T* __restrict m, T* __restrict h,
                const T* __restrict grad_sum, const T* __restrict stat_sum,
                const IvonCoefficients<T> c) {
   int bad = 0;
@@ -40,6 +40,19 @@ int ivon_chunk(int64_t n, T* __restrict mu, T* __restrict m, T* __restrict h,
     bad |= detail::non_finite(mn);
   }
   return bad;
+}
+
+
+BLR_CPU_CLONES int ivon_chunk_of(int64_t n, float* mu, float* m, float* h, const float* grad_sum,
+                                 const float* stat_sum, const IvonCoefficients<float>& c, bool price) {
+  return price ? ivon_chunk<float, true>(n, mu, m, h, grad_sum, stat_sum, c)
+               : ivon_chunk<float, false>(n, mu, m, h, grad_sum, stat_sum, c);
+}
+
+BLR_CPU_CLONES int ivon_chunk_of(int64_t n, double* mu, double* m, double* h, const double* grad_sum,
+                                 const double* stat_sum, const IvonCoefficients<double>& c, bool price) {
+  return price ? ivon_chunk<double, true>(n, mu, m, h, grad_sum, stat_sum, c)
+               : ivon_chunk<double, false>(n, mu, m, h, grad_sum, stat_sum, c);
 }
 
 }  // namespace
@@ -133,8 +146,7 @@ void Ivon::update(size_t group, size_t index, ::at::Tensor& param, Slot& slot, i
       const T* gs = slot.grad_sum.data_ptr<T>();
       const T* ss = slot.stat_sum.data_ptr<T>();
       ok = detail::for_each_chunk_ok(param.numel(), [&](int64_t b, int64_t e) {
-        return price ? ivon_chunk<T, true>(e - b, mu + b, m + b, h + b, gs + b, ss + b, c)
-                     : ivon_chunk<T, false>(e - b, mu + b, m + b, h + b, gs + b, ss + b, c);
+        return ivon_chunk_of(e - b, mu + b, m + b, h + b, gs + b, ss + b, c, price);
       });
     });
   } else {

@@ -35,6 +35,16 @@ namespace blr::torch::detail {
 #define BLR_KERNEL_INLINE inline
 #endif
 
+// Kernels whose speed depends on the vector width are compiled for AVX-512, AVX2 and the baseline
+// ISA on x86-64, and the loader picks one by CPU (GCC function multiversioning). FMA contraction
+// is off project-wide (-ffp-contract=off), so every clone rounds exactly like the baseline: the
+// numbers do not depend on the machine.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define BLR_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define BLR_CPU_CLONES
+#endif
+
 constexpr int64_t kChunk = int64_t{1} << 14;  ///< elements per task and per noise stream
 constexpr int64_t kBlock = 256;               ///< normals generated at a time (even)
 
@@ -242,37 +252,66 @@ BLR_KERNEL_INLINE void sample_chunk(const SampleArgs<T>& s, int64_t chunk, int64
 /// What restore collects besides the gradient sum.
 enum class Collect { kGradient, kNoiseTimesGradient, kSquaredGradient };
 
-/// θ ← μ and the sums  Σg (grad_sum), Σ noise⊙g or Σ g² (stat_sum), over one parameter in one
-/// pass. kFirst: the sums start at this sample (written, not added); then, with
+/// θ ← μ and the sums  Σg (grad_sum), Σ noise⊙g or Σ g² (stat_sum), over [begin, end) of one
+/// parameter in one pass. `first`: the sums start at this sample (written, not added); then, with
 /// kNoiseTimesGradient, stat_sum may alias noise (noise⊙g written over the noise).
+template <class T>
+struct RestoreArgs {
+  T* p;
+  const T* mean;
+  const T* grad;
+  T* grad_sum;
+  const T* noise;
+  T* stat_sum;
+  Collect collect;
+  bool first;
+};
+
 template <class T, Collect kCollect, bool kFirst>
-void restore_kernel(int64_t n, T* __restrict p, const T* __restrict mean, const T* __restrict grad,
-                    T* __restrict grad_sum, const T* noise, T* stat_sum) {
-  for_each_chunk(n, [&](int64_t, int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const T g = grad[i];
-      p[i] = mean[i];
+BLR_KERNEL_INLINE void restore_range(int64_t begin, int64_t end, T* __restrict p,
+                                     const T* __restrict mean, const T* __restrict grad,
+                                     T* __restrict grad_sum, const T* noise, T* stat_sum) {
+  for (int64_t i = begin; i < end; ++i) {
+    const T g = grad[i];
+    p[i] = mean[i];
+    if constexpr (kFirst) {
+      grad_sum[i] = g;
+    } else {
+      grad_sum[i] += g;
+    }
+    if constexpr (kCollect == Collect::kNoiseTimesGradient) {
+      const T x = noise[i] * g;
       if constexpr (kFirst) {
-        grad_sum[i] = g;
+        stat_sum[i] = x;
       } else {
-        grad_sum[i] += g;
+        stat_sum[i] += x;
       }
-      if constexpr (kCollect == Collect::kNoiseTimesGradient) {
-        const T x = noise[i] * g;
-        if constexpr (kFirst) {
-          stat_sum[i] = x;
-        } else {
-          stat_sum[i] += x;
-        }
-      } else if constexpr (kCollect == Collect::kSquaredGradient) {
-        if constexpr (kFirst) {
-          stat_sum[i] = g * g;
-        } else {
-          stat_sum[i] += g * g;
-        }
+    } else if constexpr (kCollect == Collect::kSquaredGradient) {
+      if constexpr (kFirst) {
+        stat_sum[i] = g * g;
+      } else {
+        stat_sum[i] += g * g;
       }
     }
-  });
+  }
+}
+
+template <class T>
+BLR_KERNEL_INLINE void restore_chunk(const RestoreArgs<T>& a, int64_t begin, int64_t end) {
+  auto run = [&]<Collect kCollect>() {
+    if (a.first) {
+      restore_range<T, kCollect, true>(begin, end, a.p, a.mean, a.grad, a.grad_sum, a.noise,
+                                       a.stat_sum);
+    } else {
+      restore_range<T, kCollect, false>(begin, end, a.p, a.mean, a.grad, a.grad_sum, a.noise,
+                                        a.stat_sum);
+    }
+  };
+  switch (a.collect) {
+    case Collect::kGradient: run.template operator()<Collect::kGradient>(); break;
+    case Collect::kNoiseTimesGradient: run.template operator()<Collect::kNoiseTimesGradient>(); break;
+    case Collect::kSquaredGradient: run.template operator()<Collect::kSquaredGradient>(); break;
+  }
 }
 
 }  // namespace blr::torch::detail

@@ -14,14 +14,7 @@ namespace {
 
 constexpr int64_t kFormatVersion = 1;
 
-// The sampling pass is compute-bound (noise generation): on x86-64 it is compiled twice, for the
-// baseline ISA and for AVX2, and the loader picks one by CPU (GCC function multiversioning).
-// Both give bitwise the same numbers (no FMA contraction in ISO C++ mode).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define BLR_CPU_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define BLR_CPU_CLONES
-#endif
+// The sampling pass is compute-bound (noise generation): one clone per ISA (kernels.hpp).
 
 BLR_CPU_CLONES void sample_chunk_of(const detail::SampleArgs<float>& s, int64_t chunk,
                                     int64_t begin, int64_t end) {
@@ -31,6 +24,16 @@ BLR_CPU_CLONES void sample_chunk_of(const detail::SampleArgs<float>& s, int64_t 
 BLR_CPU_CLONES void sample_chunk_of(const detail::SampleArgs<double>& s, int64_t chunk,
                                     int64_t begin, int64_t end) {
   detail::sample_chunk(s, chunk, begin, end);
+}
+
+BLR_CPU_CLONES void restore_chunk_of(const detail::RestoreArgs<float>& a, int64_t begin,
+                                     int64_t end) {
+  detail::restore_chunk(a, begin, end);
+}
+
+BLR_CPU_CLONES void restore_chunk_of(const detail::RestoreArgs<double>& a, int64_t begin,
+                                     int64_t end) {
+  detail::restore_chunk(a, begin, end);
 }
 
 std::string param_key(size_t group, size_t index, const char* what) {
@@ -206,32 +209,21 @@ void MeanFieldOptimizer::restore(bool collect) {
           const scalar_t* gp = grad.data_ptr<scalar_t>();
           scalar_t* gs = s.grad_sum.data_ptr<scalar_t>();
           using detail::Collect;
-          using detail::restore_kernel;
+          detail::RestoreArgs<scalar_t> args{pp, mean, gp, gs, nullptr, nullptr,
+                                             Collect::kGradient, first};
           if (stat == Statistic::kNoiseTimesGradient) {
+            // First sample: noise⊙g is written over the noise, which becomes the sum.
             scalar_t* noise = s.noise.data_ptr<scalar_t>();
-            if (first) {  // noise⊙g is written over the noise, which becomes the sum
-              restore_kernel<scalar_t, Collect::kNoiseTimesGradient, true>(n, pp, mean, gp, gs,
-                                                                           noise, noise);
-            } else {
-              restore_kernel<scalar_t, Collect::kNoiseTimesGradient, false>(
-                  n, pp, mean, gp, gs, noise, s.stat_sum.data_ptr<scalar_t>());
-            }
+            args.collect = Collect::kNoiseTimesGradient;
+            args.noise = noise;
+            args.stat_sum = first ? noise : s.stat_sum.data_ptr<scalar_t>();
           } else if (stat == Statistic::kSquaredGradient) {
-            scalar_t* ss = s.stat_sum.data_ptr<scalar_t>();
-            if (first) {
-              restore_kernel<scalar_t, Collect::kSquaredGradient, true>(n, pp, mean, gp, gs,
-                                                                        nullptr, ss);
-            } else {
-              restore_kernel<scalar_t, Collect::kSquaredGradient, false>(n, pp, mean, gp, gs,
-                                                                         nullptr, ss);
-            }
-          } else if (first) {
-            restore_kernel<scalar_t, Collect::kGradient, true>(n, pp, mean, gp, gs, nullptr,
-                                                               nullptr);
-          } else {
-            restore_kernel<scalar_t, Collect::kGradient, false>(n, pp, mean, gp, gs, nullptr,
-                                                                nullptr);
+            args.collect = Collect::kSquaredGradient;
+            args.stat_sum = s.stat_sum.data_ptr<scalar_t>();
           }
+          detail::for_each_chunk(n, [&](int64_t, int64_t begin, int64_t end) {
+            restore_chunk_of(args, begin, end);
+          });
         });
         if (stat == Statistic::kNoiseTimesGradient && first) std::swap(s.noise, s.stat_sum);
       } else {

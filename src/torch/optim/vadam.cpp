@@ -17,7 +17,7 @@ struct VadamCoefficients {
 
 /// One Vadam update over [0, n): m, s and μ in one pass (see vadam.hpp).
 template <class T>
-int vadam_chunk(int64_t n, T* __restrict mu, T* __restrict m, T* __restrict s,
+BLR_KERNEL_INLINE int vadam_chunk(int64_t n, T* __restrict mu, T* __restrict m, T* __restrict s,
                 const T* __restrict grad_sum, const T* __restrict squared_sum,
                 const VadamCoefficients<T> c) {
   int bad = 0;
@@ -34,6 +34,17 @@ int vadam_chunk(int64_t n, T* __restrict mu, T* __restrict m, T* __restrict s,
     bad |= detail::non_finite(mn);
   }
   return bad;
+}
+
+
+BLR_CPU_CLONES int vadam_chunk_of(int64_t n, float* mu, float* m, float* s, const float* grad_sum,
+                              const float* stat_sum, const VadamCoefficients<float>& c) {
+  return vadam_chunk<float>(n, mu, m, s, grad_sum, stat_sum, c);
+}
+
+BLR_CPU_CLONES int vadam_chunk_of(int64_t n, double* mu, double* m, double* s, const double* grad_sum,
+                              const double* stat_sum, const VadamCoefficients<double>& c) {
+  return vadam_chunk<double>(n, mu, m, s, grad_sum, stat_sum, c);
 }
 
 }  // namespace
@@ -117,7 +128,7 @@ void Vadam::update(size_t group, size_t index, ::at::Tensor& param, Slot& slot, 
       const T* gs = slot.grad_sum.data_ptr<T>();
       const T* ss = slot.stat_sum.data_ptr<T>();
       ok = detail::for_each_chunk_ok(param.numel(), [&](int64_t b, int64_t e) {
-        return vadam_chunk<T>(e - b, mu + b, m + b, s + b, gs + b, ss + b, c);
+        return vadam_chunk_of(e - b, mu + b, m + b, s + b, gs + b, ss + b, c);
       });
     });
   } else {

@@ -17,7 +17,7 @@ struct VognCoefficients {
 
 /// One VOGN update over [0, n): m, s and μ in one pass (see vogn.hpp).
 template <class T>
-int vogn_chunk(int64_t n, T* __restrict mu, T* __restrict m, T* __restrict s,
+BLR_KERNEL_INLINE int vogn_chunk(int64_t n, T* __restrict mu, T* __restrict m, T* __restrict s,
                const T* __restrict grad_sum, const T* __restrict squared_sum,
                const VognCoefficients<T> c) {
   int bad = 0;
@@ -33,6 +33,17 @@ int vogn_chunk(int64_t n, T* __restrict mu, T* __restrict m, T* __restrict s,
     bad |= detail::non_finite(mn);
   }
   return bad;
+}
+
+
+BLR_CPU_CLONES int vogn_chunk_of(int64_t n, float* mu, float* m, float* s, const float* grad_sum,
+                              const float* stat_sum, const VognCoefficients<float>& c) {
+  return vogn_chunk<float>(n, mu, m, s, grad_sum, stat_sum, c);
+}
+
+BLR_CPU_CLONES int vogn_chunk_of(int64_t n, double* mu, double* m, double* s, const double* grad_sum,
+                              const double* stat_sum, const VognCoefficients<double>& c) {
+  return vogn_chunk<double>(n, mu, m, s, grad_sum, stat_sum, c);
 }
 
 }  // namespace
@@ -118,7 +129,7 @@ void Vogn::update(size_t group, size_t index, ::at::Tensor& param, Slot& slot, i
       const T* gs = slot.grad_sum.data_ptr<T>();
       const T* sq = squared.data_ptr<T>();
       ok = detail::for_each_chunk_ok(param.numel(), [&](int64_t b, int64_t e) {
-        return vogn_chunk<T>(e - b, mu + b, m + b, s + b, gs + b, sq + b, c);
+        return vogn_chunk_of(e - b, mu + b, m + b, s + b, gs + b, sq + b, c);
       });
     });
   } else {

@@ -62,6 +62,10 @@ nlohmann::json run_to_json(const RunResult& run) {
   if (std::isfinite(t.posterior_std_mean)) test["posterior_std_mean"] = t.posterior_std_mean;
   test["seconds"] = t.seconds;
   j["test"] = test;
+  if (t.has_validation) {
+    j["validation"] = {{"mean", metrics_to_json(t.validation_mean)},
+                       {"predictive", metrics_to_json(t.validation_predictive)}};
+  }
   if (!run.checkpoint.empty()) j["checkpoint"] = run.checkpoint;
   return j;
 }

@@ -197,13 +197,26 @@ Evaluation Trainer::evaluate(int samples) {
   ev.mean = classification_metrics(lp_mean, labels, bins);
   ev.reliability_mean = reliability_bins(lp_mean, labels, bins);
   ev.ood_auroc_mean = entropy_auroc(lp_mean, lp_mean_shifted);
+  ev.has_validation = data_->validation.size() > 0;
+  const auto validation_x =
+      ev.has_validation ? data_->validation.images.to(device_) : at::Tensor();
+  if (ev.has_validation) {
+    ev.validation_mean =
+        classification_metrics(predict_log_probs(*model_, validation_x), data_->validation.labels, bins);
+  }
   if (auto* v = as_variational(*optimizer_)) {
-    const auto lp = predictive_log_probs(*model_, *v, {test_x, shifted_x}, samples);
+    // One set of draws for all sets, so their comparison is not blurred by different samples.
+    std::vector<at::Tensor> sets = {test_x, shifted_x};
+    if (ev.has_validation) sets.push_back(validation_x);
+    const auto lp = predictive_log_probs(*model_, *v, sets, samples);
     ev.has_predictive = true;
     ev.samples = samples;
     ev.predictive = classification_metrics(lp[0], labels, bins);
     ev.reliability_predictive = reliability_bins(lp[0], labels, bins);
     ev.ood_auroc_predictive = entropy_auroc(lp[0], lp[1]);
+    if (ev.has_validation) {
+      ev.validation_predictive = classification_metrics(lp[2], data_->validation.labels, bins);
+    }
     double sum = 0.0;
     int64_t count = 0;
     for (const auto& var : v->posterior_variance()) {
@@ -215,6 +228,7 @@ Evaluation Trainer::evaluate(int samples) {
     ev.predictive = ev.mean;
     ev.reliability_predictive = ev.reliability_mean;
     ev.ood_auroc_predictive = ev.ood_auroc_mean;
+    ev.validation_predictive = ev.validation_mean;
   }
   ev.seconds = seconds_since(t0);
   result_.test = ev;

@@ -38,16 +38,22 @@ inline const std::vector<std::string>& configuration_flags() {
   return names;
 }
 
-/// Adds the data/model/schedule/run flags to `cmd`.
-inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
+/// Adds --data-dir, --model and --hidden (also used by `blr bench epoch|predict`).
+inline void add_model_flags(CLI::App* cmd, TrainFlags& f) {
   auto& c = f.config;
-  cmd->add_option("--data", c.data, "Data set (fashion-mnist).")->capture_default_str();
   cmd->add_option("--data-dir", c.data_options.directory,
                   "Directory of the Fashion-MNIST *-ubyte.gz files (default "
                   "$BLR_FASHION_MNIST_DIR or /usr/share/datasets/fashion-mnist).");
   cmd->add_option("--model", c.model.kind, "Model: mlp or lenet.")->capture_default_str();
   cmd->add_option("--hidden", f.hidden, "Hidden widths of the MLP, comma-separated.")
       ->capture_default_str();
+}
+
+/// Adds the data/model/schedule/run flags to `cmd`.
+inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
+  auto& c = f.config;
+  cmd->add_option("--data", c.data, "Data set (fashion-mnist).")->capture_default_str();
+  add_model_flags(cmd, f);
   cmd->add_option("--epochs", c.epochs, "Number of epochs.")->capture_default_str();
   cmd->add_option("--batch-size", c.batch_size, "Minibatch size.")->capture_default_str();
   cmd->add_option("--schedule", c.schedule,

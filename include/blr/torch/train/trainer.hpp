@@ -56,6 +56,10 @@ struct Evaluation {
   double ood_auroc_predictive = 0.0;  ///< same with the predictive
   std::vector<ReliabilityBin> reliability_mean, reliability_predictive;
   double posterior_std_mean = std::numeric_limits<double>::quiet_NaN();  ///< mean σ over θ
+  /// The same two predictions on the validation split (has_validation: the run has one), so that
+  /// hyper-parameters can be chosen by the predictive without looking at the test set.
+  bool has_validation = false;
+  ClassificationMetrics validation_mean, validation_predictive;
   double seconds = 0.0;
 };
 

@@ -1,0 +1,170 @@
+// `blr bench epoch` and `blr bench predict`: what training and prediction cost on Fashion-MNIST,
+// as ratios to a baseline measured in the same process (blr/torch/train/timing.hpp).
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "blr/core/error.hpp"
+#include "blr/torch/train/cli.hpp"
+#include "blr/torch/train/timing.hpp"
+
+namespace blr::cli {
+namespace {
+
+using blr::torch::cli::TrainFlags;
+
+/// Model, data and thread flags shared by both subcommands.
+void add_task_flags(CLI::App* cmd, TrainFlags& f) {
+  blr::torch::cli::add_model_flags(cmd, f);
+  cmd->add_option("--seed", f.config.seed, "Seed (initialisation, minibatch order, noise).")
+      ->capture_default_str();
+  cmd->add_option("--threads", f.settings.threads, "LibTorch threads (0 = all cores).")
+      ->capture_default_str();
+  cmd->add_option("--json", f.settings.json, "Also write the results as JSON to this file.");
+}
+
+std::shared_ptr<const blr::torch::FashionMnist> prepare(TrainFlags& f) {
+  steady_allocator();
+  blr::torch::cli::finish_config(f);
+  f.config.validate();
+  blr::torch::apply_run_settings(f.settings);
+  return std::make_shared<const blr::torch::FashionMnist>(
+      blr::torch::load_fashion_mnist(f.config.data_options));
+}
+
+void write_json(const std::string& path, const nlohmann::json& j) {
+  if (path.empty()) return;
+  std::ofstream file(path);
+  check(static_cast<bool>(file), fmt::format("Cannot write the JSON file '{}'.", path));
+  file << j.dump(2) << '\n';
+  check(static_cast<bool>(file), fmt::format("Writing the JSON file '{}' failed.", path));
+}
+
+struct EpochFlags {
+  TrainFlags train;
+  std::vector<std::string> optimizers = {"ivon", "vogn", "adamw", "sgd"};
+  int rounds = 3;
+};
+
+int run_epoch(EpochFlags& o) {
+  std::set<std::string> seen(o.optimizers.begin(), o.optimizers.end());
+  check(seen.size() == o.optimizers.size(), "An optimizer appears twice in --optimizers.");
+  check(seen.count("adamw") > 0, "--optimizers must include adamw, the baseline of the ratios.");
+  for (const auto& [name, values] : o.train.optimizer_options) {
+    (void)values;
+    check(seen.count(name) > 0,
+          fmt::format("Options for optimizer '{}' were given (--{}-...), but it is not in "
+                      "--optimizers.",
+                      name, name));
+  }
+  check(o.rounds >= 1, fmt::format("--rounds must be at least 1; got {}.", o.rounds));
+  const auto data = prepare(o.train);
+  const auto timings = blr::torch::time_epochs(o.train.config, o.optimizers,
+                                               o.train.optimizer_options, data, o.rounds);
+  double adamw = 0.0;
+  for (const auto& t : timings)
+    if (t.optimizer == "adamw") adamw = t.median_seconds;
+  const auto& c = o.train.config;
+  fmt::print("Training epoch on Fashion-MNIST ({} examples, batch {}, {} steps), model {} {}, "
+             "{} thread(s), median of {} interleaved epochs, wall-clock, steady allocator\n\n",
+             data->train.size(), c.batch_size, timings.front().steps_per_epoch, c.model.kind,
+             o.train.hidden, at::get_num_threads(), o.rounds);
+  fmt::print("{:<10} {:>14} {:>12} {:>15}\n", "optimizer", "epoch seconds", "ms/step",
+             "ratio to AdamW");
+  nlohmann::json out;
+  for (const auto& t : timings) {
+    const double ratio = t.median_seconds / adamw;
+    fmt::print("{:<10} {:>14.3f} {:>12.3f} {:>15.2f}\n", t.optimizer, t.median_seconds,
+               t.median_step_ms, ratio);
+    out[t.optimizer] = {{"median_epoch_seconds", t.median_seconds},
+                        {"epoch_seconds", t.epoch_seconds},
+                        {"median_step_ms", t.median_step_ms},
+                        {"ratio_to_adamw", ratio}};
+  }
+  fmt::print("\nAn epoch is its training steps (forward, backward, per-example squared gradients "
+             "for VOGN, sampling and update); evaluation is not counted.\n");
+  out["train_size"] = data->train.size();
+  out["batch_size"] = c.batch_size;
+  out["steps_per_epoch"] = timings.front().steps_per_epoch;
+  out["model"] = {{"kind", c.model.kind}, {"hidden", c.model.hidden}};
+  out["threads"] = at::get_num_threads();
+  out["rounds"] = o.rounds;
+  write_json(o.train.settings.json, out);
+  return 0;
+}
+
+struct PredictFlags {
+  TrainFlags train;
+  int samples = 64;
+  int repeats = 3;
+};
+
+int run_predict(PredictFlags& o) {
+  const auto data = prepare(o.train);
+  const auto t = blr::torch::time_predictive(o.train.config, data, o.samples, o.repeats);
+  fmt::print("Prediction on {} test images, model {} {}, optimizer {}, {} thread(s), median of "
+             "{}\n\n",
+             t.examples, o.train.config.model.kind, o.train.hidden, o.train.config.optimizer,
+             at::get_num_threads(), o.repeats);
+  fmt::print("{:<32} {:>9.3f} s\n", "one pass at the mean", t.mean_seconds);
+  fmt::print("{:<32} {:>9.3f} s\n", fmt::format("predictive, K = {}", t.samples),
+             t.predictive_seconds);
+  fmt::print("{:<32} {:>9.2f}\n", "per sample / pass at the mean", t.per_sample_ratio);
+  write_json(o.train.settings.json, {{"samples", t.samples},
+                                     {"examples", t.examples},
+                                     {"mean_seconds", t.mean_seconds},
+                                     {"predictive_seconds", t.predictive_seconds},
+                                     {"per_sample_ratio", t.per_sample_ratio},
+                                     {"optimizer", o.train.config.optimizer},
+                                     {"threads", at::get_num_threads()}});
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_epoch(CLI::App* bench, int& exit_code) {
+  auto o = std::make_shared<EpochFlags>();
+  CLI::App* cmd = bench->add_subcommand(
+      "epoch",
+      "Median wall time of a Fashion-MNIST training epoch per optimizer (interleaved rounds), "
+      "with ratios to AdamW.");
+  add_task_flags(cmd, o->train);
+  cmd->add_option("--optimizers", o->optimizers, "Comma-separated optimizers (adamw included).")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--batch-size", o->train.config.batch_size, "Minibatch size.")
+      ->capture_default_str();
+  cmd->add_option("--train-limit", o->train.config.data_options.train_limit,
+                  "Use only the first N training examples (0 = all).")
+      ->capture_default_str();
+  cmd->add_option("--rounds", o->rounds, "Timed epochs per optimizer.")->capture_default_str();
+  blr::torch::cli::add_optimizer_flags(cmd, o->train);
+  cmd->callback([o, &exit_code] { exit_code = run_epoch(*o); });
+}
+
+void add_bench_predict(CLI::App* bench, int& exit_code) {
+  auto o = std::make_shared<PredictFlags>();
+  CLI::App* cmd = bench->add_subcommand(
+      "predict",
+      "Wall time of the posterior predictive with K samples on the test set against one pass "
+      "at the mean.");
+  add_task_flags(cmd, o->train);
+  cmd->add_option("--optimizer", o->train.config.optimizer,
+                  "Variational optimizer whose posterior is sampled (ivon, vogn, ogn, vadam).")
+      ->capture_default_str();
+  cmd->add_option("--samples", o->samples, "Posterior samples K.")->capture_default_str();
+  cmd->add_option("--test-limit", o->train.config.data_options.test_limit,
+                  "Use only the first N test examples (0 = all).")
+      ->capture_default_str();
+  cmd->add_option("--repeats", o->repeats, "Timed repetitions.")->capture_default_str();
+  cmd->callback([o, &exit_code] { exit_code = run_predict(*o); });
+}
+
+}  // namespace blr::cli
