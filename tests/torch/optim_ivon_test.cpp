@@ -146,6 +146,63 @@ TEST_P(IvonPaths, HonoursPerGroupOptions) {
   EXPECT_LT((c.detach() - (c0 - 0.2 * (1 + 1e-2 * c0))).abs().max().item<double>(), 1e-14);
 }
 
+// With one sample per step the update reads p.grad at step() (mean_field.hpp): a gradient
+// modified between restore and step (here: zeroed, as clipping to norm 0 would) is the one used.
+TEST_P(IvonPaths, OneSampleUsesTheGradientHeldAtStep) {
+  ::at::Tensor x = ::torch::linspace(-1.0, 1.0, 50000, ::torch::kFloat64).requires_grad_();
+  Ivon opt({x}, IvonOptions(0.1).ess(100).hess_init(1.0).seed(4));
+  opt.set_fused_kernels(GetParam());
+  opt.sample_parameters(true);
+  opt.zero_grad();
+  (x.square().sum() + x.sum()).backward();
+  opt.restore_parameters();
+  x.mutable_grad().zero_();
+  opt.step();
+  EXPECT_EQ(opt.momentum()[0].abs().max().item<double>(), 0.0);
+}
+
+// More samples than mc_samples: the first sample's gradient is summed when the second is drawn;
+// the result equals an optimizer that asked for two samples (same draws), bit for bit.
+TEST_P(IvonPaths, ExtraSamplesAreSummedLikeMcSamples) {
+  auto run = [&](int mc) {
+    ::torch::manual_seed(11);  // the tensor-operation path draws from LibTorch's generator
+    ::at::Tensor x = ::torch::linspace(-1.0, 1.0, 50000, ::torch::kFloat64).requires_grad_();
+    Ivon opt({x}, IvonOptions(0.1).ess(100).hess_init(1.0).mc_samples(mc).seed(4));
+    opt.set_fused_kernels(GetParam());
+    for (int step = 0; step < 3; ++step) {
+      for (int k = 0; k < 2; ++k) {
+        SampledParameters sampled(opt, true);
+        opt.zero_grad();
+        (x.pow(4).sum() + x.sum()).backward();
+      }
+      opt.step();
+    }
+    return std::make_pair(x.detach().clone(), opt.curvature()[0].clone());
+  };
+  const auto [x1, h1] = run(1);
+  const auto [x2, h2] = run(2);
+  EXPECT_TRUE(::torch::equal(x1, x2));
+  EXPECT_TRUE(::torch::equal(h1, h2));
+}
+
+// …but a gradient zeroed before the extra sample is refused rather than summed as zero.
+TEST_P(IvonPaths, ExtraSampleAfterZeroingTheGradientIsRefused) {
+  ::at::Tensor x = ::torch::ones({1000}, ::torch::kFloat64).requires_grad_();
+  Ivon opt({x}, IvonOptions(0.1).ess(100));
+  opt.set_fused_kernels(GetParam());
+  opt.sample_parameters(true);
+  x.square().sum().backward();
+  opt.restore_parameters();
+  opt.zero_grad();
+  try {
+    opt.sample_parameters(true);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("was modified before the next sample"), std::string::npos)
+        << e.what();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(FusedAndTensorOps, IvonPaths, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "Fused" : "TensorOps"; });
 

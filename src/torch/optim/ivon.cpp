@@ -17,14 +17,16 @@ struct IvonCoefficients {
 
 /// One IVON update over [0, n): m, h and μ in one pass (see ivon.hpp). Returns 1 when a new μ is
 /// not finite.
-template <class T, bool kPrice>
+/// kDirect (one sample, see mean_field.hpp): `grad_sum` is the gradient and `stat_sum` the noise,
+/// and x = noise⊙g is formed here — the same numbers as the sums over one sample.
+template <class T, bool kPrice, bool kDirect>
 BLR_KERNEL_INLINE int ivon_chunk(int64_t n, T* __restrict mu, T* __restrict m, T* __restrict h,
                const T* __restrict grad_sum, const T* __restrict stat_sum,
                const IvonCoefficients<T> c) {
   int bad = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const T g = grad_sum[i] * c.inv_samples;
-    const T x = stat_sum[i] * c.inv_samples;
+    const T g = kDirect ? grad_sum[i] : grad_sum[i] * c.inv_samples;
+    const T x = kDirect ? stat_sum[i] * g : stat_sum[i] * c.inv_samples;
     const T mi = c.beta1 * m[i] + c.one_minus_beta1 * g;
     const T hi = h[i];
     const T hhat = kPrice ? c.lambda * (hi + c.delta) * x : c.lambda * x;
@@ -44,15 +46,25 @@ BLR_KERNEL_INLINE int ivon_chunk(int64_t n, T* __restrict mu, T* __restrict m, T
 
 
 BLR_CPU_CLONES int ivon_chunk_of(int64_t n, float* mu, float* m, float* h, const float* grad_sum,
-                                 const float* stat_sum, const IvonCoefficients<float>& c, bool price) {
-  return price ? ivon_chunk<float, true>(n, mu, m, h, grad_sum, stat_sum, c)
-               : ivon_chunk<float, false>(n, mu, m, h, grad_sum, stat_sum, c);
+                                 const float* stat_sum, const IvonCoefficients<float>& c, bool price,
+                                 bool direct) {
+  if (direct) {
+    return price ? ivon_chunk<float, true, true>(n, mu, m, h, grad_sum, stat_sum, c)
+                 : ivon_chunk<float, false, true>(n, mu, m, h, grad_sum, stat_sum, c);
+  }
+  return price ? ivon_chunk<float, true, false>(n, mu, m, h, grad_sum, stat_sum, c)
+               : ivon_chunk<float, false, false>(n, mu, m, h, grad_sum, stat_sum, c);
 }
 
 BLR_CPU_CLONES int ivon_chunk_of(int64_t n, double* mu, double* m, double* h, const double* grad_sum,
-                                 const double* stat_sum, const IvonCoefficients<double>& c, bool price) {
-  return price ? ivon_chunk<double, true>(n, mu, m, h, grad_sum, stat_sum, c)
-               : ivon_chunk<double, false>(n, mu, m, h, grad_sum, stat_sum, c);
+                                 const double* stat_sum, const IvonCoefficients<double>& c, bool price,
+                                 bool direct) {
+  if (direct) {
+    return price ? ivon_chunk<double, true, true>(n, mu, m, h, grad_sum, stat_sum, c)
+                 : ivon_chunk<double, false, true>(n, mu, m, h, grad_sum, stat_sum, c);
+  }
+  return price ? ivon_chunk<double, true, false>(n, mu, m, h, grad_sum, stat_sum, c)
+               : ivon_chunk<double, false, false>(n, mu, m, h, grad_sum, stat_sum, c);
 }
 
 }  // namespace
@@ -143,15 +155,20 @@ void Ivon::update(size_t group, size_t index, ::at::Tensor& param, Slot& slot, i
       T* mu = param.data_ptr<T>();
       T* m = slot.momentum.data_ptr<T>();
       T* h = slot.curvature.data_ptr<T>();
-      const T* gs = slot.grad_sum.data_ptr<T>();
-      const T* ss = slot.stat_sum.data_ptr<T>();
+      // One sample read directly: the gradient and the noise instead of their sums.
+      const bool direct = slot.pending_grad.defined();
+      const T* gs = direct ? slot.pending_grad.data_ptr<T>() : slot.grad_sum.data_ptr<T>();
+      const T* ss = direct ? slot.noise.data_ptr<T>() : slot.stat_sum.data_ptr<T>();
       ok = detail::for_each_chunk_ok(param.numel(), [&](int64_t b, int64_t e) {
-        return ivon_chunk_of(e - b, mu + b, m + b, h + b, gs + b, ss + b, c, price);
+        return ivon_chunk_of(e - b, mu + b, m + b, h + b, gs + b, ss + b, c, price, direct);
       });
+      slot.pending_grad = ::at::Tensor();
     });
   } else {
-    ::at::Tensor g = slot.grad_sum.mul(inv_samples);
-    ::at::Tensor x = slot.stat_sum.mul(inv_samples);
+    const bool direct = slot.pending_grad.defined();  // one sample, read directly
+    ::at::Tensor g = direct ? slot.pending_grad : slot.grad_sum.mul(inv_samples);
+    ::at::Tensor x = direct ? slot.noise.mul(slot.pending_grad) : slot.stat_sum.mul(inv_samples);
+    slot.pending_grad = ::at::Tensor();
     ::at::Tensor& h = slot.curvature;
     slot.momentum.mul_(o.beta1).add_(g, 1.0 - o.beta1);
     ::at::Tensor hhat = price ? x.mul_(h.add(o.weight_decay)).mul_(o.ess) : x.mul_(o.ess);

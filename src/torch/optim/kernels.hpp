@@ -4,8 +4,9 @@
 // that at::parallel_for hands to threads. The standard normal draws of a chunk come from a
 // counter-based generator keyed by (seed, draw, parameter, chunk), so the noise does not depend on
 // the number of threads. Within a chunk, normals are made kBlock at a time into an L1-resident
-// buffer by a branch-free Box–Muller transform (own polynomial log, sin and cos) that the
-// compiler vectorises:
+// buffer by a branch-free Box–Muller transform (own polynomial log, sin and cos; the hardware's
+// correctly rounded square root, which vectorises because the project builds with
+// -fno-math-errno) that the compiler vectorises:
 //
 //   w1, w2 = two keyed hashes of the pair counter;  u = uniform(w1) ∈ (0,1);  v = uniform(w2);
 //   r = sqrt(−2 log u);  ψ = π(v − ½) ∈ (−π/2, π/2);  s = ±1 from a spare bit of w2;
@@ -70,22 +71,6 @@ BLR_KERNEL_INLINE uint32_t mix32(uint32_t x) {
   x *= 0xc2b2ae35u;
   x ^= x >> 16;
   return x;
-}
-
-/// 1/sqrt(x) for x ≥ 0 by Newton's iteration from a bit-level first guess: plain arithmetic, so
-/// the loops using it vectorise (std::sqrt does not, because it may set errno). Relative error
-/// a few ulp (3 iterations in float, 4 in double); rsqrt(0) is finite, so x·rsqrt(x) = sqrt(x)
-/// also at 0.
-template <class T>
-BLR_KERNEL_INLINE T rsqrt(T x) {
-  using U = std::conditional_t<std::is_same_v<T, float>, uint32_t, uint64_t>;
-  constexpr U kMagic =
-      static_cast<U>(std::is_same_v<T, float> ? 0x5f375a86ull : 0x5fe6eb50c7b537a9ull);
-  constexpr int kIterations = std::is_same_v<T, float> ? 3 : 4;
-  T y = std::bit_cast<T>(kMagic - (std::bit_cast<U>(x) >> 1));
-  const T half_x = T(0.5) * x;
-  for (int k = 0; k < kIterations; ++k) y = y * (T(1.5) - half_x * y * y);
-  return y;
 }
 
 /// Natural log of x ∈ (0, 1]: x = 2^e·m with m ∈ [√½, √2) (found by integer arithmetic, without
@@ -159,7 +144,7 @@ BLR_KERNEL_INLINE void fill_normals(T* __restrict z, uint64_t key, uint32_t pair
     const T v = (static_cast<T>(static_cast<int32_t>(w2 >> (32 - kBits))) + T(0.5)) * kScale;
     const T sign = T(1) - T(2) * static_cast<T>(static_cast<int32_t>(w2 & 1u));
     const T radius2 = T(-2) * log_unit(u);
-    const T r = sign * radius2 * rsqrt(radius2);
+    const T r = sign * std::sqrt(radius2);  // correctly rounded; vectorised (-fno-math-errno)
     T sine, cosine;
     sin_cos_half_turn(T(3.14159265358979323846) * (v - T(0.5)), sine, cosine);
     z[t] = r * cosine;
@@ -198,13 +183,14 @@ struct NoiseSource {
   uint64_t seed = 0, draw = 0, param = 0;
 };
 
-/// The sampling pass over one parameter: θ ← μ + ε/sqrt(a·c + b), keeping μ in `mean` and, when
-/// `noise` is not null, the perturbation ε/sqrt(a·c + b) in `noise`. ε comes from `eps` when not
-/// null, else from the generator (stream `source`).
+/// The sampling pass over one parameter: θ ← μ + ε/sqrt(a·c + b) into a buffer of its own (the
+/// optimizer then swaps it with μ, so μ is neither copied nor overwritten), keeping the
+/// perturbation ε/sqrt(a·c + b) in `noise` when it is not null. ε comes from `eps` when not null,
+/// else from the generator (stream `source`).
 template <class T>
 struct SampleArgs {
-  T* p;
-  T* mean;
+  const T* mean;
+  T* theta;
   const T* curvature;
   T a, b;
   T* noise;
@@ -213,14 +199,12 @@ struct SampleArgs {
 };
 
 template <class T, bool kKeepNoise>
-BLR_KERNEL_INLINE void sample_block(int64_t m, T* __restrict p, T* __restrict mean,
+BLR_KERNEL_INLINE void sample_block(int64_t m, const T* __restrict mean, T* __restrict theta,
                                     const T* __restrict curvature, T a, T b, T* __restrict noise,
                                     const T* __restrict e) {
   for (int64_t k = 0; k < m; ++k) {
-    const T mu = p[k];
-    const T delta = e[k] * rsqrt(a * curvature[k] + b);
-    mean[k] = mu;
-    p[k] = mu + delta;
+    const T delta = e[k] / std::sqrt(a * curvature[k] + b);
+    theta[k] = mean[k] + delta;
     if constexpr (kKeepNoise) noise[k] = delta;
   }
 }
@@ -242,9 +226,10 @@ BLR_KERNEL_INLINE void sample_chunk(const SampleArgs<T>& s, int64_t chunk, int64
       fill_normals(z, key, static_cast<uint32_t>((b0 - begin) / 2));
     }
     if (s.noise != nullptr) {
-      sample_block<T, true>(m, s.p + b0, s.mean + b0, s.curvature + b0, s.a, s.b, s.noise + b0, e);
+      sample_block<T, true>(m, s.mean + b0, s.theta + b0, s.curvature + b0, s.a, s.b, s.noise + b0,
+                            e);
     } else {
-      sample_block<T, false>(m, s.p + b0, s.mean + b0, s.curvature + b0, s.a, s.b, nullptr, e);
+      sample_block<T, false>(m, s.mean + b0, s.theta + b0, s.curvature + b0, s.a, s.b, nullptr, e);
     }
   }
 }
@@ -252,13 +237,12 @@ BLR_KERNEL_INLINE void sample_chunk(const SampleArgs<T>& s, int64_t chunk, int64
 /// What restore collects besides the gradient sum.
 enum class Collect { kGradient, kNoiseTimesGradient, kSquaredGradient };
 
-/// θ ← μ and the sums  Σg (grad_sum), Σ noise⊙g or Σ g² (stat_sum), over [begin, end) of one
-/// parameter in one pass. `first`: the sums start at this sample (written, not added); then, with
-/// kNoiseTimesGradient, stat_sum may alias noise (noise⊙g written over the noise).
+/// The sums  Σg (grad_sum) and Σ noise⊙g or Σ g² (stat_sum) over [begin, end) of one parameter in
+/// one pass (μ itself comes back by a buffer swap, without a copy). `first`: the sums start at
+/// this sample (written, not added); then, with kNoiseTimesGradient, stat_sum may alias noise
+/// (noise⊙g written over the noise).
 template <class T>
 struct RestoreArgs {
-  T* p;
-  const T* mean;
   const T* grad;
   T* grad_sum;
   const T* noise;
@@ -268,12 +252,10 @@ struct RestoreArgs {
 };
 
 template <class T, Collect kCollect, bool kFirst>
-BLR_KERNEL_INLINE void restore_range(int64_t begin, int64_t end, T* __restrict p,
-                                     const T* __restrict mean, const T* __restrict grad,
+BLR_KERNEL_INLINE void restore_range(int64_t begin, int64_t end, const T* __restrict grad,
                                      T* __restrict grad_sum, const T* noise, T* stat_sum) {
   for (int64_t i = begin; i < end; ++i) {
     const T g = grad[i];
-    p[i] = mean[i];
     if constexpr (kFirst) {
       grad_sum[i] = g;
     } else {
@@ -300,11 +282,9 @@ template <class T>
 BLR_KERNEL_INLINE void restore_chunk(const RestoreArgs<T>& a, int64_t begin, int64_t end) {
   auto run = [&]<Collect kCollect>() {
     if (a.first) {
-      restore_range<T, kCollect, true>(begin, end, a.p, a.mean, a.grad, a.grad_sum, a.noise,
-                                       a.stat_sum);
+      restore_range<T, kCollect, true>(begin, end, a.grad, a.grad_sum, a.noise, a.stat_sum);
     } else {
-      restore_range<T, kCollect, false>(begin, end, a.p, a.mean, a.grad, a.grad_sum, a.noise,
-                                        a.stat_sum);
+      restore_range<T, kCollect, false>(begin, end, a.grad, a.grad_sum, a.noise, a.stat_sum);
     }
   };
   switch (a.collect) {

@@ -104,6 +104,7 @@ void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps
                                name()));
   ensure_slots();
   ::at::NoGradGuard no_grad;
+  if (train) materialise_pending();  // a second sample before step(): sum the first one now
   size_t total = 0;
   for (const auto& group : param_groups_) total += group.params().size();
   if (eps != nullptr) {
@@ -128,12 +129,12 @@ void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps
           e = conform((*eps)[j], p);
         }
         if (fused_ && fused_for(p)) {
-          if (!s.mean.defined()) s.mean = ::at::empty(p.sizes(), p.options());
+          if (!s.theta.defined()) s.theta = ::at::empty(p.sizes(), p.options());
           if (keep_noise && !s.noise.defined()) s.noise = ::at::empty(p.sizes(), p.options());
           AT_DISPATCH_FLOATING_TYPES(p.scalar_type(), "blr_sample", [&] {
             const detail::SampleArgs<scalar_t> args{
                 p.data_ptr<scalar_t>(),
-                s.mean.data_ptr<scalar_t>(),
+                s.theta.data_ptr<scalar_t>(),
                 s.curvature.data_ptr<scalar_t>(),
                 static_cast<scalar_t>(prec.a),
                 static_cast<scalar_t>(prec.b),
@@ -144,6 +145,11 @@ void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps
               sample_chunk_of(args, chunk, begin, end);
             });
           });
+          // Swap storages: p holds θ, s.mean keeps μ's buffer (no copy).
+          s.mean = p.detach();
+          p.set_data(s.theta);
+          s.theta = ::at::Tensor();
+          s.swapped = true;
         } else {
           if (s.mean.defined()) {
             s.mean.copy_(p);
@@ -183,10 +189,16 @@ void MeanFieldOptimizer::restore(bool collect) {
     for (size_t i = 0; i < params.size(); ++i) {
       ::at::Tensor& p = params[i];
       Slot& s = slot(g, i);
-      if (!collect) {
-        if (perturbs()) p.copy_(s.mean);
-        continue;
+      const bool swapped = s.swapped;
+      if (swapped) {  // μ back by swapping the storages; θ's buffer is kept for the next sample
+        s.theta = p.detach();
+        p.set_data(s.mean);
+        s.mean = ::at::Tensor();
+        s.swapped = false;
+      } else if (perturbs()) {  // tensor-operation path: μ was copied aside
+        p.copy_(s.mean);
       }
+      if (!collect) continue;
       // A parameter the loss did not reach has gradient zero.
       ::at::Tensor grad = p.grad().defined() ? conform(p.grad(), p) : ::at::zeros_like(p);
       if (!perturbs()) {  // θ = μ: only the gradient is collected
@@ -197,20 +209,23 @@ void MeanFieldOptimizer::restore(bool collect) {
         }
         continue;
       }
-      if (fused_ && fused_for(p)) {
+      if (first && stat == Statistic::kNoiseTimesGradient && training_samples() == 1) {
+        // The update reads the gradient and the noise itself (see mean_field.hpp).
+        s.pending_grad = grad;
+        s.pending_version = grad._version();
+        continue;
+      }
+      if (swapped) {
         if (!s.grad_sum.defined()) s.grad_sum = ::at::empty(p.sizes(), p.options());
         if (stat == Statistic::kSquaredGradient && !s.stat_sum.defined()) {
           s.stat_sum = ::at::empty(p.sizes(), p.options());
         }
         AT_DISPATCH_FLOATING_TYPES(p.scalar_type(), "blr_restore", [&] {
           const int64_t n = p.numel();
-          scalar_t* pp = p.data_ptr<scalar_t>();
-          const scalar_t* mean = s.mean.data_ptr<scalar_t>();
           const scalar_t* gp = grad.data_ptr<scalar_t>();
           scalar_t* gs = s.grad_sum.data_ptr<scalar_t>();
           using detail::Collect;
-          detail::RestoreArgs<scalar_t> args{pp, mean, gp, gs, nullptr, nullptr,
-                                             Collect::kGradient, first};
+          detail::RestoreArgs<scalar_t> args{gp, gs, nullptr, nullptr, Collect::kGradient, first};
           if (stat == Statistic::kNoiseTimesGradient) {
             // First sample: noise⊙g is written over the noise, which becomes the sum.
             scalar_t* noise = s.noise.data_ptr<scalar_t>();
@@ -227,7 +242,6 @@ void MeanFieldOptimizer::restore(bool collect) {
         });
         if (stat == Statistic::kNoiseTimesGradient && first) std::swap(s.noise, s.stat_sum);
       } else {
-        p.copy_(s.mean);
         if (first) {
           s.grad_sum = grad.clone();
         } else {
@@ -251,6 +265,39 @@ void MeanFieldOptimizer::restore(bool collect) {
   }
   if (collect) ++samples_;
   sampled_ = false;
+}
+
+void MeanFieldOptimizer::materialise_pending() {
+  for (auto& group : slots_) {
+    for (Slot& s : group) {
+      if (!s.pending_grad.defined()) continue;
+      check(s.pending_grad._version() == s.pending_version,
+            fmt::format("{}: the gradient of the previous sample was modified before the next "
+                        "sample was drawn (e.g. zero_grad() before sample_parameters()); with "
+                        "more samples than mc_samples per step, zero the gradients after "
+                        "sampling, or set mc_samples to the number of samples.",
+                        name()));
+      if (!fused_ || !fused_for(s.pending_grad)) {
+        s.grad_sum = s.pending_grad.clone();
+        s.stat_sum = s.noise.mul(s.pending_grad);
+        s.pending_grad = ::at::Tensor();
+        continue;
+      }
+      if (!s.grad_sum.defined()) s.grad_sum = ::at::empty_like(s.pending_grad);
+      AT_DISPATCH_FLOATING_TYPES(s.pending_grad.scalar_type(), "blr_materialise", [&] {
+        // As the first sample's restore: Σg = g, and noise⊙g written over the noise.
+        scalar_t* noise = s.noise.data_ptr<scalar_t>();
+        const detail::RestoreArgs<scalar_t> args{
+            s.pending_grad.data_ptr<scalar_t>(), s.grad_sum.data_ptr<scalar_t>(), noise, noise,
+            detail::Collect::kNoiseTimesGradient, true};
+        detail::for_each_chunk(s.pending_grad.numel(), [&](int64_t, int64_t begin, int64_t end) {
+          restore_chunk_of(args, begin, end);
+        });
+      });
+      std::swap(s.noise, s.stat_sum);
+      s.pending_grad = ::at::Tensor();
+    }
+  }
 }
 
 void MeanFieldOptimizer::add_squared_gradients(const std::vector<::at::Tensor>& squared) {

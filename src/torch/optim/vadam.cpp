@@ -27,7 +27,7 @@ BLR_KERNEL_INLINE int vadam_chunk(int64_t n, T* __restrict mu, T* __restrict m, 
     const T mi = c.beta1 * m[i] + c.one_minus_beta1 * (g + c.prior * mu[i]);
     const T si = c.beta2 * s[i] + c.one_minus_beta2 * q;
     const T mn = mu[i] - c.lr * (mi * c.debias1) /
-                             (si * c.debias2 * detail::rsqrt(si * c.debias2) + c.prior);
+                             (std::sqrt(si * c.debias2) + c.prior);
     m[i] = mi;
     s[i] = si;
     mu[i] = mn;

@@ -3,14 +3,21 @@
 // Each parameter p holds the mean μ. Its state is a momentum m and a curvature c (IVON's h,
 // VOGN's s, Vadam's s) that sets the posterior precision  π = a·c + b  per coordinate, with
 // (a, b) = (λ, λδ) for IVON, (N, N(δ̃ + damping)) for VOGN and (N, λp) for Vadam, so that
-// σ² = 1/π. Sampling writes θ = μ + σ⊙ε into p; restoring writes μ back and adds the gradient
+// σ² = 1/π. Sampling writes θ = μ + σ⊙ε into p; restoring puts μ back and adds the gradient
 // at θ (and, per optimizer, noise⊙gradient or gradient²) to running sums; step() turns the
 // averages into the optimizer's update.
 //
 // On CPU, for contiguous float/double parameters, sampling (noise generation included),
 // restoring and each optimizer's update are single fused passes over the buffers, parallel over
 // chunks of 16 384 elements with a counter-based noise stream per (seed, draw, parameter, chunk):
-// results do not depend on the thread count. Elsewhere (CUDA, other dtypes, non-contiguous
+// results do not depend on the thread count. θ is written into a second buffer that is swapped
+// with μ's storage (Tensor::set_data) while sampled, so μ is never copied. IVON with one Monte
+// Carlo sample per step (on every device) reads the gradient and the noise in its update
+// directly (restore only remembers the gradient tensor), saving the pass that would copy them
+// into the sums: the gradient is then the one p.grad holds at step(), as for torch optimizers
+// (gradient clipping between restore and step takes effect). Should a second sample be drawn before step(), the
+// remembered gradient is summed first; if it was modified in between (e.g. zeroed before the
+// sample), that is refused with an error rather than summed wrongly. Elsewhere (CUDA, other dtypes, non-contiguous
 // parameters) the same maths runs as tensor operations with noise from the device's default
 // generator.
 //
@@ -73,6 +80,10 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   /// `noise` holds σ⊙ε of the current sample where the statistic needs it.
   struct Slot {
     ::at::Tensor mean, noise, grad_sum, stat_sum, squared_sum, momentum, curvature;
+    ::at::Tensor theta;          ///< fused path: the buffer not currently held by the parameter
+    bool swapped = false;        ///< fused path: the parameter holds θ's buffer, `mean` holds μ
+    ::at::Tensor pending_grad;   ///< IVON, one sample: the gradient its update reads directly
+    int64_t pending_version = 0; ///< version counter of pending_grad when it was remembered
   };
   /// What restore collects besides the gradient (VOGN: squared gradients come from outside).
   enum class Statistic { kNone, kNoiseTimesGradient, kSquaredGradient, kExternalSquared };
@@ -108,6 +119,8 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   void ensure_slots();
   void sample(bool train, const std::vector<::at::Tensor>* standard_normal);
   void restore(bool collect);
+  /// Sums a remembered single-sample gradient (and noise⊙gradient) into grad_sum/stat_sum.
+  void materialise_pending();
 
   std::vector<std::vector<Slot>> slots_;
   int64_t step_ = 0;
