@@ -5,12 +5,13 @@
 # predictive. Plots (training curves, reliability diagrams) go to out/demo/.
 #
 # Budget: about 5 minutes on 2 cores. One epoch of the 500-300 MLP (469 steps of 128) takes about
-# 5 s with SGD/AdamW and 7 s with IVON on one core of the development machine, and the predictive
-# costs about 0.6 s per posterior sample (test set + shifted set), so the demo trains 5 epochs
-# (the cosine schedule compressed to them) and evaluates the predictive with K = 32 samples (the
-# IVON authors recommend 16-64): 73 s with 2 threads (113 s with 1) measured on a busy 2-core
-# machine, leaving room for slower ones and for `blr table1` before it. The network keeps its
-# 500-300 widths so that the numbers are those of the usual benchmark model; docs/results.md has
+# 1.5–2.5 s with any of the three optimizers on one core of the development machine (IVON ≈ 1.05×
+# AdamW, docs/benchmarks.md), and the predictive costs about one pass at the mean per posterior
+# sample, so the demo trains 5 epochs (the cosine schedule compressed to them) and evaluates the
+# predictive with K = 32 samples (the IVON authors recommend 16-64): 42 s in all with 2 threads on
+# a quiet 2-core machine (73 s when the machine was busy), leaving room for slower machines and for
+# `blr table1` before it. The network keeps its 500-300 widths so that the numbers are those of
+# the usual benchmark model; docs/results.md has
 # the full 10-epoch, K = 64 protocol.
 # Override with BLR_DEMO_EPOCHS / BLR_DEMO_SAMPLES / BLR_DEMO_THREADS / BLR_DEMO_OUT.
 #

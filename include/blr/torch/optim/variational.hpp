@@ -31,7 +31,8 @@ class VariationalOptimizer : public ::torch::optim::Optimizer {
   /// collected as one Monte Carlo sample for the next step().
   virtual void sample_parameters(bool train) = 0;
   /// Restores μ; after a train sample, reads p.grad (and squared gradients if given) into the
-  /// accumulators.
+  /// accumulators. (The mean-field optimizers with one Monte Carlo sample per step may instead
+  /// remember p.grad and read it in step(), as torch optimizers do: see mean_field.hpp.)
   virtual void restore_parameters() = 0;
   /// σ² per parameter (same shapes as the parameters, same order as param_groups flattened).
   virtual std::vector<::torch::Tensor> posterior_variance() = 0;
