@@ -117,6 +117,18 @@ for key in '"sgd"' '"adamw"' '"test"' '"mean"' '"predictive"' '"brier"' '"epoch_
   grep -q "$key" "$work/compare.json" || fail "compare JSON lacks $key"
 done
 
+# bench step: both isolation modes, JSON keys, bad input
+for mode in process shared; do
+  "$blr" bench step --params 1000 --repeats 3 --threads 1 --isolation $mode \
+    --json "$work/step-$mode.json" >"$work/out" 2>"$work/err" ||
+    { fail "bench step ($mode): exit status $?"; cat "$work/err" >&2; }
+  for key in '"ivon"' '"vogn"' '"vadam"' '"adamw"' '"sgd"' '"median_ms"' "\"isolation\": \"$mode\""; do
+    grep -q "$key" "$work/step-$mode.json" || fail "bench step ($mode) JSON lacks $key"
+  done
+done
+expect_fail bench-step-params "--params must be a whole number" bench step --params 0.5
+expect_fail bench-step-threads "--threads must be 0" bench step --params 1000 --threads -1
+
 # bench epoch / predict: a tiny task, the table, JSON keys and bad input
 "$blr" bench epoch --optimizers ivon,vogn,adamw --train-limit 256 --batch-size 64 --hidden 32 \
   --rounds 2 --threads 1 --json "$work/epoch.json" >"$work/out" 2>"$work/err" ||

@@ -35,7 +35,6 @@ struct StepOptions {
   std::string allocator = "steady";
 };
 
-
 /// Milliseconds on the chosen clock: wall time, or CPU time of the whole process (all threads,
 /// spin-waiting included) — steadier than wall time on a loaded machine.
 double now_ms(bool cpu) {
@@ -110,7 +109,7 @@ int run_step_bench(const StepOptions& o) {
   blr::check(std::floor(o.params) == o.params && o.params >= 1 && o.params <= 2e9,
              fmt::format("--params must be a whole number in [1, 2e9]; got {}.", o.params));
   blr::check(o.repeats >= 1, fmt::format("--repeats must be at least 1; got {}.", o.repeats));
-  blr::check(o.threads >= 0, fmt::format("--threads must be at least 1; got {}.", o.threads));
+  blr::check(o.threads >= 0, fmt::format("--threads must be 0 (all cores) or more; got {}.", o.threads));
   const int threads = o.threads > 0
                           ? o.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
