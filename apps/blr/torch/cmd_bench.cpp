@@ -22,6 +22,7 @@
 #include "bench.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/step_benchmark.hpp"
+#include "blr/torch/train/timing.hpp"
 
 namespace {
 
@@ -46,12 +47,6 @@ double now_ms(bool cpu) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /// Times `count` steps of one optimizer in a child process (fork before LibTorch starts any
@@ -154,7 +149,7 @@ int run_step_bench(const StepOptions& o) {
     }
   }
   std::map<std::string, double> medians;
-  for (size_t k = 0; k < names.size(); ++k) medians[names[k]] = median(times[k]);
+  for (size_t k = 0; k < names.size(); ++k) medians[names[k]] = blr::torch::median(times[k]);
   const double adamw = medians.at("adamw");
 
   fmt::print(

@@ -57,6 +57,26 @@ double expected_log_prior(const Glm& model, const Vector& m, const Vector& var) 
 }
 
 /// Site expectations and the ELBO at p (moments already set).
+/// ḡ = E[∂ℓ/∂a], h̄ = E[∂²ℓ/∂a²] of one site under a ~ N(mean, var): the Gauss–Hermite values
+/// `quadrature`, or, when `rng` is given, Monte Carlo with `samples` draws (Bonnet and Price with
+/// sampled a).
+void site_estimate(Likelihood lik, double y, double mean, double var, const SiteTerms& quadrature,
+                   Rng* rng, int samples, double noise_precision, double& g, double& h) {
+  if (!rng) {
+    g = quadrature.gradient;
+    h = quadrature.hessian;
+    return;
+  }
+  double g_sum = 0, h_sum = 0;
+  for (int s = 0; s < samples; ++s) {
+    const SiteTerms t = site_terms(lik, y, mean + std::sqrt(var) * rng->normal(), noise_precision);
+    g_sum += t.gradient;
+    h_sum += t.hessian;
+  }
+  g = g_sum / samples;
+  h = h_sum / samples;
+}
+
 void evaluate(const Glm& model, bool full, const GaussHermite& gh, Rng* rng, int samples,
               Point& p) {
   const Index n = model.x.rows(), d = model.dimension();
@@ -71,21 +91,8 @@ void evaluate(const Glm& model, bool full, const GaussHermite& gh, Rng* rng, int
     const SiteTerms e =
         expected_site_terms(model.likelihood, model.y[i], am[i], vi, gh, model.noise_precision);
     p.expected_loglik += e.value;
-    if (rng) {  // Monte Carlo estimates of ḡ, h̄ (Bonnet and Price with sampled a_i)
-      double g = 0, h = 0;
-      for (int s = 0; s < samples; ++s) {
-        const SiteTerms t =
-            site_terms(model.likelihood, model.y[i], am[i] + std::sqrt(vi) * rng->normal(),
-                       model.noise_precision);
-        g += t.gradient;
-        h += t.hessian;
-      }
-      p.g[i] = g / samples;
-      p.h[i] = h / samples;
-    } else {
-      p.g[i] = e.gradient;
-      p.h[i] = e.hessian;
-    }
+    site_estimate(model.likelihood, model.y[i], am[i], vi, e, rng, samples,
+                  model.noise_precision, p.g[i], p.h[i]);
   }
   const double entropy = 0.5 * static_cast<double>(d) * (1.0 + kLog2Pi) + 0.5 * p.log_det_cov;
   p.elbo = p.expected_loglik + expected_log_prior(model, p.mean, p.covariance.diagonal()) + entropy;
@@ -263,19 +270,7 @@ void gp_evaluate(const Matrix& k, const Vector& y, Likelihood lik, const GaussHe
     const double vi = std::max(p.variance[i], 0.0);
     const SiteTerms e = expected_site_terms(lik, y[i], p.mean[i], vi, gh);
     eloglik += e.value;
-    if (rng) {
-      double g = 0, h = 0;
-      for (int s = 0; s < samples; ++s) {
-        const SiteTerms t = site_terms(lik, y[i], p.mean[i] + std::sqrt(vi) * rng->normal());
-        g += t.gradient;
-        h += t.hessian;
-      }
-      p.g[i] = g / samples;
-      p.h[i] = h / samples;
-    } else {
-      p.g[i] = e.gradient;
-      p.h[i] = e.hessian;
-    }
+    site_estimate(lik, y[i], p.mean[i], vi, e, rng, samples, 1.0, p.g[i], p.h[i]);
   }
   // KL(q ‖ N(0, K)) = ½[tr(B⁻¹) + mᵀK⁻¹m − n + log|B|], K⁻¹m = ν − diag(τ)m.
   const Vector nu = p.sites.head(n), tau = p.sites.tail(n);

@@ -35,17 +35,7 @@ nlohmann::json run_to_json(const RunResult& run) {
   nlohmann::json history = nlohmann::json::array();
   for (const auto& r : run.history) {
     seconds.push_back(r.seconds);
-    nlohmann::json h = {{"epoch", r.epoch},
-                        {"seconds", r.seconds},
-                        {"train_loss", r.train_loss},
-                        {"learning_rate", r.learning_rate},
-                        {"test_accuracy", r.test_accuracy},
-                        {"test_nll", r.test_nll}};
-    if (std::isfinite(r.validation_accuracy)) {
-      h["validation_accuracy"] = r.validation_accuracy;
-      h["validation_nll"] = r.validation_nll;
-    }
-    history.push_back(h);
+    history.push_back(epoch_to_json(r));
   }
   j["epoch_seconds"] = seconds;
   j["step_ms"] = run.step_ms;

@@ -9,18 +9,13 @@
 #include <functional>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/data/batches.hpp"
 #include "blr/torch/optim/variational.hpp"
 #include "blr/torch/predictive.hpp"
 #include "blr/torch/train/trainer.hpp"
 
 namespace blr::torch {
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double seconds_of(const std::function<void()>& work) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -29,6 +24,13 @@ double seconds_of(const std::function<void()>& work) {
 }
 
 }  // namespace
+
+double median(std::vector<double> v) {
+  check(!v.empty(), "The median of an empty sample is undefined.");
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 std::vector<EpochTiming> time_epochs(
     const TrainConfig& base, const std::vector<std::string>& optimizers,
@@ -58,7 +60,7 @@ std::vector<EpochTiming> time_epochs(
     }
   }
   const int64_t n = data->train.size();
-  const int64_t steps = (n + std::min(base.batch_size, n) - 1) / std::min(base.batch_size, n);
+  const int64_t steps = batch_count(n, std::min(base.batch_size, n));
   for (size_t k = 0; k < optimizers.size(); ++k) {
     EpochTiming& t = timings[k];
     t.optimizer = optimizers[k];

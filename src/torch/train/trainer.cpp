@@ -22,6 +22,8 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+}  // namespace
+
 nlohmann::json epoch_to_json(const EpochRecord& r) {
   nlohmann::json j = {{"epoch", r.epoch},
                       {"seconds", r.seconds},
@@ -50,6 +52,8 @@ EpochRecord epoch_from_json(const nlohmann::json& j) {
   }
   return r;
 }
+
+namespace {
 
 // The configuration fields that shape training (not where the data lives or how it is evaluated).
 nlohmann::json training_relevant(nlohmann::json config) {

@@ -20,6 +20,9 @@
 
 namespace blr::torch {
 
+/// The median of a non-empty sample (the mean of the two middle values for an even count).
+double median(std::vector<double> values);
+
 struct EpochTiming {
   std::string optimizer;
   std::vector<double> epoch_seconds;  ///< one per round

@@ -46,6 +46,10 @@ struct EpochRecord {
   double validation_nll = std::numeric_limits<double>::quiet_NaN();
 };
 
+/// One epoch as JSON (checkpoint metadata and run reports) and back.
+nlohmann::json epoch_to_json(const EpochRecord& record);
+EpochRecord epoch_from_json(const nlohmann::json& j);
+
 /// The final evaluation on the test set (and the shifted set, for OOD detection).
 struct Evaluation {
   ClassificationMetrics mean;         ///< prediction at the mean μ (the point estimate)
