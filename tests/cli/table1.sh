@@ -11,7 +11,8 @@ grep -q "0 failed" "$tmp/out.txt" || fail "a row failed: $(grep FAIL "$tmp/out.t
 python3 - "$tmp/t.json" <<'PY' || fail "JSON check failed"
 import json, sys
 rows = json.load(open(sys.argv[1]))
-assert len(rows) >= 17, len(rows)
+assert len(rows) >= 24, len(rows)
+assert {"svi", "vmp", "nonconjugate-vmp", "nonconjugate-vi"} <= {r["row"] for r in rows}
 for r in rows:
     for k in ("row", "family", "approximation", "reduces_to", "max_deviation", "pass"):
         assert k in r, (k, r)

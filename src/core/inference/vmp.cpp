@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "blr/core/error.hpp"
+#include "blr/core/minibatch.hpp"
 #include "blr/family/special.hpp"
 #include "blr/inference/gmm.hpp"
 #include "blr/rule/natural_step.hpp"
@@ -27,19 +28,6 @@ double rel_change(const Vector& a, const Vector& b) {
 
 double gamma_entropy(double a, double b) {
   return a - std::log(b) + std::lgamma(a) + (1 - a) * digamma(a);
-}
-
-/// Minibatch rows: a fresh random subset of size m (partial Fisher–Yates).
-std::vector<Index> minibatch(Index n, Index m, Rng& rng, std::vector<Index>& perm) {
-  if (static_cast<Index>(perm.size()) != n) {
-    perm.resize(n);
-    std::iota(perm.begin(), perm.end(), 0);
-  }
-  for (Index i = 0; i < m; ++i) {
-    const Index j = i + static_cast<Index>(rng.below(static_cast<std::uint64_t>(n - i)));
-    std::swap(perm[i], perm[j]);
-  }
-  return std::vector<Index>(perm.begin(), perm.begin() + m);
 }
 
 }  // namespace
@@ -158,12 +146,12 @@ NormalGammaResult normal_gamma_svi(const NormalGammaPrior& p, const Vector& x,
   const Index m = std::min<Index>(options.batch_size, n);
   const double scale = static_cast<double>(n) / static_cast<double>(m);
   Rng rng(options.seed);
-  std::vector<Index> perm;
+  MinibatchSampler batches(n, m);
   NormalGammaResult r;
   r.q = normal_gamma_start(p);
   r.elbos.push_back(normal_gamma_elbo(p, x, r.q));
   for (int t = 0; t < options.iterations; ++t) {
-    const auto rows = minibatch(n, m, rng, perm);
+    const auto rows = batches.draw(rng);
     Vector xb(m);
     for (Index i = 0; i < m; ++i) xb[i] = x[rows[i]];
     const double rho = options.rho(t);
@@ -437,9 +425,9 @@ BayesGmmResult bayes_gmm_svi(const Matrix& x, int components, const BayesGmmPrio
   Matrix r0;
   res.q = initial_posterior(x, components, p, options.seed, r0);
   Rng rng(options.seed + 1);
-  std::vector<Index> perm;
+  MinibatchSampler batches(n, m);
   for (int t = 0; t < options.iterations; ++t) {
-    const auto rows = minibatch(n, m, rng, perm);
+    const auto rows = batches.draw(rng);
     Matrix xb(m, x.cols());
     for (Index i = 0; i < m; ++i) xb.row(i) = x.row(rows[i]);
     const Matrix rb = bayes_gmm_responsibilities(xb, res.q);           // local, ρ = 1
