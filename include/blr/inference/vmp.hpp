@@ -75,7 +75,8 @@ double normal_gamma_elbo(const NormalGammaPrior& prior, const Vector& x,
 /// VMP from q(μ) = prior mean with unit precision, q(τ) = prior.
 NormalGammaResult normal_gamma_vmp(const NormalGammaPrior& prior, const Vector& x,
                                    const VmpOptions& options = {});
-/// SVI on minibatches (both nodes global).
+/// SVI on minibatches (both nodes global), drawn by MinibatchSampler (blr/core/minibatch.hpp)
+/// from Rng(options.seed).
 NormalGammaResult normal_gamma_svi(const NormalGammaPrior& prior, const Vector& x,
                                    const SviOptions& options);
 
@@ -116,7 +117,9 @@ struct BayesGmmResult {
   std::vector<double> elbos;  ///< VMP: after every node update; SVI: every `elbo_every` steps
 };
 
-/// Starts from hard k-means++ responsibilities (seeded) turned into a global update.
+/// Starts from hard k-means++ responsibilities (seeded) turned into a global update. SVI: step t
+/// (from 0) draws its minibatch by MinibatchSampler from Rng(options.seed + 1) (Rng(options.seed)
+/// seeds k-means++), takes the local ρ = 1 step for its rows and the global step with ρ_t.
 BayesGmmResult bayes_gmm_vmp(const Matrix& x, int components, const BayesGmmPrior& prior,
                              const VmpOptions& options = {}, std::uint64_t seed = 0);
 BayesGmmResult bayes_gmm_svi(const Matrix& x, int components, const BayesGmmPrior& prior,
