@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "blr/core/types.hpp"
 
@@ -26,6 +27,14 @@ class Error : public std::runtime_error {
 /// Throws `Error(message)` unless `condition` holds.
 inline void check(bool condition, const std::string& message) {
   if (!condition) throw Error(message);
+}
+
+/// Throws `Error(fmt::format(format, args...))` unless `condition` holds; the message is formatted
+/// only on failure, so this form costs nothing in a hot loop.
+template <class First, class... Rest>
+void check(bool condition, fmt::format_string<First, Rest...> format, First&& first, Rest&&... rest) {
+  if (!condition)
+    throw Error(fmt::format(format, std::forward<First>(first), std::forward<Rest>(rest)...));
 }
 
 /// Throws unless lo <= value <= hi (or lo < value when `open_low`), naming the option.

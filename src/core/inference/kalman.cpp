@@ -30,7 +30,7 @@ bool positive_semidefinite(const Matrix& m) {
 Vector natural_from_moments(const Vector& m, const Matrix& p, Index t, const char* what) {
   Eigen::LLT<Matrix> llt(p);
   check(llt.info() == Eigen::Success,
-        fmt::format("Kalman step {}: the {} covariance is not positive definite.", t + 1, what));
+        "Kalman step {}: the {} covariance is not positive definite.", t + 1, what);
   const Matrix prec = llt.solve(Matrix(Matrix::Identity(p.rows(), p.cols())));
   return pack_full(prec * m, 0.5 * (prec + prec.transpose()));
 }
@@ -40,7 +40,7 @@ void moments_from_natural(const Vector& lambda, Index n, Index t, Vector& m, Mat
   const Matrix s = full_precision(lambda, n);
   Eigen::LLT<Matrix> llt(s);
   check(llt.info() == Eigen::Success,
-        fmt::format("Kalman step {}: the posterior precision is not positive definite.", t + 1));
+        "Kalman step {}: the posterior precision is not positive definite.", t + 1);
   m = llt.solve(full_sm(lambda, n));
   p = llt.solve(Matrix(Matrix::Identity(n, n)));
   p = 0.5 * (p + p.transpose());
@@ -97,8 +97,7 @@ double run_filter(const StateSpaceModel& model, const Matrix& y, KalmanResult* o
       const Matrix f = model.observation * cov * model.observation.transpose() + model.obs_noise;
       const Eigen::LLT<Matrix> fl(f);
       check(fl.info() == Eigen::Success,
-            fmt::format("Kalman step {}: the innovation covariance is not positive definite.",
-                        t + 1));
+            "Kalman step {}: the innovation covariance is not positive definite.", t + 1);
       const Matrix fL = fl.matrixL();
       loglik += -0.5 * (static_cast<double>(p) * log2pi + v.dot(fl.solve(v))) -
                 fL.diagonal().array().log().sum();
