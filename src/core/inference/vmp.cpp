@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
-#include <numeric>
 
 #include "blr/core/error.hpp"
 #include "blr/core/minibatch.hpp"
