@@ -20,6 +20,7 @@
 #include "blr/torch/optim/per_example.hpp"
 #include "blr/torch/optim/vadam.hpp"
 #include "blr/torch/train/trainer.hpp"
+#include "torch/synthetic_data.hpp"
 
 namespace blr::torch {
 namespace {
@@ -113,22 +114,6 @@ TEST_P(OnDevice, PerExampleSquaredGradientsMatchTheCpu) {
   EXPECT_LT(max_abs_diff(conv_cpu.bias, conv_dev.bias), 1e-12);
 }
 
-// Synthetic 3-class data of 8×8 images: class k has a bright row 2k.
-std::shared_ptr<FashionMnist> easy_data() {
-  ::torch::manual_seed(123);
-  auto make = [](int64_t n) {
-    auto y = ::at::arange(n, ::at::kLong).remainder(3);
-    auto x = ::at::randn({n, 1, 8, 8}) * 0.5;
-    for (int64_t i = 0; i < n; ++i) x[i][0][y[i].item<int64_t>() * 2] += 2.0;
-    return ImageDataset{x, y};
-  };
-  auto d = std::make_shared<FashionMnist>();
-  d->train = make(96);
-  d->test = make(60);
-  d->test_shifted = {-d->test.images, d->test.labels};
-  return d;
-}
-
 TrainConfig easy_config(const std::string& optimizer) {
   TrainConfig c;
   c.model = ModelSpec{"mlp", {16}};
@@ -150,7 +135,7 @@ TrainConfig easy_config(const std::string& optimizer) {
 }
 
 TEST_P(OnDevice, TrainingLearnsWithEveryVariationalOptimizer) {
-  const auto data = easy_data();
+  const auto data = testing::synthetic_data(96, 60);
   for (const std::string optimizer : {"ivon", "vogn", "vadam"}) {
     Trainer trainer(easy_config(optimizer), data, device());
     trainer.train();
@@ -164,7 +149,7 @@ TEST_P(OnDevice, TrainingLearnsWithEveryVariationalOptimizer) {
 
 TEST_P(OnDevice, CheckpointResumesOnTheCpu) {
   namespace fs = std::filesystem;
-  const auto data = easy_data();
+  const auto data = testing::synthetic_data(96, 60);
   const fs::path file =
       fs::temp_directory_path() / ("blr-device-" + std::to_string(::getpid()) + ".ckpt");
   Trainer first(easy_config("ivon"), data, device());

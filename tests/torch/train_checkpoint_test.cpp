@@ -14,6 +14,7 @@
 #include "blr/torch/optim/factory.hpp"
 #include "blr/torch/predictive.hpp"
 #include "blr/torch/train/trainer.hpp"
+#include "torch/synthetic_data.hpp"
 
 namespace blr::torch {
 namespace {
@@ -31,21 +32,7 @@ struct TempDir {
   fs::path path;
 };
 
-// Synthetic 3-class data of 8×8 images: class k has a bright row k.
-std::shared_ptr<FashionMnist> synthetic_data(int64_t n_train, int64_t n_test) {
-  ::torch::manual_seed(123);
-  auto make = [](int64_t n) {
-    auto y = at::arange(n, at::kLong).remainder(3);
-    auto x = at::randn({n, 1, 8, 8}) * 0.5;
-    for (int64_t i = 0; i < n; ++i) x[i][0][y[i].item<int64_t>() * 2] += 2.0;
-    return ImageDataset{x, y};
-  };
-  auto d = std::make_shared<FashionMnist>();
-  d->train = make(n_train);
-  d->test = make(n_test);
-  d->test_shifted = {-d->test.images, d->test.labels};
-  return d;
-}
+using testing::synthetic_data;
 
 TrainConfig tiny_config(const std::string& optimizer) {
   TrainConfig c;
