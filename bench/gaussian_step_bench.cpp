@@ -11,6 +11,8 @@
 #include <benchmark/benchmark.h>
 
 #include "blr/core/rng.hpp"
+#include "blr/algorithms/ivon.hpp"
+#include "blr/algorithms/ogn_vogn.hpp"
 #include "blr/rule/gaussian_rule.hpp"
 
 namespace {
@@ -39,27 +41,23 @@ void BM_StreamTriad(benchmark::State& st) { stream_triad(st, st.range(0)); }
 /// 8d/3): the fair baseline where the step's arrays spill out of a cache level the triad's fit in.
 void BM_StreamTriadSameFootprint(benchmark::State& st) { stream_triad(st, 8 * st.range(0) / 3); }
 
-blr::StepPolicy ivon_policy() {
-  blr::StepPolicy p;
-  p.mean_rate = blr::Schedule::constant(0.1);
-  p.precision_rate = blr::Schedule::constant(1e-5);
-  p.prior_precision = 1e-4;
-  p.gradient_averaging = 0.9;
-  p.debias_gradient = true;
-  p.pd_correction = true;
-  return p;
+/// IVON's stages with the benchmark's rates (the preset's policy type).
+blr::IvonPolicy bench_ivon_policy() {
+  blr::IvonOptions o;
+  o.ess = 1.0;
+  return blr::ivon_policy(o, 1.0);
 }
 
-blr::StepPolicy vogn_policy() {
-  blr::StepPolicy p;
-  p.mean_rate = blr::Schedule::constant(1e-3);
-  p.precision_rate = blr::Schedule::constant(1e-3);
-  p.prior_precision = 1e-4;
-  p.gradient_averaging = 0.9;
-  return p;
+/// VOGN's stages (heavy-ball momentum, prior in the gradient and the curvature).
+blr::VognPolicy bench_vogn_policy() {
+  blr::VognOptions o;
+  o.ess = 1e4;
+  o.curvature_rate = 1e-3;
+  return blr::vogn_policy(o, 1.0);
 }
 
-void diagonal_step(benchmark::State& st, const blr::StepPolicy& policy) {
+template <class P>
+void diagonal_step(benchmark::State& st, const P& policy) {
   const Index d = st.range(0);
   blr::Rng rng(1);
   auto state = blr::init(blr::GaussianDiag(rng.normal_vector(d), Vector::Ones(d)));
@@ -69,12 +67,12 @@ void diagonal_step(benchmark::State& st, const blr::StepPolicy& policy) {
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * d * 8 * 8);
 }
 
-void BM_DiagonalStepIvon(benchmark::State& st) { diagonal_step(st, ivon_policy()); }
-void BM_DiagonalStepVogn(benchmark::State& st) { diagonal_step(st, vogn_policy()); }
+void BM_DiagonalStepIvon(benchmark::State& st) { diagonal_step(st, bench_ivon_policy()); }
+void BM_DiagonalStepVogn(benchmark::State& st) { diagonal_step(st, bench_vogn_policy()); }
 
-blr::StepPolicy gauss_newton_policy() {
+blr::Policy<> gauss_newton_policy() {
   // Small rates keep the precision well conditioned over the many repetitions of one step.
-  blr::StepPolicy p;
+  blr::Policy<> p;
   p.mean_rate = blr::Schedule::constant(1e-3);
   p.precision_rate = blr::Schedule::constant(1e-4);
   return p;

@@ -72,8 +72,8 @@ TEST(Delta, FirstOrderAndGradientSquared) {
   EXPECT_TRUE(fresh == Rng(2));
 }
 
-StepPolicy full_step(double rho) {
-  StepPolicy p;
+Policy<> full_step(double rho) {
+  Policy<> p;
   p.mean_rate = Schedule::constant(rho);
   p.precision_rate = Schedule::constant(rho);
   return p;

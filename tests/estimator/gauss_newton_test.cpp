@@ -132,7 +132,7 @@ TEST(GaussNewton, WorksOnAnMlpAndFeedsTheRankOneRule) {
   EXPECT_LE(max_abs(e.curvature.to_dense(d) - g.transpose() * g), 1e-12);
   // One BLR step through the rank-one path equals the dense step (1 − ρ)S + ρĤ.
   auto state = init(GaussianFull(m, Matrix::Identity(d, d)));
-  StepPolicy policy;
+  Policy<> policy;
   policy.mean_rate = Schedule::constant(0.3);
   policy.precision_rate = Schedule::constant(0.3);
   step(state, e, policy);

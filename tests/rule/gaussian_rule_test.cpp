@@ -18,8 +18,9 @@ Matrix random_spd(Rng& rng, Index d, double ridge) {
   return a * a.transpose() + ridge * Matrix::Identity(d, d);
 }
 
-StepPolicy plain(double rho) {
-  StepPolicy p;
+template <class... Stages>
+Policy<Stages...> plain(double rho) {
+  Policy<Stages...> p;
   p.mean_rate = Schedule::constant(rho);
   p.precision_rate = Schedule::constant(rho);
   return p;
@@ -44,7 +45,7 @@ TEST(GaussianRule, FullStepEqualsNaturalParameterStep) {
   const double rho = 0.3;
   auto state = init(GaussianFull(m, s));
   GaussianEstimate e{g, Curvature::full(h)};
-  step(state, e, plain(rho));
+  step(state, e, plain<>(rho));
 
   Vector grad_mu(d + d * d);
   grad_mu << g - h * m, -h.reshaped();
@@ -64,7 +65,7 @@ TEST(GaussianRule, DiagonalStepEqualsNaturalParameterStep) {
   const Vector g = rng.normal_vector(d);
   const double rho = 0.25;
   auto state = init(GaussianDiag(m, s));
-  step(state, GaussianEstimate{g, Curvature::diagonal(h)}, plain(rho));
+  step(state, GaussianEstimate{g, Curvature::diagonal(h)}, plain<>(rho));
   Vector lambda(2 * d), grad_mu(2 * d);
   lambda << s.cwiseProduct(m), s;
   grad_mu << g - h.cwiseProduct(m), -h;
@@ -79,8 +80,8 @@ TEST(GaussianRule, NaturalMomentumEqualsEquation80) {
   const Index d = 4;
   Vector m = rng.normal_vector(d);
   Vector s = Vector::Constant(d, 2.0);
-  StepPolicy p = plain(0.2);
-  p.natural_momentum = 0.6;
+  auto p = plain<stage::NaturalMomentum>(0.2);
+  p.get<stage::NaturalMomentum>().gamma = 0.6;
   auto state = init(GaussianDiag(m, s));
   Vector lambda(2 * d), lambda_prev(2 * d);
   lambda << s.cwiseProduct(m), s;
@@ -105,8 +106,8 @@ TEST(GaussianRule, FixedCovarianceWithMomentumIsHeavyBall) {
   // Eq. 75: θ_{t+1} = θ_t − αĝ + γ(θ_t − θ_{t−1}), with S = I.
   Rng rng(14);
   const Index d = 3;
-  StepPolicy p = plain(0.1);
-  p.natural_momentum = 0.9;
+  auto p = plain<stage::NaturalMomentum>(0.1);
+  p.get<stage::NaturalMomentum>().gamma = 0.9;
   Vector theta = rng.normal_vector(d), theta_prev = theta;
   auto state = init(GaussianFixed(theta));
   for (int t = 0; t < 10; ++t) {
@@ -121,11 +122,13 @@ TEST(GaussianRule, FixedCovarianceWithMomentumIsHeavyBall) {
 
 TEST(GaussianRule, ImprovedRuleScalarOracle) {
   // research/algorithms.md §9 (a): S = 1, Ĥ = −10, ρ = 0.5: plain gives −4.5, iBLR 10.625.
-  StepPolicy p = plain(0.5);
+  auto p = plain<stage::IblrCorrection>(0.5);
+  p.get<stage::IblrCorrection>().enabled = false;
   auto plain_state = init(GaussianDiag(Vector::Zero(1), Vector::Ones(1)));
   GaussianEstimate e{Vector::Zero(1), Curvature::diagonal(Vector::Constant(1, -10.0))};
   EXPECT_THROW(step(plain_state, e, p), Error);  // −4.5 is not a precision
-  p.pd_correction = true;
+  EXPECT_THROW(step(plain_state, e, plain<>(0.5)), Error);  // nor without the stage
+  p.get<stage::IblrCorrection>().enabled = true;
   auto state = init(GaussianDiag(Vector::Zero(1), Vector::Ones(1)));
   step(state, e, p);
   EXPECT_DOUBLE_EQ(state.q.precision[0], 10.625);
@@ -134,8 +137,7 @@ TEST(GaussianRule, ImprovedRuleScalarOracle) {
 TEST(GaussianRule, PrecisionStaysPositiveDefiniteUnderAdversarialCurvature) {
   // 10^4 random draws of very negative Hessian estimates, diagonal and full (DESIGN §4.5).
   Rng rng(15);
-  StepPolicy p = plain(0.9);
-  p.pd_correction = true;
+  auto p = plain<stage::IblrCorrection>(0.9);
   auto diag = init(GaussianDiag(Vector::Zero(6), Vector::Ones(6)));
   auto full = init(GaussianFull(Vector::Zero(4), Matrix(Matrix::Identity(4, 4))));
   for (int k = 0; k < 10000; ++k) {
@@ -171,15 +173,15 @@ TEST(GaussianRule, RankOneGaussNewtonEqualsDenseStep) {
   for (Index i = 0; i < n * d; ++i) rows.data()[i] = rng.normal();
   auto a = init(GaussianFull(m, s));
   auto b = init(GaussianFull(m, s));
-  step(a, GaussianEstimate{g, Curvature::outer(rows, 2.5)}, plain(0.3));
-  step(b, GaussianEstimate{g, Curvature::full(2.5 * rows.transpose() * rows)}, plain(0.3));
+  step(a, GaussianEstimate{g, Curvature::outer(rows, 2.5)}, plain<>(0.3));
+  step(b, GaussianEstimate{g, Curvature::full(2.5 * rows.transpose() * rows)}, plain<>(0.3));
   EXPECT_LT((a.q.precision.matrix() - b.q.precision.matrix()).cwiseAbs().maxCoeff(), 1e-11);
   EXPECT_LT((a.q.mean - b.q.mean).cwiseAbs().maxCoeff(), 1e-11);
 }
 
 TEST(GaussianRule, NonFiniteGradientIsReportedWithTheStep) {
   auto state = init(GaussianDiag(Vector::Zero(2), Vector::Ones(2)));
-  StepPolicy p = plain(0.1);
+  const auto p = plain<>(0.1);
   step(state, GaussianEstimate{Vector::Ones(2), Curvature::diagonal(Vector::Ones(2))}, p);
   Vector bad = Vector::Ones(2);
   bad[1] = std::nan("");
@@ -194,7 +196,7 @@ TEST(GaussianRule, NonFiniteGradientIsReportedWithTheStep) {
 
 TEST(GaussianRule, DivergingStepIsReported) {
   auto state = init(GaussianDiag(Vector::Constant(1, 1e300), Vector::Constant(1, 1e-300)));
-  StepPolicy p = plain(0.5);
+  auto p = plain<>(0.5);
   p.precision_rate = Schedule::constant(0.0);
   EXPECT_THROW(step(state, GaussianEstimate{Vector::Constant(1, 1e300), Curvature::none()}, p),
                Error);
@@ -202,10 +204,9 @@ TEST(GaussianRule, DivergingStepIsReported) {
 
 TEST(GaussianRule, SaveAndRestoreContinueBitForBit) {
   Rng rng(17);
-  StepPolicy p = plain(0.2);
-  p.natural_momentum = 0.5;
-  p.gradient_averaging = 0.9;
-  p.debias_gradient = true;
+  auto p = plain<stage::GradientAverage, stage::NaturalMomentum>(0.2);
+  p.get<stage::NaturalMomentum>().gamma = 0.5;
+  p.get<stage::GradientAverage>() = {0.9, /*debias=*/true};
   auto a = init(GaussianFull(rng.normal_vector(3), random_spd(rng, 3, 1.0)));
   auto run = [&](RuleState<GaussianFull>& st, Rng& r) {
     const Vector g = r.normal_vector(3);
@@ -232,8 +233,9 @@ TEST(GaussianRule, MalformedSavedStatesAreRefused) {
   EXPECT_THROW(load_state<GaussianFull>(save_state(s)), Error);
 }
 
-TEST(StepPolicy, InvalidOptionsNameTheOption) {
-  StepPolicy p;
+TEST(Policy, InvalidOptionsNameTheOption) {
+  using P = Policy<stage::GradientAverage, stage::Clip>;
+  P p;
   p.precision_rate = Schedule::constant(1.5);
   try {
     p.validate();
@@ -241,11 +243,11 @@ TEST(StepPolicy, InvalidOptionsNameTheOption) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("precision_rate"), std::string::npos);
   }
-  p = StepPolicy{};
-  p.gradient_averaging = 1.0;
+  p = P{};
+  p.get<stage::GradientAverage>().beta = 1.0;
   EXPECT_THROW(p.validate(), Error);
-  p = StepPolicy{};
-  p.clip_radius = -1;
+  p = P{};
+  p.get<stage::Clip>().radius = -1;
   EXPECT_THROW(p.validate(), Error);
 }
 
@@ -256,11 +258,9 @@ namespace blr {
 namespace {
 
 TEST(GaussianRule, FailedStepLeavesTheStateUnchanged) {
-  StepPolicy p;
-  p.mean_rate = Schedule::constant(0.5);
-  p.precision_rate = Schedule::constant(0.5);
-  p.gradient_averaging = 0.9;
-  p.natural_momentum = 0.5;
+  auto p = plain<stage::GradientAverage, stage::NaturalMomentum>(0.5);
+  p.get<stage::GradientAverage>().beta = 0.9;
+  p.get<stage::NaturalMomentum>().gamma = 0.5;
   auto state = init(GaussianDiag(Vector::Ones(3), Vector::Ones(3)));
   step(state, GaussianEstimate{Vector::Ones(3), Curvature::diagonal(Vector::Ones(3))}, p);
   const std::string before = save_state(state);

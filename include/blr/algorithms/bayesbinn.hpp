@@ -18,6 +18,7 @@
 #include "blr/model/loss.hpp"
 #include "blr/rule/natural_step.hpp"
 #include "blr/stage/gradient_averaging.hpp"
+#include "blr/stage/coordinate.hpp"
 
 namespace blr {
 
@@ -61,10 +62,15 @@ class BayesBinn {
     if (options_.momentum == 0.0) {
       state.natural = natural_step(state.natural, e.grad_mu - prior, options_.lr);
     } else {
-      const Vector full = e.grad_mu + state.natural - prior;  // ∇_μ of E[ℓ̄] − H + prior term
-      const Vector averaged =
-          stage::average_gradient(state.gradient_average, full, options_.momentum, true, t);
-      state.natural -= options_.lr * averaged;
+      // ∇_μ of E[ℓ̄] − H + prior term, averaged with debiasing (the shared stage's equation).
+      if (state.gradient_average.size() != state.natural.size())
+        state.gradient_average = Vector::Zero(state.natural.size());
+      stage::Coordinate<Eigen::ArrayXd> c;
+      c.gradient = (e.grad_mu + state.natural - prior).array();
+      c.average = state.gradient_average.array();
+      stage::GradientAverage{options_.momentum, true}.at<double>({t}).direction(c);
+      state.gradient_average = c.new_average.matrix();
+      state.natural -= options_.lr * c.direction.matrix();
     }
     check_finite(state.natural, "natural parameter", t);
     state.step = t;

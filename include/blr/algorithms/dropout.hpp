@@ -50,11 +50,11 @@ struct DropoutOptions {
   }
 };
 
-using DropoutNewton = Algorithm<GaussianDiag, DropoutDelta>;
+using DropoutNewton = Algorithm<GaussianDiag, DropoutDelta, Policy<>>;
 
 inline DropoutNewton make_dropout(const DropoutOptions& options) {
   options.validate();
-  StepPolicy policy;
+  Policy<> policy;
   policy.mean_rate = options.lr;
   policy.precision_rate = options.lr;
   return {DropoutDelta{options.keep_probability}, policy};

@@ -22,14 +22,15 @@ struct GradientDescentOptions {
   }
 };
 
-using GradientDescent = Algorithm<GaussianFixed, Delta<CurvatureSource::none>>;
+using GradientDescent =
+    Algorithm<GaussianFixed, Delta<CurvatureSource::none>, Policy<stage::NaturalMomentum>>;
 
 inline GradientDescent make_gradient_descent(const GradientDescentOptions& options = {}) {
   options.validate();
-  StepPolicy policy;
+  Policy<stage::NaturalMomentum> policy;
   policy.mean_rate = options.lr;
   policy.precision_rate = Schedule::constant(0.0);
-  policy.natural_momentum = options.momentum;
+  policy.get<stage::NaturalMomentum>().gamma = options.momentum;
   return {Delta<CurvatureSource::none>{}, policy};
 }
 

@@ -27,16 +27,27 @@ struct NewtonOptions {
   }
 };
 
-using Newton = Algorithm<GaussianFull, Delta<CurvatureSource::hessian>>;
+/// A Gaussian prior N(0, δ⁻¹I) in the loss (ĝ += δm, Ĥ += δI) and the optional iBLR correction.
+using NewtonPolicy = Policy<stage::PriorInDirection, stage::PriorInCurvature, stage::IblrCorrection>;
+
+inline NewtonPolicy newton_policy(Schedule mean_rate, Schedule precision_rate, double prior,
+                                  bool pd_correction) {
+  NewtonPolicy policy;
+  policy.mean_rate = mean_rate;
+  policy.precision_rate = precision_rate;
+  policy.get<stage::PriorInDirection>().precision = prior;
+  policy.get<stage::PriorInCurvature>().precision = prior;
+  policy.get<stage::IblrCorrection>().enabled = pd_correction;
+  return policy;
+}
+
+using Newton = Algorithm<GaussianFull, Delta<CurvatureSource::hessian>, NewtonPolicy>;
 
 inline Newton make_newton(const NewtonOptions& options = {}) {
   options.validate();
-  StepPolicy policy;
-  policy.mean_rate = Schedule::constant(options.step_size);
-  policy.precision_rate = Schedule::constant(options.step_size);
-  policy.prior_precision = options.prior_precision;
-  policy.pd_correction = options.pd_correction;
-  return {Delta<CurvatureSource::hessian>{}, policy};
+  return {Delta<CurvatureSource::hessian>{},
+          newton_policy(Schedule::constant(options.step_size), Schedule::constant(options.step_size),
+                        options.prior_precision, options.pd_correction)};
 }
 
 struct DiagonalNewtonOptions {
@@ -53,17 +64,14 @@ struct DiagonalNewtonOptions {
   }
 };
 
-using DiagonalNewton = Algorithm<GaussianDiag, Delta<CurvatureSource::hessian>>;
+using DiagonalNewton = Algorithm<GaussianDiag, Delta<CurvatureSource::hessian>, NewtonPolicy>;
 
 /// θ ← θ − α ∇ℓ̄/s,  s ← (1−β)s + β diag∇²ℓ̄ (eqs. 36–37).
 inline DiagonalNewton make_diagonal_newton(const DiagonalNewtonOptions& options = {}) {
   options.validate();
-  StepPolicy policy;
-  policy.mean_rate = options.lr;
-  policy.precision_rate = options.hessian_rate;
-  policy.prior_precision = options.prior_precision;
-  policy.pd_correction = options.pd_correction;
-  return {Delta<CurvatureSource::hessian>{}, policy};
+  return {Delta<CurvatureSource::hessian>{},
+          newton_policy(options.lr, options.hessian_rate, options.prior_precision,
+                        options.pd_correction)};
 }
 
 struct LaplaceOptions {

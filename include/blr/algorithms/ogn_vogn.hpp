@@ -1,60 +1,64 @@
-// OGN and VOGN (Khan & Rue 2023, eqs. 44–46; Osawa et al. 2019).
+// OGN and VOGN (Khan & Rue 2023, eqs. 44–46; Osawa et al., NeurIPS 2019).
 //
-// Candidate q = N(m, diag(s)⁻¹). The Hessian diagonal is replaced by the Gauss–Newton
-// approximation from per-example gradients (eq. 45): ĥ = (N/M)Σ_{i∈M} g_i⊙g_i + diag∇²R.
-//   OGN  (eq. 44): gradients at the mean (delta method):  s ← (1−β)s + βĥ(m),  m ← m − α∇̂ℓ̄(m)/s
+// Candidate q = N(m, diag(S)⁻¹). The Hessian diagonal is replaced by the Gauss–Newton
+// approximation from per-example gradients (eq. 45): ĥ = Σ_{i∈M} g_i⊙g_i (scaled to the data set).
+//   OGN  (eq. 44): gradients at the mean (delta method):  S ← (1−β)S + β(ĥ + δ),  m ← m − α(ĝ + δm)/S
 //   VOGN (eq. 46): gradients at a sample θ ~ q (weight perturbation, K samples averaged).
-// With α = β = ρ these are the BLR exactly (up to the Gauss–Newton approximation); `momentum`
-// (gradient averaging, β₁) is the deep-learning variant of research/algorithms.md §3.1.
+// With α = β = ρ these are the BLR exactly (up to the Gauss–Newton approximation). The deep-
+// learning form of Osawa et al. (research/algorithms.md §3.1) adds heavy-ball momentum on the
+// regularised gradient, m_u ← β₁m_u + (ĝ + δm), and a damping γ added to the precision: the policy
+// Policy<PriorInGradient, GradientAverage (heavy ball), PriorInCurvature>, which with β₁ = 0 is
+// eq. 44/46 exactly. Two unit systems, one policy (vogn_policy): the core's sum loss (precision
+// S = N(s + δ/N + γ)) and the LibTorch optimizer's mean loss (precision per example s + δ/N + γ).
 #pragma once
 
+#include "blr/core/option_table.hpp"
 #include "blr/estimator/gauss_newton.hpp"
 #include "blr/family/gaussian_diag.hpp"
 #include "blr/rule/algorithm.hpp"
 
 namespace blr {
 
-struct OgnOptions {
-  Schedule lr = Schedule::constant(0.1);            ///< α (mean rate)
-  Schedule hessian_rate = Schedule::constant(0.1);  ///< β (precision rate)
-  double prior_precision = 0.0;                     ///< δ: prior N(0, δ⁻¹I), if not in the loss
-  double momentum = 0.0;                            ///< β₁ gradient averaging (0: none)
-  bool sample = false;                              ///< false: OGN; true: VOGN
-  int samples = 1;                                  ///< K (VOGN)
-  void validate() const {
-    lr.validate("lr");
-    hessian_rate.validate("hessian_rate");
-    check(lr.initial > 0.0, "Option 'lr' must be positive.");
-    check_range("hessian_rate", hessian_rate.initial, 0.0, 1.0);
-    check_nonnegative("prior_precision", prior_precision);
-    check_range("momentum", momentum, 0.0, 1.0, false, true);
-    check(samples >= 1, "Option 'samples' must be at least 1.");
-  }
+struct VognOptions {
+  double lr = 1e-3;              ///< α
+  double ess = 0.0;              ///< N > 0, the training-set size; must be given
+  double prior_precision = 1.0;  ///< δ > 0: prior N(0, δ⁻¹I)
+  double damping = 0.0;          ///< γ ≥ 0, added to the precision per example
+  double beta1 = 0.9;            ///< heavy-ball momentum β₁ ∈ [0, 1)
+  double curvature_rate = 0.01;  ///< β: weight of the new squared gradients, (0, 1]
+  double hess_init = 0.01;       ///< s₀ ≥ 0, the initial curvature per example
+  int64_t mc_samples = 1;        ///< K (VOGN; OGN uses none)
+
+  static const OptionTable<VognOptions>& table();
+  void validate() const { validate_options(*this); }
 };
 
-using GaussNewtonMethod = Algorithm<GaussianDiag, GaussNewton>;
+using VognPolicy = Policy<stage::PriorInGradient, stage::GradientAverage, stage::PriorInCurvature>;
 
-inline GaussNewtonMethod make_ogn(OgnOptions options = {}) {
-  options.sample = false;
-  options.samples = 1;
-  options.validate();
-  StepPolicy policy;
-  policy.mean_rate = options.lr;
-  policy.precision_rate = options.hessian_rate;
-  policy.prior_precision = options.prior_precision;
-  policy.gradient_averaging = options.momentum;
-  return {GaussNewton(GaussNewtonOptions{false, 1}), policy};
+/// VOGN's policy with precision scale·(s + δ/N + γ): scale = N in the core (sum loss), 1 in the
+/// LibTorch optimizer (mean loss).
+VognPolicy vogn_policy(const VognOptions& o, double scale);
+
+using GaussNewtonMethod = Algorithm<GaussianDiag, GaussNewton, VognPolicy>;
+
+/// OGN: Gauss–Newton curvature at the mean.
+inline GaussNewtonMethod make_ogn(const VognOptions& o) {
+  o.validate();
+  return {GaussNewton(GaussNewtonOptions{false, 1}), vogn_policy(o, o.ess)};
 }
 
-inline GaussNewtonMethod make_vogn(OgnOptions options = {}) {
-  options.sample = true;
-  options.validate();
-  StepPolicy policy;
-  policy.mean_rate = options.lr;
-  policy.precision_rate = options.hessian_rate;
-  policy.prior_precision = options.prior_precision;
-  policy.gradient_averaging = options.momentum;
-  return {GaussNewton(GaussNewtonOptions{true, options.samples}), policy};
+/// VOGN: Gauss–Newton curvature at mc_samples draws θ ~ q.
+inline GaussNewtonMethod make_vogn(const VognOptions& o) {
+  o.validate();
+  return {GaussNewton(GaussNewtonOptions{true, static_cast<int>(o.mc_samples)}),
+          vogn_policy(o, o.ess)};
+}
+
+/// The starting candidate: μ₀ and precision N(s₀ + δ/N + γ).
+inline GaussianDiag vogn_initial(const Vector& mean, const VognOptions& o) {
+  o.validate();
+  return GaussianDiag(mean, Vector::Constant(mean.size(), o.ess * o.hess_init + o.prior_precision +
+                                                              o.ess * o.damping));
 }
 
 }  // namespace blr

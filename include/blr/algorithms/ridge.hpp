@@ -11,10 +11,10 @@
 
 namespace blr {
 
-using RidgeOneStep = Algorithm<GaussianFull, ExactQuadratic>;
+using RidgeOneStep = Algorithm<GaussianFull, ExactQuadratic, Policy<>>;
 
 inline RidgeOneStep make_ridge_one_step() {
-  StepPolicy policy;
+  Policy<> policy;
   policy.mean_rate = Schedule::constant(1.0);
   policy.precision_rate = Schedule::constant(1.0);
   return {ExactQuadratic{}, policy};

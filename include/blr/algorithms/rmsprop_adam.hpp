@@ -12,8 +12,8 @@
 // This preset coincides with Kingma & Ba's Adam exactly (test: `adam` row of table1) when s₀ = 0
 // and L2 regularisation lives in the loss. Where it differs from the paper's eq. 81: eq. 81 uses
 // the BLR's natural momentum γ(λ_t − λ_{t−1}) (eq. 80) instead of Adam's gradient average, and
-// momentum on s; with `natural_momentum` instead of `gradient_averaging` the StepPolicy gives that
-// variant, which is not Adam. Decoupled weight decay (AdamW) is not a prior and is not offered here.
+// momentum on s; a policy with stage::NaturalMomentum instead of stage::GradientAverage gives
+// that variant, which is not Adam. Decoupled weight decay (AdamW) is not a prior and is not offered here.
 #pragma once
 
 #include "blr/estimator/delta.hpp"
@@ -22,7 +22,10 @@
 
 namespace blr {
 
-using SquaredGradientMethod = Algorithm<GaussianDiag, Delta<CurvatureSource::gradient_squared>>;
+using RmspropPolicy = Policy<stage::SqrtScaling>;
+using AdamPolicy = Policy<stage::GradientAverage, stage::PrecisionDebias, stage::SqrtScaling>;
+using Rmsprop = Algorithm<GaussianDiag, Delta<CurvatureSource::gradient_squared>, RmspropPolicy>;
+using Adam = Algorithm<GaussianDiag, Delta<CurvatureSource::gradient_squared>, AdamPolicy>;
 
 struct RmspropOptions {
   Schedule lr = Schedule::constant(1e-2);  ///< α
@@ -37,13 +40,13 @@ struct RmspropOptions {
   }
 };
 
-inline SquaredGradientMethod make_rmsprop(const RmspropOptions& options = {}) {
+inline Rmsprop make_rmsprop(const RmspropOptions& options = {}) {
   options.validate();
-  StepPolicy policy;
+  RmspropPolicy policy;
   policy.mean_rate = options.lr;
   policy.precision_rate = Schedule::constant(options.beta);
-  policy.sqrt_scaling = true;
-  (options.epsilon_inside ? policy.sqrt_inner_offset : policy.sqrt_outer_offset) = options.epsilon;
+  auto& sqrt = policy.get<stage::SqrtScaling>();
+  (options.epsilon_inside ? sqrt.inner : sqrt.outer) = options.epsilon;
   return {Delta<CurvatureSource::gradient_squared>{}, policy};
 }
 
@@ -61,16 +64,13 @@ struct AdamOptions {
   }
 };
 
-inline SquaredGradientMethod make_adam(const AdamOptions& options = {}) {
+inline Adam make_adam(const AdamOptions& options = {}) {
   options.validate();
-  StepPolicy policy;
+  AdamPolicy policy;
   policy.mean_rate = options.lr;
   policy.precision_rate = Schedule::constant(1.0 - options.beta2);
-  policy.gradient_averaging = options.beta1;
-  policy.debias_gradient = true;
-  policy.debias_precision = true;
-  policy.sqrt_scaling = true;
-  policy.sqrt_outer_offset = options.epsilon;
+  policy.get<stage::GradientAverage>() = {options.beta1, /*debias=*/true};
+  policy.get<stage::SqrtScaling>().outer = options.epsilon;
   return {Delta<CurvatureSource::gradient_squared>{}, policy};
 }
 

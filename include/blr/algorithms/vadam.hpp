@@ -4,13 +4,15 @@
 // θ ~ N(μ, 1/(N s + λ_p)) and updates
 //     u ← β₁u + (1−β₁)(ĝ + λ̃μ),   s ← β₂s + (1−β₂)ĝ²,   μ ← μ − α û / (√ŝ + λ̃)
 // with Adam's debiasing (û = u/(1−β₁ᵗ), ŝ = s/(1−β₂ᵗ)). As a composition: the rule's candidate holds
-// (μ, s) and the policy is gradient averaging with the prior inside the average, precision rate
-// 1 − β₂ with the prior kept out of s, precision debiasing and square-root scaling with offset λ̃;
-// the estimator evaluates ĝ and ĝ² at θ drawn from the *posterior* N(μ, 1/(N s + λ_p)), which is
-// the candidate the preset hands to it. The square root makes Vadam an approximation of the BLR
-// (Khan et al. 2018, §3), not an instance.
+// (μ, s) and the policy is Policy<PriorInGradient, GradientAverage, PrecisionDebias, SqrtScaling>:
+// the prior inside the average, precision rate 1 − β₂ with the prior kept out of s, precision
+// debiasing and square-root scaling with offset λ̃; the estimator evaluates ĝ and ĝ² at θ drawn from
+// the *posterior* N(μ, 1/(N s + λ_p)), which is the candidate the preset hands to it. The square
+// root makes Vadam an approximation of the BLR (Khan et al. 2018, §3), not an instance. The
+// LibTorch optimizer (blr/torch/optim/vadam.hpp) runs the same policy in the same units.
 #pragma once
 
+#include "blr/core/option_table.hpp"
 #include "blr/estimator/delta.hpp"
 #include "blr/estimator/gaussian_sampling.hpp"
 #include "blr/family/gaussian_diag.hpp"
@@ -20,41 +22,42 @@ namespace blr {
 
 struct VadamOptions {
   double lr = 1e-3;              ///< α
+  double ess = 0.0;              ///< N > 0 (the training-set size); must be given
   double beta1 = 0.9;
   double beta2 = 0.999;
   double prior_precision = 1.0;  ///< λ_p
   double prec_init = 1.0;        ///< initial posterior precision N s₀ + λ_p (≥ λ_p)
-  double train_set_size = 1.0;   ///< N
-  int samples = 1;               ///< K
-  void validate() const {
-    check_positive("lr", lr);
-    check_range("beta1", beta1, 0.0, 1.0, false, true);
-    check_range("beta2", beta2, 0.0, 1.0, false, true);
-    check_positive("prior_precision", prior_precision);
-    check(prec_init >= prior_precision,
-          "Option 'prec_init' must be at least 'prior_precision' (s₀ = (prec_init − λp)/N ≥ 0).");
-    check_positive("train_set_size", train_set_size);
-    check(samples >= 1, "Option 'samples' must be at least 1.");
-  }
+  int64_t mc_samples = 1;        ///< K
+
+  static const OptionTable<VadamOptions>& table();
+  /// prec_init ≥ prior_precision (the table checks each option alone).
+  void check_consistency() const;
+  void validate() const { validate_options(*this); }
 };
+
+using VadamPolicy = Policy<stage::PriorInGradient, stage::GradientAverage, stage::PrecisionDebias,
+                           stage::SqrtScaling>;
+
+/// Vadam's policy (the same in the core and the LibTorch optimizer).
+VadamPolicy vadam_policy(const VadamOptions& o);
 
 /// Vadam's estimator: K draws θ_k ~ N(μ, 1/(N s + λ_p)); ĝ = mean ∇ℓ̄(θ_k) and Ĥ = mean ĝ_k⊙ĝ_k,
 /// ℓ̄ the mean loss.
 struct VadamEstimator {
-  double train_set_size = 1.0;
+  double ess = 1.0;
   double prior_precision = 1.0;
-  int samples = 1;
+  int mc_samples = 1;
 
   template <HasGradient L>
   GaussianEstimate estimate(const GaussianDiag& q, const L& loss, Rng& rng) const {
     const Index d = q.dimension();
-    return estimate_with_noise(q, loss, standard_normal_noise(rng, d, samples, false));
+    return estimate_with_noise(q, loss, standard_normal_noise(rng, d, mc_samples, false));
   }
 
   template <HasGradient L>
   GaussianEstimate estimate_with_noise(const GaussianDiag& q, const L& loss,
                                        const std::vector<Vector>& eps) const {
-    const GaussianDiag posterior(q.mean, (train_set_size * q.precision.array() + prior_precision).matrix());
+    const GaussianDiag posterior(q.mean, (ess * q.precision.array() + prior_precision).matrix());
     GaussianEstimate total;
     total.gradient = Vector::Zero(q.dimension());
     Vector squares = Vector::Zero(q.dimension());
@@ -76,34 +79,22 @@ struct VadamEstimator {
   }
 };
 
-using Vadam = Algorithm<GaussianDiag, VadamEstimator>;
+using Vadam = Algorithm<GaussianDiag, VadamEstimator, VadamPolicy>;
 
 inline Vadam make_vadam(const VadamOptions& o) {
   o.validate();
-  const double prior = o.prior_precision / o.train_set_size;  // λ̃
-  StepPolicy policy;
-  policy.mean_rate = Schedule::constant(o.lr);
-  policy.precision_rate = Schedule::constant(1.0 - o.beta2);
-  policy.prior_precision = prior;
-  policy.prior_in_average = true;
-  policy.prior_in_curvature = false;
-  policy.gradient_averaging = o.beta1;
-  policy.debias_gradient = true;
-  policy.debias_precision = true;
-  policy.sqrt_scaling = true;
-  policy.sqrt_outer_offset = prior;
-  return {VadamEstimator{o.train_set_size, o.prior_precision, o.samples}, policy};
+  return {VadamEstimator{o.ess, o.prior_precision, static_cast<int>(o.mc_samples)}, vadam_policy(o)};
 }
 
 /// Vadam's starting candidate: μ₀ and s₀ = (prec_init − λ_p)/N.
 inline GaussianDiag vadam_initial(const Vector& mean, const VadamOptions& o) {
   o.validate();
-  return GaussianDiag(mean, Vector::Constant(mean.size(), (o.prec_init - o.prior_precision) / o.train_set_size));
+  return GaussianDiag(mean, Vector::Constant(mean.size(), (o.prec_init - o.prior_precision) / o.ess));
 }
 
 /// The posterior precision N s + λ_p of Vadam's candidate.
 inline Vector vadam_posterior_precision(const GaussianDiag& q, const VadamOptions& o) {
-  return (o.train_set_size * q.precision.array() + o.prior_precision).matrix();
+  return (o.ess * q.precision.array() + o.prior_precision).matrix();
 }
 
 }  // namespace blr

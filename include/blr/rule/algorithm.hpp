@@ -2,7 +2,8 @@
 //
 //     algorithm = Q (GaussianFixed | GaussianDiag | GaussianFull)
 //               × estimator (how ĝ ≈ E_q[∇ℓ̄] and Ĥ ≈ E_q[∇²ℓ̄] are obtained)
-//               × StepPolicy (rates, prior, momentum, corrections).
+//               × Policy<Stages...> (rates, and the stages: prior, averaging, momentum,
+//                 corrections; rule/policy.hpp).
 //
 // `step` asks the estimator for (ĝ, Ĥ) at the current q and applies the one Gaussian BLR step
 // (gaussian_rule.hpp). `run` repeats it with callbacks that may record or stop; non-finite values
@@ -17,8 +18,9 @@
 
 namespace blr {
 
-template <GaussianCandidate Q, class Estimator>
+template <GaussianCandidate Q, class Estimator, class StepPolicy>
 struct Algorithm {
+  using Candidate = Q;
   Estimator estimator;
   StepPolicy policy;
 
@@ -47,8 +49,8 @@ struct RunResult {
 template <GaussianCandidate Q>
 using StepCallback = std::function<bool(const StepInfo&, const RuleState<Q>&)>;
 
-template <GaussianCandidate Q, class Estimator, class L>
-RunResult run(const Algorithm<Q, Estimator>& algorithm, RuleState<Q>& state, const L& loss,
+template <GaussianCandidate Q, class Estimator, class StepPolicy, class L>
+RunResult run(const Algorithm<Q, Estimator, StepPolicy>& algorithm, RuleState<Q>& state, const L& loss,
               Rng& rng, const RunOptions& options, const StepCallback<Q>& callback = {}) {
   options.validate();
   algorithm.policy.validate();

@@ -1,37 +1,30 @@
-// The fused diagonal-Gaussian BLR step: eq. 12 of Khan & Rue (2023) per coordinate, with the
-// stages of StepPolicy (gradient averaging, prior, iBLR correction, natural momentum eq. 80,
-// precision debiasing, square-root scaling, clipping):
+// The fused diagonal-Gaussian BLR step: `coordinate_step` (rule/policy.hpp) for every coordinate
+// in one pass.
 //
-//     u' = β₁u + (1−β₁)(ĝ + δ_u m)                 d = c·u' + δ_a m      (c = 1/(1−β₁ᵗ) if debiased)
-//     s' = (1−ρ_S)s + ρ_S h + ρ_S²(s−h)²/(2s) + γ(s − s_{t−1})           (h = ĥ + δ_h)
-//     p  = κ·(s' or s)   [→ √(p + c_in) + c_out]                         (κ = 1/(1−(1−ρ_S)ᵗ) if debiased)
-//     m' = m − ρ_m·clip(d/p, r) + γ s_{t−1}(m − m_{t−1})/p
-//
-// The step is memory-bound: it reads ĝ, ĥ, m, s, u (and m_{t−1}, s_{t−1}) and writes m', s', u'
-// once. The kernel (src/core/rule/diagonal_kernel.cpp) is one loop over the coordinates that
-// touches every stream at the same index, so the hardware prefetchers follow all of them at once;
-// each stage is a compile-time flag, so the loop body has no branches and is vectorised. Validity
-// is accumulated branch-free (x·0 is 0 for finite x and NaN otherwise); the rare invalid step is
-// diagnosed coordinate by coordinate with the same per-coordinate function.
+// The step is memory-bound: it reads ĝ, ĥ, m, S (and u, m_{t−1}, S_{t−1} where the policy's
+// stages need them) and writes m', S', u' once. The loop touches every stream at the same index,
+// so the hardware prefetchers follow all of them at once; the stages are a compile-time list, so
+// the body has no branches and is vectorised (`omp simd`). The loop is compiled for AVX-512, AVX2
+// and the baseline ISA and the loader picks one (`target_clones`); with FMA contraction off
+// project-wide every clone rounds like the baseline. Validity is accumulated branch-free (x·0 is 0
+// for finite x and NaN otherwise); the rare invalid step is diagnosed coordinate by coordinate with
+// the same per-coordinate function.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+
 #include "blr/core/types.hpp"
+#include "blr/rule/policy.hpp"
 
 namespace blr::detail {
 
-/// Inputs, outputs and constants of the fused step (raw pointers into the state's vectors; the
-/// outputs never alias the inputs). Pointers of stages that are off may be null.
-struct DiagonalKernel {
+/// Inputs and outputs of the fused step (raw pointers into the state's vectors; outputs never
+/// alias inputs). Pointers of stages the policy does not have may be null.
+struct DiagonalBuffers {
   const double *g = nullptr, *h = nullptr, *m = nullptr, *s = nullptr, *u = nullptr;
   const double *m_prev = nullptr, *s_prev = nullptr;
   double *m_out = nullptr, *s_out = nullptr, *u_out = nullptr;
-  double rho_m = 0, rho_s = 0, delta_in_average = 0, delta_after = 0, delta_curvature = 0;
-  double gamma = 0, beta1 = 0, grad_scale = 1, precision_scale = 1;
-  double c_in = 0, c_out = 0, radius = 0;
-  bool check_mean = true;
-  // Stage switches.
-  bool average = false, update_precision = false, correct = false, momentum = false,
-       sqrt_scaling = false, use_new = true;
 };
 
 struct KernelResult {
@@ -39,14 +32,60 @@ struct KernelResult {
   double change;  ///< max |m' − m|
 };
 
-/// One fused pass over d coordinates; writes m_out (and s_out, u_out when their stages are on).
-KernelResult run_diagonal_kernel(const DiagonalKernel& k, Index d);
+template <class... Stages>
+constexpr bool kAverages = (std::is_same_v<Stages, stage::GradientAverage> || ...);
+template <class... Stages>
+constexpr bool kHasMomentum = (std::is_same_v<Stages, stage::NaturalMomentum> || ...);
 
-/// The values of one coordinate, recomputed for the diagnosis of an invalid step.
-struct CoordinateStep {
-  double gradient, average, direction, curvature, precision, preconditioner, mean;
-};
+/// The inputs of coordinate i.
+template <bool kLearn, class... Stages>
+[[gnu::always_inline]] inline stage::Coordinate<double> load(const DiagonalBuffers& b, Index i) {
+  stage::Coordinate<double> c{};
+  c.gradient = b.g[i];
+  c.mean = b.m[i];
+  c.precision = b.s[i];
+  if constexpr (kLearn) c.curvature = b.h[i];
+  if constexpr (kAverages<Stages...>) c.average = b.u[i];
+  if constexpr (kHasMomentum<Stages...>) {
+    c.mean_prev = b.m_prev[i];
+    c.precision_prev = b.s_prev[i];
+  }
+  return c;
+}
 
-CoordinateStep diagnose_coordinate(const DiagonalKernel& k, Index i);
+template <bool kLearn, class... Stages>
+[[gnu::target_clones("avx512f", "avx2", "default")]] KernelResult diagonal_pass(
+    const StepCoefficients<double, Stages...>& coefficients, const DiagonalBuffers& buffers,
+    Index d, bool check_mean) {
+  const StepCoefficients<double, Stages...> k = coefficients;  // local: stores cannot alias it
+  const DiagonalBuffers b = buffers;
+  double* __restrict m_out = b.m_out;
+  double* __restrict s_out = b.s_out;
+  double* __restrict u_out = b.u_out;
+  double probe = 0.0, mean_probe = 0.0, lowest = 1.0, change = 0.0;
+#pragma omp simd reduction(+ : probe, mean_probe) reduction(min : lowest) reduction(max : change)
+  for (Index i = 0; i < d; ++i) {
+    stage::Coordinate<double> c = load<kLearn, Stages...>(b, i);
+    coordinate_step<kLearn>(k, c);
+    probe += c.direction * 0.0 + c.preconditioner * 0.0;
+    if constexpr (kLearn) probe += c.curvature * 0.0 + c.new_precision * 0.0;
+    mean_probe += c.new_mean * 0.0;
+    lowest = std::min(lowest, c.preconditioner);
+    change = std::max(change, std::abs(c.new_mean - c.mean));
+    m_out[i] = c.new_mean;
+    if constexpr (kLearn) s_out[i] = c.new_precision;
+    if constexpr (kAverages<Stages...>) u_out[i] = c.new_average;
+  }
+  return {probe == 0.0 && lowest > 0.0 && (!check_mean || mean_probe == 0.0), change};
+}
+
+/// The values of coordinate i, recomputed for the diagnosis of an invalid step.
+template <bool kLearn, class... Stages>
+stage::Coordinate<double> diagnose_coordinate(const StepCoefficients<double, Stages...>& k,
+                                              const DiagonalBuffers& b, Index i) {
+  stage::Coordinate<double> c = load<kLearn, Stages...>(b, i);
+  coordinate_step<kLearn>(k, c);
+  return c;
+}
 
 }  // namespace blr::detail

@@ -42,10 +42,10 @@ double mixture_step(MixtureState& state, const L& loss, Rng& rng, const MixtureR
   options.validate();
   const GaussianMixture<GaussianFull> before = state.q;
   const Index d = before.dimension();
-  StepPolicy policy;
+  Policy<stage::IblrCorrection> policy;
   policy.mean_rate = options.rate;
   policy.precision_rate = options.rate;
-  policy.pd_correction = options.pd_correction;
+  policy.get<stage::IblrCorrection>().enabled = options.pd_correction;
   double mean_loss = 0.0;
   std::vector<GaussianFull> next;
   for (Index k = 0; k < before.size(); ++k) {

@@ -10,10 +10,12 @@ namespace {
 /// Plain OGN/VOGN: ĥ = (N/M)Σ g_i² + δ, s ← (1−β)s + βĥ, θ ← θ − α(ĝ + δθ)/s, gradients at θ + ε/√s.
 ReductionResult compare_gauss_newton(bool sample, std::uint64_t seed) {
   const auto loss = synthetic_logistic(200, 5, 0.0, seed);
-  OgnOptions options;
-  options.lr = Schedule::constant(0.2);
-  options.hessian_rate = Schedule::constant(0.1);
+  VognOptions options;  // eqs. 44–46: no momentum, no damping; the prior δ = 1 in sum units
+  options.lr = 0.2;
+  options.ess = 200.0;
+  options.curvature_rate = 0.1;
   options.prior_precision = 1.0;
+  options.beta1 = 0.0;
   const auto method = sample ? make_vogn(options) : make_ogn(options);
   Rng rng(20), plain_rng(20), batches(21);
   auto state = init(GaussianDiag(Vector::Zero(5), Vector::Constant(5, 50.0)));

@@ -12,7 +12,7 @@ Table1Row row_vadam() {
   row.check = [] {
     // Oracle: N=100, λp=1, μ0=1, loss θ² (mean), ε=0.5 ⇒ θ=1.5, ĝ=3, μ1=0.999, precision 1.9.
     VadamOptions o;
-    o.train_set_size = 100.0;
+    o.ess = 100.0;
     const Vadam vadam = make_vadam(o);
     const DiagonalQuadratic mean_loss(Vector::Constant(1, 2.0), Vector::Zero(1));
     auto state = init(vadam_initial(Vector::Ones(1), o));
@@ -32,18 +32,18 @@ Table1Row row_vadam() {
     } loss{sum_loss, static_cast<double>(n)};
     VadamOptions p;
     p.lr = 0.05;
-    p.train_set_size = static_cast<double>(n);
+    p.ess = static_cast<double>(n);
     p.prec_init = 10.0;
     const Vadam method = make_vadam(p);
     Rng rng(41), plain_rng(41);
     auto vstate = init(vadam_initial(Vector::Zero(d), p));
-    const double lt = p.prior_precision / p.train_set_size;
+    const double lt = p.prior_precision / p.ess;
     Vector mu = Vector::Zero(d), m = Vector::Zero(d);
-    Vector s = Vector::Constant(d, (p.prec_init - p.prior_precision) / p.train_set_size);
+    Vector s = Vector::Constant(d, (p.prec_init - p.prior_precision) / p.ess);
     for (int t = 1; t <= 50; ++t) {
       method.step(vstate, loss, rng);
       const Vector theta = mu + plain_rng.normal_vector(d).cwiseQuotient(
-                                    (p.train_set_size * s.array() + p.prior_precision).sqrt().matrix());
+                                    (p.ess * s.array() + p.prior_precision).sqrt().matrix());
       const Vector g = loss.gradient(theta);
       m = p.beta1 * m + (1 - p.beta1) * (g + lt * mu);
       s = p.beta2 * s + (1 - p.beta2) * g.cwiseAbs2();
