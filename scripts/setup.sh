@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libtorch-dev libopenblas0-pthread
   dataset-fashion-mnist gnuplot-nox
+  python3-torch
 )
 missing=()
 for p in "${packages[@]}"; do

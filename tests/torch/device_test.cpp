@@ -20,6 +20,7 @@
 #include "blr/torch/optim/per_example.hpp"
 #include "blr/torch/optim/vadam.hpp"
 #include "blr/torch/train/trainer.hpp"
+#include "torch/option_helpers.hpp"
 #include "torch/synthetic_data.hpp"
 
 namespace blr::torch {
@@ -83,7 +84,7 @@ TEST_P(OnDevice, IvonMatchesTheFusedCpuKernels) {
     const double diff = fused_cpu_vs_device(device(), [&](::at::Tensor& p) {
       return std::make_unique<Ivon>(
           std::vector<::at::Tensor>{p},
-          IvonOptions(0.1).ess(100).hess_init(0.5).beta2(0.99).mc_samples(2).hess_approx(approx));
+          make_options<IvonOptions>({{"lr", 0.1}, {"ess", 100.0}, {"hess_init", 0.5}, {"beta2", 0.99}, {"mc_samples", 2.0}, {"hess_approx", std::string(approx == IvonHessian::kPrice ? "price" : "gradsq")}}));
     });
     EXPECT_LT(diff, 1e-10);
   }
@@ -92,7 +93,7 @@ TEST_P(OnDevice, IvonMatchesTheFusedCpuKernels) {
 TEST_P(OnDevice, VadamMatchesTheFusedCpuKernels) {
   const double diff = fused_cpu_vs_device(device(), [](::at::Tensor& p) {
     return std::make_unique<Vadam>(std::vector<::at::Tensor>{p},
-                                   VadamOptions(1e-2).ess(100).prec_init(10.0).mc_samples(2));
+                                   make_options<VadamOptions>({{"lr", 1e-2}, {"ess", 100.0}, {"prec_init", 10.0}, {"mc_samples", 2.0}}));
   });
   EXPECT_LT(diff, 1e-10);
 }
@@ -125,10 +126,10 @@ TrainConfig easy_config(const std::string& optimizer) {
   c.seed = 7;
   c.test_samples = 4;
   c.optimizer_options = {{"ess", 96.0}};
-  if (optimizer == "ivon") c.optimizer_options["lr"] = 0.2;
-  if (optimizer == "vogn") c.optimizer_options["lr"] = 0.05;
+  if (optimizer == "ivon") c.optimizer_options.emplace_back("lr", 0.2);
+  if (optimizer == "vogn") c.optimizer_options.emplace_back("lr", 0.05);
   if (optimizer == "vadam") {  // its large initial noise and debiased s need more steps
-    c.optimizer_options["lr"] = 0.2;
+    c.optimizer_options.emplace_back("lr", 0.2);
     c.epochs = 20;
   }
   return c;

@@ -2,14 +2,17 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/optim/factory.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/ivon.hpp"
 #include "blr/torch/optim/per_example.hpp"
 #include "blr/torch/optim/vadam.hpp"
 #include "blr/torch/optim/vogn.hpp"
+#include "option_helpers.hpp"
 
 namespace blr::torch {
 namespace {
@@ -30,7 +33,7 @@ class VognVadamPaths : public ::testing::TestWithParam<bool> {};  // fused kerne
 // precision N·s + λp = 1.9.
 TEST_P(VognVadamPaths, VadamFirstStepOracle) {
   ::at::Tensor mu = f64({1.0}).requires_grad_();
-  Vadam opt({mu}, VadamOptions(1e-3).ess(100).prior_precision(1.0).prec_init(1.0));
+  Vadam opt({mu}, make_options<VadamOptions>({{"lr", 1e-3}, {"ess", 100.0}, {"prior_precision", 1.0}, {"prec_init", 1.0}}));
   opt.set_fused_kernels(GetParam());
   opt.sample_parameters(true, {f64({0.5})});
   EXPECT_NEAR(mu.item<double>(), 1.5, 1e-15);
@@ -49,7 +52,7 @@ struct LinearOracle {
   ::at::Tensor theta;  ///< the weights the gradient was taken at
   ::at::Tensor g;      ///< the gradient there
 
-  void sample_and_collect(Vogn& opt, ::at::Tensor& w) {
+  void sample_and_collect(MeanFieldOptimizer& opt, ::at::Tensor& w) {
     opt.sample_parameters(true);
     theta = w.detach().clone();
     opt.zero_grad();
@@ -67,12 +70,7 @@ TEST_P(VognVadamPaths, VognOracleOnABiasFreeLinearLayer) {
   const double n = 50, prior_precision = 4, lr = 0.1, beta1 = 0.9;
   ::at::Tensor w = f64({0.1, 0.2, -0.3, 0.4, -0.5, 0.6}).reshape({2, 3}).requires_grad_();
   const ::at::Tensor mu0 = w.detach().clone();
-  Vogn opt({w}, VognOptions(lr)
-                    .ess(n)
-                    .prior_precision(prior_precision)
-                    .curvature_rate(1.0)
-                    .beta1(beta1)
-                    .seed(4));
+  Vogn opt({w}, make_options<VognOptions>({{"lr", lr}, {"ess", n}, {"prior_precision", static_cast<double>(prior_precision)}, {"curvature_rate", 1.0}, {"beta1", static_cast<double>(beta1)}, {"seed", 4.0}}));
   opt.set_fused_kernels(GetParam());
   LinearOracle oracle;
   oracle.sample_and_collect(opt, w);
@@ -93,12 +91,8 @@ TEST_P(VognVadamPaths, OgnTakesGradientsAtTheMean) {
   const double n = 20, prior_precision = 1, lr = 0.05, rate = 0.3, s0 = 0.2;
   ::at::Tensor w = f64({0.1, 0.2, -0.3, 0.4, -0.5, 0.6}).reshape({2, 3}).requires_grad_();
   const ::at::Tensor mu0 = w.detach().clone();
-  Ogn opt({w}, VognOptions(lr)
-                   .ess(n)
-                   .prior_precision(prior_precision)
-                   .curvature_rate(rate)
-                   .hess_init(s0)
-                   .mc_samples(5));
+  Ogn opt({w}, make_options<OgnOptions>({{"lr", lr}, {"ess", n}, {"prior_precision", prior_precision}, {"curvature_rate", rate}, {"hess_init", s0}}));
+  EXPECT_THROW(make_options<OgnOptions>({{"mc_samples", 5.0}}), Error);  // OGN draws no samples
   opt.set_fused_kernels(GetParam());
   EXPECT_EQ(opt.training_samples(), 1);
   LinearOracle oracle;
@@ -118,7 +112,7 @@ INSTANTIATE_TEST_SUITE_P(FusedAndTensorOps, VognVadamPaths, ::testing::Values(tr
 
 TEST(Vogn, NeedsSquaredGradientsInEverySample) {
   ::at::Tensor w = ::torch::zeros({2, 3}, ::torch::kFloat64).requires_grad_();
-  Vogn opt({w}, VognOptions(0.1).ess(10));
+  Vogn opt({w}, make_options<VognOptions>({{"lr", 0.1}, {"ess", 10.0}}));
   EXPECT_TRUE(opt.needs_squared_gradients());
   {
     SampledParameters sampled(opt, true);
@@ -128,28 +122,38 @@ TEST(Vogn, NeedsSquaredGradientsInEverySample) {
   EXPECT_THROW(opt.add_squared_gradients({::torch::ones({2, 3})}), Error);  // outside a sample
 }
 
+/// The error an optimizer of type Opt gives for options changed by `change` from a valid set
+/// (empty when there is none).
+template <class Opt>
+std::string error_of(const std::function<void(typename Opt::Options&)>& change) {
+  typename Opt::Options o;
+  o.ess = 10;
+  change(o);
+  ::at::Tensor x = ::torch::zeros({3}).requires_grad_();
+  try {
+    Opt opt({x}, o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(Vogn, RejectsBadOptions) {
-  auto make = [](VognOptions o) {
-    ::at::Tensor x = ::torch::zeros({3}).requires_grad_();
-    Vogn opt({x}, o);
-  };
-  EXPECT_NO_THROW(make(VognOptions(0.1).ess(10)));
-  EXPECT_THROW(make(VognOptions(0.1)), Error);
-  EXPECT_THROW(make(VognOptions(0.1).ess(10).curvature_rate(0.0)), Error);
-  EXPECT_THROW(make(VognOptions(0.1).ess(10).prior_precision(0.0)), Error);
-  EXPECT_THROW(make(VognOptions(0.1).ess(10).damping(-1.0)), Error);
-  EXPECT_THROW(make(VognOptions(0.1).ess(10).beta1(1.0)), Error);
+  using O = VognOptions;
+  EXPECT_EQ(error_of<Vogn>([](O&) {}), "");
+  EXPECT_NE(error_of<Vogn>([](O& o) { o.ess = 0; }).find("'ess'"), std::string::npos);
+  EXPECT_NE(error_of<Vogn>([](O& o) { o.curvature_rate = 0; }).find("'curvature_rate'"), std::string::npos);
+  EXPECT_NE(error_of<Vogn>([](O& o) { o.prior_precision = 0; }).find("'prior_precision'"), std::string::npos);
+  EXPECT_NE(error_of<Vogn>([](O& o) { o.damping = -1; }).find("'damping'"), std::string::npos);
+  EXPECT_NE(error_of<Vogn>([](O& o) { o.beta1 = 1; }).find("'beta1'"), std::string::npos);
 }
 
 TEST(Vadam, RejectsBadOptions) {
-  auto make = [](VadamOptions o) {
-    ::at::Tensor x = ::torch::zeros({3}).requires_grad_();
-    Vadam opt({x}, o);
-  };
-  EXPECT_NO_THROW(make(VadamOptions().ess(10)));
-  EXPECT_THROW(make(VadamOptions()), Error);
-  EXPECT_THROW(make(VadamOptions().ess(10).prec_init(0.5)), Error);  // below the prior
-  EXPECT_THROW(make(VadamOptions().ess(10).beta2(1.0)), Error);
+  using O = VadamOptions;
+  EXPECT_EQ(error_of<Vadam>([](O&) {}), "");
+  EXPECT_NE(error_of<Vadam>([](O& o) { o.ess = 0; }).find("'ess'"), std::string::npos);
+  EXPECT_NE(error_of<Vadam>([](O& o) { o.prec_init = 0.5; }).find("'prec_init'"), std::string::npos);
+  EXPECT_NE(error_of<Vadam>([](O& o) { o.beta2 = 1; }).find("'beta2'"), std::string::npos);
 }
 
 // ---- exact per-example squared gradients against autograd on single examples ----------------
@@ -216,61 +220,93 @@ TEST(PerExample, RejectsMismatchedShapes) {
                Error);
 }
 
-// ---- factory ------------------------------------------------------------------------------
+// ---- registry -----------------------------------------------------------------------------
 
-TEST(OptimFactory, BuildsEveryOptimizerWithDefaults) {
-  for (const std::string& name : optimizer_names()) {
+TEST(OptimizerRegistry, BuildsEveryOptimizerWithDefaults) {
+  for (const auto& entry : optimizers()) {
     ::at::Tensor x = ::torch::zeros({3}).requires_grad_();
-    auto opt = make_optimizer(name, {x}, {}, 1000);
-    ASSERT_TRUE(opt) << name;
-    EXPECT_EQ(training_samples(*opt), 1) << name;
+    auto opt = make_optimizer(entry.name, {x}, {}, OptimizerContext{1000, 0});
+    ASSERT_TRUE(opt) << entry.name;
+    EXPECT_EQ(training_samples(*opt), 1) << entry.name;
     set_learning_rate(*opt, 0.25);
-    EXPECT_EQ(learning_rate(*opt), 0.25) << name;
+    EXPECT_EQ(learning_rate(*opt), 0.25) << entry.name;
     const bool variational = dynamic_cast<VariationalOptimizer*>(opt.get()) != nullptr;
-    EXPECT_EQ(variational, name != "adamw" && name != "sgd") << name;
+    EXPECT_EQ(variational, entry.variational) << entry.name;
+  }
+  const auto names = optimizer_names();
+  for (const char* name : {"ivon", "vogn", "ogn", "vadam", "adamw", "sgd"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
 }
 
-TEST(OptimFactory, PassesOptionsThrough) {
+TEST(OptimizerRegistry, PassesTypedOptionsThrough) {
   ::at::Tensor x = ::torch::zeros({3}).requires_grad_();
-  auto opt = make_optimizer("ivon", {x}, {{"mc-samples", 3}, {"hess-init", 0.5}}, 1000);
+  auto opt = make_optimizer(
+      "ivon", {x},
+      {{"mc_samples", int64_t{3}}, {"hess_init", 0.5}, {"debias", false},
+       {"hess_approx", std::string("gradsq")}},
+      OptimizerContext{1000, 7});
   EXPECT_EQ(training_samples(*opt), 3);
-  const IvonGroupOptions o = dynamic_cast<Ivon&>(*opt).group_options(0);
+  const IvonOptions& o = dynamic_cast<Ivon&>(*opt).options();
   EXPECT_EQ(o.hess_init, 0.5);
   EXPECT_EQ(o.ess, 1000);  // the training-set size
-  auto explicit_ess = make_optimizer("ivon", {x}, {{"ess", 77}}, 1000);
-  EXPECT_EQ(dynamic_cast<Ivon&>(*explicit_ess).group_options(0).ess, 77);
+  EXPECT_EQ(o.seed, 7u);   // the run's seed
+  EXPECT_FALSE(o.debias);
+  EXPECT_EQ(o.hess_approx, IvonHessian::kGradSquared);
+  auto explicit_ess = make_optimizer("ivon", {x}, {{"ess", 77.0}}, OptimizerContext{1000, 0});
+  EXPECT_EQ(dynamic_cast<Ivon&>(*explicit_ess).options().ess, 77);
+  // The effective options list every key with the value in force.
+  const OptionValues effective = effective_options("ivon", {{"lr", 0.5}}, OptimizerContext{60, 3});
+  EXPECT_EQ(effective.size(), IvonOptions::table().options().size());
+  for (const auto& [key, value] : effective) {
+    if (key == "lr") EXPECT_EQ(std::get<double>(value), 0.5);
+    if (key == "ess") EXPECT_EQ(std::get<double>(value), 60.0);
+    if (key == "seed") EXPECT_EQ(std::get<int64_t>(value), 3);
+    if (key == "hess_approx") EXPECT_EQ(std::get<std::string>(value), "price");
+  }
 }
 
-TEST(OptimFactory, RejectsBadNamesKeysAndValues) {
-  auto make = [](const std::string& name, std::map<std::string, double> options) {
+TEST(OptimizerRegistry, RejectsBadNamesKeysAndValues) {
+  auto make = [](const std::string& name, OptionValues options) {
     ::at::Tensor x = ::torch::zeros({3}).requires_grad_();
-    return make_optimizer(name, {x}, options, 100);
+    return make_optimizer(name, {x}, options, OptimizerContext{100, 0});
   };
-  EXPECT_THROW(optimizer_options("adam"), Error);
-  EXPECT_THROW(make("adam", {}), Error);
   try {
-    make("ivon", {{"learning-rate", 0.1}});
+    make("ivn", {});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean 'ivon'"), std::string::npos) << e.what();
+  }
+  try {
+    make("ivon", {{"learning_rate", 0.1}});
     FAIL() << "no error";
   } catch (const Error& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("learning-rate"), std::string::npos) << what;
-    EXPECT_NE(what.find("hess-init"), std::string::npos) << what;  // lists the valid keys
+    EXPECT_NE(what.find("learning_rate"), std::string::npos) << what;
+    EXPECT_NE(what.find("hess_init"), std::string::npos) << what;  // lists the valid keys
   }
-  EXPECT_THROW(make("ivon", {{"lr", -1}}), Error);
-  EXPECT_THROW(make("ivon", {{"hess-init", 0}}), Error);
-  EXPECT_THROW(make("ivon", {{"beta1", 1.5}}), Error);
+  try {
+    make("ivon", {{"hess_inti", 0.1}});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean 'hess_init'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(make("ivon", {{"lr", -1.0}}), Error);
+  EXPECT_THROW(make("ivon", {{"hess_init", 0.0}}), Error);
+  EXPECT_THROW(make("ivon", {{"beta1", 1.0}}), Error);  // β1 ∈ [0, 1)
   EXPECT_THROW(make("ivon", {{"beta2", -0.5}}), Error);
-  EXPECT_THROW(make("ivon", {{"mc-samples", 1.5}}), Error);
-  EXPECT_THROW(make("ivon", {{"debias", 2}}), Error);
-  EXPECT_THROW(make("ivon", {{"ess", -3}}), Error);
-  EXPECT_THROW(make("ogn", {{"mc-samples", 2}}), Error);
-  EXPECT_THROW(make("vadam", {{"prec-init", 0.5}}), Error);
+  EXPECT_THROW(make("ivon", {{"mc_samples", 1.5}}), Error);
+  EXPECT_THROW(make("ivon", {{"debias", 2.0}}), Error);
+  EXPECT_THROW(make("ivon", {{"hess_approx", std::string("exact")}}), Error);
+  EXPECT_THROW(make("ivon", {{"ess", -3.0}}), Error);
+  EXPECT_THROW(make("ivon", {{"seed", -1.0}}), Error);
+  EXPECT_THROW(make("ogn", {{"mc_samples", 2.0}}), Error);
+  EXPECT_THROW(make("vadam", {{"prec_init", 0.5}}), Error);
   EXPECT_THROW(make("adamw", {{"beta1", 1.0}}), Error);
-  EXPECT_THROW(make("adamw", {{"eps", 0}}), Error);
-  EXPECT_THROW(make("sgd", {{"momentum", 0}, {"nesterov", 1}}), Error);
+  EXPECT_THROW(make("adamw", {{"eps", 0.0}}), Error);
+  EXPECT_THROW(make("sgd", {{"momentum", 0.0}, {"nesterov", true}}), Error);
   ::at::Tensor x = ::torch::zeros({3}).requires_grad_();
-  EXPECT_THROW(make_optimizer("ivon", {x}, {}, 0), Error);  // no ess, no training-set size
+  EXPECT_THROW(make_optimizer("ivon", {x}, {}, OptimizerContext{0, 0}), Error);  // no ess
 }
 
 }  // namespace

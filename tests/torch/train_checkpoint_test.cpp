@@ -11,7 +11,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/checkpoint.hpp"
-#include "blr/torch/optim/factory.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/predictive.hpp"
 #include "blr/torch/train/trainer.hpp"
 #include "torch/synthetic_data.hpp"
@@ -45,7 +45,7 @@ TrainConfig tiny_config(const std::string& optimizer) {
   c.seed = 7;
   c.test_samples = 4;
   if (optimizer == "adamw") c.optimizer_options = {{"lr", 1e-2}};
-  if (optimizer == "ivon") c.optimizer_options = {{"lr", 0.1}, {"hess-init", 0.5}};
+  if (optimizer == "ivon") c.optimizer_options = {{"lr", 0.1}, {"hess_init", 0.5}};
   if (optimizer == "vogn") c.optimizer_options = {{"lr", 1e-2}};
   return c;
 }

@@ -1,4 +1,5 @@
-// Models: shapes, and the per-example squared gradients of record mode against a brute-force
+// Models: shapes, and the per-example squared gradients of the engine on blr's MLP and LeNet-5
+// against a brute-force
 // loop over examples (float64).
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include "blr/torch/nn/classifier.hpp"
 #include "blr/torch/nn/lenet.hpp"
 #include "blr/torch/nn/mlp.hpp"
+#include "blr/torch/optim/squared_gradients.hpp"
 
 namespace blr::torch {
 namespace {
@@ -38,12 +40,9 @@ std::vector<at::Tensor> brute_force(Classifier& model, const at::Tensor& x, cons
 void expect_squared_gradients_match(Classifier& model, const at::Tensor& x, const at::Tensor& y) {
   model.to(at::kDouble);
   const auto expected = brute_force(model, x, y);
-  model.set_record(true);
   model.zero_grad();
   auto loss = at::nll_loss(at::log_softmax(model.forward(x), 1), y);
-  loss.backward();
-  const auto got = model.squared_gradients();
-  model.set_record(false);
+  const auto got = backward_with_squared_gradients(loss, model.named_parameters().pairs(), x.size(0));
   ASSERT_EQ(got.size(), expected.size());
   const auto params = model.parameters();
   for (size_t k = 0; k < got.size(); ++k) {
@@ -86,14 +85,6 @@ TEST(TrainNn, LenetSquaredGradientsArePerExample) {
   const auto x = at::randn({4, 1, 16, 16}, at::kDouble);
   const auto y = at::tensor({0, 2, 1, 2}, at::kLong);
   expect_squared_gradients_match(model, x, y);
-}
-
-TEST(TrainNn, SquaredGradientsNeedARecordedBackward) {
-  Mlp model(4, {3}, 2);
-  EXPECT_THROW(model.squared_gradients(), Error);
-  model.set_record(true);
-  model.forward(at::randn({2, 4}));
-  EXPECT_THROW(model.squared_gradients(), Error);  // no backward yet
 }
 
 TEST(TrainNn, ParseWidths) {

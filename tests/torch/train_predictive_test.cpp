@@ -50,8 +50,9 @@ class ShiftOptimizer : public VariationalOptimizer {
 
 TEST(TrainPredictive, LogDomainAverageOfSampledSoftmaxes) {
   ::torch::manual_seed(3);
-  Mlp model(6, {5}, 3);
-  model.to(at::kDouble);
+  auto module = std::make_shared<Mlp>(6, std::vector<int64_t>{5}, 3);
+  module->to(at::kDouble);
+  const Model model(module);  // any model: here one of blr's own
   ShiftOptimizer opt(model.parameters());
   const auto x = at::randn({7, 6}, at::kDouble);
 

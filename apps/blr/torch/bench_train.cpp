@@ -1,5 +1,5 @@
 // `blr bench epoch` and `blr bench predict`: what training and prediction cost on Fashion-MNIST,
-// as ratios to a baseline measured in the same process (blr/torch/train/timing.hpp).
+// as ratios to a baseline measured in the same process (timing.hpp).
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 
@@ -12,8 +12,8 @@
 
 #include "bench.hpp"
 #include "blr/core/error.hpp"
-#include "blr/torch/train/cli.hpp"
-#include "blr/torch/train/timing.hpp"
+#include "cli.hpp"
+#include "timing.hpp"
 
 namespace blr::cli {
 namespace {

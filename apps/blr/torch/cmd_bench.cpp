@@ -22,7 +22,7 @@
 #include "bench.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/step_benchmark.hpp"
-#include "blr/torch/train/timing.hpp"
+#include "timing.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 #include <memory>
 
 #include "../command.hpp"
-#include "blr/torch/train/cli.hpp"
+#include "cli.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 #include <memory>
 
 #include "../command.hpp"
-#include "blr/torch/train/commands.hpp"
+#include "commands.hpp"
 
 namespace {
 

@@ -1,4 +1,5 @@
-// Predictions of a classifier trained with a (variational) optimizer.
+// Predictions of any model (nn/model.hpp: an nn::Module or a TorchScript module that maps inputs
+// to logits) trained with a (variational) optimizer.
 //
 //  * at the mean:   log p(y|x, μ) = log_softmax(f_μ(x))  (the parameters as they are)
 //  * predictive:    log p̄(y|x) = log (1/K) Σ_k softmax(f_θk(x)),  θk ~ q = N(μ, diag(σ²)),
@@ -14,7 +15,7 @@
 
 #include <vector>
 
-#include "blr/torch/nn/classifier.hpp"
+#include "blr/torch/nn/model.hpp"
 
 namespace blr::torch {
 
@@ -24,17 +25,17 @@ class VariationalOptimizer;
 VariationalOptimizer* as_variational(::torch::optim::Optimizer& optimizer);
 
 /// Log-probabilities (N×C) at the current parameters, evaluated in batches without gradients.
-::at::Tensor predict_log_probs(Classifier& model, const ::at::Tensor& images,
+::at::Tensor predict_log_probs(const Model& model, const ::at::Tensor& images,
                                int64_t batch_size = 1000);
 
 /// Posterior-predictive log-probabilities with `samples` ≥ 1 draws from the optimizer's posterior.
-::at::Tensor predictive_log_probs(Classifier& model, VariationalOptimizer& optimizer,
+::at::Tensor predictive_log_probs(const Model& model, VariationalOptimizer& optimizer,
                                   const ::at::Tensor& images, int samples,
                                   int64_t batch_size = 1000);
 
 /// Several data sets at once with the SAME parameter draws (e.g. test and shifted test set), so
 /// the comparison between them is not blurred by different samples.
-std::vector<::at::Tensor> predictive_log_probs(Classifier& model, VariationalOptimizer& optimizer,
+std::vector<::at::Tensor> predictive_log_probs(const Model& model, VariationalOptimizer& optimizer,
                                                const std::vector<::at::Tensor>& image_sets,
                                                int samples, int64_t batch_size = 1000);
 

@@ -2,85 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <map>
 #include <sstream>
 
 #include "blr/core/error.hpp"
 #include "blr/torch/nn/lenet.hpp"
 #include "blr/torch/nn/mlp.hpp"
-#include "blr/torch/optim/per_example.hpp"
 
 namespace blr::torch {
-
-void Classifier::set_record(bool on) {
-  record_ = on;
-  records_.clear();
-}
-
-void Classifier::begin_forward() {
-  records_.clear();
-}
-
-::torch::Tensor Classifier::linear(::torch::nn::Linear& layer, const ::torch::Tensor& input) {
-  auto output = layer->forward(input);
-  if (record_ && output.requires_grad()) {
-    output.retain_grad();
-    records_.push_back({false, layer.get(), input.detach(), output});
-  }
-  return output;
-}
-
-::torch::Tensor Classifier::conv2d(::torch::nn::Conv2d& layer, const ::torch::Tensor& input,
-                                   std::array<int64_t, 2> padding) {
-  auto output = layer->forward(input);
-  if (record_ && output.requires_grad()) {
-    output.retain_grad();
-    records_.push_back({true, layer.get(), input.detach(), output, padding});
-  }
-  return output;
-}
-
-std::vector<::torch::Tensor> Classifier::squared_gradients() const {
-  check(record_ && !records_.empty(),
-        "squared_gradients() needs a forward() in record mode followed by backward().");
-  std::map<const void*, ::torch::Tensor> by_parameter;
-  for (const auto& r : records_) {
-    const auto grad_output = r.output.grad();
-    check(grad_output.defined(),
-          "squared_gradients(): a recorded layer has no output gradient; call backward() on the "
-          "mean minibatch loss first.");
-    SquaredGradients sq;
-    ::torch::Tensor weight, bias;
-    if (r.is_conv) {
-      auto* conv = dynamic_cast<::torch::nn::Conv2dImpl*>(r.layer);
-      const auto& o = conv->options;
-      check(o.groups() == 1, "squared_gradients(): grouped Conv2d layers are not supported.");
-      sq = conv2d_squared_gradients(r.input, grad_output,
-                                    {(*o.kernel_size())[0], (*o.kernel_size())[1]},
-                                    {(*o.stride())[0], (*o.stride())[1]}, r.padding,
-                                    {(*o.dilation())[0], (*o.dilation())[1]}, o.bias());
-      weight = conv->weight;
-      bias = conv->bias;
-    } else {
-      auto* lin = dynamic_cast<::torch::nn::LinearImpl*>(r.layer);
-      sq = linear_squared_gradients(r.input, grad_output, lin->options.bias());
-      weight = lin->weight;
-      bias = lin->bias;
-    }
-    check(by_parameter.count(weight.unsafeGetTensorImpl()) == 0,
-          "squared_gradients(): a layer was applied twice in one forward pass.");
-    by_parameter[weight.unsafeGetTensorImpl()] = sq.weight;
-    if (bias.defined()) by_parameter[bias.unsafeGetTensorImpl()] = sq.bias;
-  }
-  std::vector<::torch::Tensor> out;
-  for (const auto& p : parameters()) {
-    auto it = by_parameter.find(p.unsafeGetTensorImpl());
-    check(it != by_parameter.end(),
-          "squared_gradients(): a parameter was not used by the recorded forward pass.");
-    out.push_back(it->second);
-  }
-  return out;
-}
 
 void ModelSpec::validate() const {
   check(kind == "mlp" || kind == "lenet",

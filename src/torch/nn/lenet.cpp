@@ -17,13 +17,12 @@ LeNet5::LeNet5(int64_t input_channels, int64_t image_size, int64_t classes) : Cl
 }
 
 ::torch::Tensor LeNet5::forward(const ::torch::Tensor& images) {
-  begin_forward();
-  auto a = ::torch::max_pool2d(::torch::relu(conv2d(conv1_, images, {2, 2})), 2);
-  a = ::torch::max_pool2d(::torch::relu(conv2d(conv2_, a, {0, 0})), 2);
+  auto a = ::torch::max_pool2d(::torch::relu(conv1_->forward(images)), 2);
+  a = ::torch::max_pool2d(::torch::relu(conv2_->forward(a)), 2);
   a = a.flatten(1);
-  a = ::torch::relu(linear(fc1_, a));
-  a = ::torch::relu(linear(fc2_, a));
-  return linear(fc3_, a);
+  a = ::torch::relu(fc1_->forward(a));
+  a = ::torch::relu(fc2_->forward(a));
+  return fc3_->forward(a);
 }
 
 std::string LeNet5::describe() const {

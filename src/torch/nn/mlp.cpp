@@ -17,10 +17,9 @@ Mlp::Mlp(int64_t inputs, std::vector<int64_t> hidden, int64_t classes) : Classif
 }
 
 ::torch::Tensor Mlp::forward(const ::torch::Tensor& images) {
-  begin_forward();
   auto a = images.flatten(1);
   for (size_t i = 0; i < layers_.size(); ++i) {
-    a = linear(layers_[i], a);
+    a = layers_[i]->forward(a);
     if (i + 1 < layers_.size()) a = ::torch::relu(a);
   }
   return a;

@@ -6,13 +6,12 @@
 
 #include "blr/core/error.hpp"
 #include "kernels.hpp"
-#include "options.hpp"
 
 namespace blr::torch {
 
 namespace {
 
-constexpr int64_t kFormatVersion = 1;
+constexpr int64_t kFormatVersion = 2;  // 1: the optimizer's own curvature instead of P
 
 // The sampling pass is compute-bound (noise generation): one clone per ISA (kernels.hpp).
 
@@ -45,6 +44,13 @@ std::string param_key(size_t group, size_t index, const char* what) {
   return t.to(like.options()).contiguous();
 }
 
+/// "[2, 3]" for a shape.
+std::string shape_string(::at::IntArrayRef sizes) {
+  std::string out = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) out += (i ? ", " : "") + std::to_string(sizes[i]);
+  return out + "]";
+}
+
 }  // namespace
 
 void MeanFieldOptimizer::keep_group_options(
@@ -61,7 +67,12 @@ void MeanFieldOptimizer::keep_group_options(
 void MeanFieldOptimizer::add_param_group(const ::torch::optim::OptimizerParamGroup& param_group) {
   ::torch::optim::Optimizer::add_param_group(param_group);
   if (param_group.has_options()) param_groups_.back().set_options(param_group.options().clone());
-  validate();
+  try {
+    validate();
+  } catch (...) {
+    param_groups_.pop_back();  // a refused group leaves the optimizer as it was
+    throw;
+  }
 }
 
 bool MeanFieldOptimizer::fused_for(const ::at::Tensor& param) const {
@@ -77,12 +88,18 @@ void MeanFieldOptimizer::ensure_slots() {
     slots_[g].resize(params.size());
     for (size_t i = 0; i < params.size(); ++i) {
       Slot& s = slots_[g][i];
-      if (s.curvature.defined()) continue;
+      if (s.precision.defined()) continue;
       const auto options = params[i].options();
-      s.momentum = ::at::zeros(params[i].sizes(), options);
-      s.curvature = ::at::full(params[i].sizes(), initial_curvature(g), options);
+      s.average = ::at::zeros(params[i].sizes(), options);
+      s.precision = ::at::full(params[i].sizes(), initial_precision(g), options);
     }
   }
+}
+
+size_t MeanFieldOptimizer::parameter_count() const {
+  size_t total = 0;
+  for (const auto& group : param_groups_) total += group.params().size();
+  return total;
 }
 
 MeanFieldOptimizer::Slot& MeanFieldOptimizer::slot(size_t group, size_t index) {
@@ -105,17 +122,18 @@ void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps
   ensure_slots();
   ::at::NoGradGuard no_grad;
   if (train) materialise_pending();  // a second sample before step(): sum the first one now
-  size_t total = 0;
-  for (const auto& group : param_groups_) total += group.params().size();
+  const size_t total = parameter_count();
   if (eps != nullptr) {
     check(eps->size() == total, fmt::format("{}: {} noise tensors were given for {} parameters.",
                                             name(), eps->size(), total));
   }
   const bool keep_noise = train && statistic() == Statistic::kNoiseTimesGradient;
-  if (perturbs()) {
+  // OGN takes its training gradients at μ, but its posterior predictive samples like the others.
+  perturbed_ = perturbs() || !train;
+  if (perturbed_) {
     size_t j = 0;
     for (size_t g = 0; g < param_groups_.size(); ++g) {
-      const Precision prec = precision(g);
+      const Affine prec = posterior(g);
       auto& params = param_groups_[g].params();
       for (size_t i = 0; i < params.size(); ++i, ++j) {
         ::at::Tensor& p = params[i];
@@ -124,8 +142,7 @@ void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps
         if (eps != nullptr) {
           check((*eps)[j].sizes() == p.sizes(),
                 fmt::format("{}: noise tensor {} has shape {} but the parameter has shape {}.",
-                            name(), j, detail::shape_string((*eps)[j].sizes()),
-                            detail::shape_string(p.sizes())));
+                            name(), j, shape_string((*eps)[j].sizes()), shape_string(p.sizes())));
           e = conform((*eps)[j], p);
         }
         if (fused_ && fused_for(p)) {
@@ -135,7 +152,7 @@ void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps
             const detail::SampleArgs<scalar_t> args{
                 p.data_ptr<scalar_t>(),
                 s.theta.data_ptr<scalar_t>(),
-                s.curvature.data_ptr<scalar_t>(),
+                s.precision.data_ptr<scalar_t>(),
                 static_cast<scalar_t>(prec.a),
                 static_cast<scalar_t>(prec.b),
                 keep_noise ? s.noise.data_ptr<scalar_t>() : nullptr,
@@ -157,7 +174,7 @@ void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps
             s.mean = p.detach().clone();
           }
           if (!e.defined()) e = ::at::randn(p.sizes(), p.options());
-          ::at::Tensor noise = e.mul(s.curvature.mul(prec.a).add_(prec.b).rsqrt_());
+          ::at::Tensor noise = e.mul(s.precision.mul(prec.a).add_(prec.b).rsqrt_());
           p.add_(noise);
           if (keep_noise) s.noise = noise;
         }
@@ -195,29 +212,22 @@ void MeanFieldOptimizer::restore(bool collect) {
         p.set_data(s.mean);
         s.mean = ::at::Tensor();
         s.swapped = false;
-      } else if (perturbs()) {  // tensor-operation path: μ was copied aside
+      } else if (perturbed_) {  // tensor-operation path: μ was copied aside
         p.copy_(s.mean);
       }
       if (!collect) continue;
       // A parameter the loss did not reach has gradient zero.
       ::at::Tensor grad = p.grad().defined() ? conform(p.grad(), p) : ::at::zeros_like(p);
-      if (!perturbs()) {  // θ = μ: only the gradient is collected
-        if (first || !s.grad_sum.defined()) {
-          s.grad_sum = grad.clone();
-        } else {
-          s.grad_sum.add_(grad);
-        }
-        continue;
-      }
-      if (first && stat == Statistic::kNoiseTimesGradient && training_samples() == 1) {
-        // The update reads the gradient and the noise itself (see mean_field.hpp).
+      if (first && training_samples() == 1) {
+        // The update reads the gradient (and the noise) itself (see mean_field.hpp).
         s.pending_grad = grad;
         s.pending_version = grad._version();
         continue;
       }
+      const Statistic collected = perturbs() ? stat : Statistic::kNone;
       if (swapped) {
         if (!s.grad_sum.defined()) s.grad_sum = ::at::empty(p.sizes(), p.options());
-        if (stat == Statistic::kSquaredGradient && !s.stat_sum.defined()) {
+        if (collected == Statistic::kSquaredGradient && !s.stat_sum.defined()) {
           s.stat_sum = ::at::empty(p.sizes(), p.options());
         }
         AT_DISPATCH_FLOATING_TYPES(p.scalar_type(), "blr_restore", [&] {
@@ -226,13 +236,13 @@ void MeanFieldOptimizer::restore(bool collect) {
           scalar_t* gs = s.grad_sum.data_ptr<scalar_t>();
           using detail::Collect;
           detail::RestoreArgs<scalar_t> args{gp, gs, nullptr, nullptr, Collect::kGradient, first};
-          if (stat == Statistic::kNoiseTimesGradient) {
+          if (collected == Statistic::kNoiseTimesGradient) {
             // First sample: noise⊙g is written over the noise, which becomes the sum.
             scalar_t* noise = s.noise.data_ptr<scalar_t>();
             args.collect = Collect::kNoiseTimesGradient;
             args.noise = noise;
             args.stat_sum = first ? noise : s.stat_sum.data_ptr<scalar_t>();
-          } else if (stat == Statistic::kSquaredGradient) {
+          } else if (collected == Statistic::kSquaredGradient) {
             args.collect = Collect::kSquaredGradient;
             args.stat_sum = s.stat_sum.data_ptr<scalar_t>();
           }
@@ -240,20 +250,20 @@ void MeanFieldOptimizer::restore(bool collect) {
             restore_chunk_of(args, begin, end);
           });
         });
-        if (stat == Statistic::kNoiseTimesGradient && first) std::swap(s.noise, s.stat_sum);
+        if (collected == Statistic::kNoiseTimesGradient && first) std::swap(s.noise, s.stat_sum);
       } else {
         if (first) {
           s.grad_sum = grad.clone();
         } else {
           s.grad_sum.add_(grad);
         }
-        if (stat == Statistic::kNoiseTimesGradient) {
+        if (collected == Statistic::kNoiseTimesGradient) {
           if (first) {
             s.stat_sum = s.noise.mul(grad);
           } else {
             s.stat_sum.addcmul_(s.noise, grad);
           }
-        } else if (stat == Statistic::kSquaredGradient) {
+        } else if (collected == Statistic::kSquaredGradient) {
           if (first) {
             s.stat_sum = grad.square();
           } else {
@@ -268,6 +278,7 @@ void MeanFieldOptimizer::restore(bool collect) {
 }
 
 void MeanFieldOptimizer::materialise_pending() {
+  const Statistic stat = perturbs() ? statistic() : Statistic::kNone;
   for (auto& group : slots_) {
     for (Slot& s : group) {
       if (!s.pending_grad.defined()) continue;
@@ -277,24 +288,37 @@ void MeanFieldOptimizer::materialise_pending() {
                         "more samples than mc_samples per step, zero the gradients after "
                         "sampling, or set mc_samples to the number of samples.",
                         name()));
-      if (!fused_ || !fused_for(s.pending_grad)) {
-        s.grad_sum = s.pending_grad.clone();
-        s.stat_sum = s.noise.mul(s.pending_grad);
+      const ::at::Tensor& g = s.pending_grad;
+      if (!fused_ || !fused_for(g)) {
+        s.grad_sum = g.clone();
+        if (stat == Statistic::kNoiseTimesGradient) s.stat_sum = s.noise.mul(g);
+        if (stat == Statistic::kSquaredGradient) s.stat_sum = g.square();
         s.pending_grad = ::at::Tensor();
         continue;
       }
-      if (!s.grad_sum.defined()) s.grad_sum = ::at::empty_like(s.pending_grad);
-      AT_DISPATCH_FLOATING_TYPES(s.pending_grad.scalar_type(), "blr_materialise", [&] {
-        // As the first sample's restore: Σg = g, and noise⊙g written over the noise.
-        scalar_t* noise = s.noise.data_ptr<scalar_t>();
-        const detail::RestoreArgs<scalar_t> args{
-            s.pending_grad.data_ptr<scalar_t>(), s.grad_sum.data_ptr<scalar_t>(), noise, noise,
-            detail::Collect::kNoiseTimesGradient, true};
-        detail::for_each_chunk(s.pending_grad.numel(), [&](int64_t, int64_t begin, int64_t end) {
+      if (!s.grad_sum.defined()) s.grad_sum = ::at::empty_like(g);
+      if (stat == Statistic::kSquaredGradient && !s.stat_sum.defined()) {
+        s.stat_sum = ::at::empty_like(g);
+      }
+      AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "blr_materialise", [&] {
+        // As the first sample's restore: Σg = g, and noise⊙g written over the noise (or g²).
+        using detail::Collect;
+        detail::RestoreArgs<scalar_t> args{g.data_ptr<scalar_t>(), s.grad_sum.data_ptr<scalar_t>(),
+                                           nullptr, nullptr, Collect::kGradient, true};
+        if (stat == Statistic::kNoiseTimesGradient) {
+          scalar_t* noise = s.noise.data_ptr<scalar_t>();
+          args.collect = Collect::kNoiseTimesGradient;
+          args.noise = noise;
+          args.stat_sum = noise;
+        } else if (stat == Statistic::kSquaredGradient) {
+          args.collect = Collect::kSquaredGradient;
+          args.stat_sum = s.stat_sum.data_ptr<scalar_t>();
+        }
+        detail::for_each_chunk(g.numel(), [&](int64_t, int64_t begin, int64_t end) {
           restore_chunk_of(args, begin, end);
         });
       });
-      std::swap(s.noise, s.stat_sum);
+      if (stat == Statistic::kNoiseTimesGradient) std::swap(s.noise, s.stat_sum);
       s.pending_grad = ::at::Tensor();
     }
   }
@@ -309,8 +333,7 @@ void MeanFieldOptimizer::add_squared_gradients(const std::vector<::at::Tensor>& 
   check(!squared_given_,
         fmt::format("{}: add_squared_gradients() was called twice in one sample.", name()));
   ::at::NoGradGuard no_grad;
-  size_t total = 0;
-  for (const auto& group : param_groups_) total += group.params().size();
+  const size_t total = parameter_count();
   check(squared.size() == total,
         fmt::format("{}: {} squared-gradient tensors were given for {} parameters.", name(),
                     squared.size(), total));
@@ -326,8 +349,7 @@ void MeanFieldOptimizer::add_squared_gradients(const std::vector<::at::Tensor>& 
           squared[j].defined() ? conform(squared[j].detach(), p) : ::at::zeros_like(p);
       check(sq.sizes() == p.sizes(),
             fmt::format("{}: squared gradient {} has shape {} but the parameter has shape {}.",
-                        name(), j, detail::shape_string(sq.sizes()),
-                        detail::shape_string(p.sizes())));
+                        name(), j, shape_string(sq.sizes()), shape_string(p.sizes())));
       // Never written in place: the first tensor may be the caller's.
       s.squared_sum = first ? sq : s.squared_sum + sq;
     }
@@ -337,22 +359,29 @@ void MeanFieldOptimizer::add_squared_gradients(const std::vector<::at::Tensor>& 
 }
 
 std::vector<::at::Tensor> MeanFieldOptimizer::posterior_variance() {
+  std::vector<::at::Tensor> out = posterior_precision();
+  for (auto& t : out) t.reciprocal_();
+  return out;
+}
+
+std::vector<::at::Tensor> MeanFieldOptimizer::posterior_precision() {
   ensure_slots();
   ::at::NoGradGuard no_grad;
   std::vector<::at::Tensor> out;
   for (size_t g = 0; g < param_groups_.size(); ++g) {
-    const Precision prec = precision(g);
-    for (const Slot& s : slots_[g])
-      out.push_back(s.curvature.mul(prec.a).add_(prec.b).reciprocal_());
+    const Affine prec = posterior(g);
+    for (const Slot& s : slots_[g]) out.push_back(s.precision.mul(prec.a).add_(prec.b));
   }
   return out;
 }
 
 std::vector<::at::Tensor> MeanFieldOptimizer::curvature() {
   ensure_slots();
+  ::at::NoGradGuard no_grad;
   std::vector<::at::Tensor> out;
-  for (const auto& group : slots_) {
-    for (const Slot& s : group) out.push_back(s.curvature);
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const double offset = curvature_offset(g);
+    for (const Slot& s : slots_[g]) out.push_back(s.precision.sub(offset));
   }
   return out;
 }
@@ -361,7 +390,7 @@ std::vector<::at::Tensor> MeanFieldOptimizer::momentum() {
   ensure_slots();
   std::vector<::at::Tensor> out;
   for (const auto& group : slots_) {
-    for (const Slot& s : group) out.push_back(s.momentum);
+    for (const Slot& s : group) out.push_back(s.average);
   }
   return out;
 }
@@ -398,7 +427,17 @@ std::vector<::at::Tensor> MeanFieldOptimizer::momentum() {
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     auto& params = param_groups_[g].params();
     for (size_t i = 0; i < params.size(); ++i) {
-      update(g, i, params[i], slot(g, i), samples_, fused_ && fused_for(params[i]));
+      Slot& s = slot(g, i);
+      UpdateInput in{&s.grad_sum, &s.stat_sum, &s.squared_sum, samples_, false};
+      if (s.pending_grad.defined()) in = {&s.pending_grad, &s.noise, &s.squared_sum, 1, true};
+      const bool ok = update(g, params[i], s, in, fused_ && fused_for(params[i]));
+      s.pending_grad = ::at::Tensor();
+      if (!ok) {
+        throw Error(fmt::format(
+            "{} step {} produced a non-finite value in parameter {} of param group {} (learning "
+            "rate too large, or NaN/Inf in the gradients?).",
+            name(), step_, i, g));
+      }
     }
   }
   samples_ = 0;
@@ -421,9 +460,9 @@ void MeanFieldOptimizer::save(::torch::serialize::OutputArchive& archive) const 
     if (g >= slots_.size()) continue;
     for (size_t i = 0; i < slots_[g].size(); ++i) {
       const Slot& s = slots_[g][i];
-      if (!s.curvature.defined()) continue;
-      archive.write(param_key(g, i, "momentum"), s.momentum);
-      archive.write(param_key(g, i, "curvature"), s.curvature);
+      if (!s.precision.defined()) continue;
+      archive.write(param_key(g, i, "average"), s.average);
+      archive.write(param_key(g, i, "precision"), s.precision);
     }
   }
 }
@@ -436,9 +475,10 @@ void MeanFieldOptimizer::load(::torch::serialize::InputArchive& archive) {
         fmt::format("The archive holds no blr optimizer state (no format version); {} cannot "
                     "load it.",
                     name()));
-  check(value.toInt() == kFormatVersion,
-        fmt::format("The optimizer state has format version {}; this build reads version {}.",
-                    value.toInt(), kFormatVersion));
+  const int64_t version = value.toInt();
+  check(version == 1 || version == kFormatVersion,
+        fmt::format("The optimizer state has format version {}; this build reads versions 1 and {}.",
+                    version, kFormatVersion));
   archive.read("blr/optimizer", value);
   check(value.toStringRef() == name(),
         fmt::format("The archive holds the state of a {} optimizer, not of {}.",
@@ -459,16 +499,18 @@ void MeanFieldOptimizer::load(::torch::serialize::InputArchive& archive) {
     const auto& params = param_groups_[g].params();
     slots[g].resize(params.size());
     for (size_t i = 0; i < params.size(); ++i) {
-      ::at::Tensor momentum, curvature;
-      if (!archive.try_read(param_key(g, i, "momentum"), momentum)) continue;
-      archive.read(param_key(g, i, "curvature"), curvature);
-      check(momentum.sizes() == params[i].sizes() && curvature.sizes() == params[i].sizes(),
+      // Version 1 held the optimizer's own curvature (IVON's h, VOGN's s): P = curvature + offset.
+      ::at::Tensor average, precision;
+      if (!archive.try_read(param_key(g, i, version == 1 ? "momentum" : "average"), average)) continue;
+      archive.read(param_key(g, i, version == 1 ? "curvature" : "precision"), precision);
+      check(average.sizes() == params[i].sizes() && precision.sizes() == params[i].sizes(),
             fmt::format("The saved {} state of parameter {} in group {} has shape {}; the "
                         "parameter has shape {}.",
-                        name(), i, g, detail::shape_string(curvature.sizes()),
-                        detail::shape_string(params[i].sizes())));
-      slots[g][i].momentum = conform(momentum, params[i]);
-      slots[g][i].curvature = conform(curvature, params[i]);
+                        name(), i, g, shape_string(precision.sizes()),
+                        shape_string(params[i].sizes())));
+      if (version == 1) precision = precision.to(::at::kDouble).add(curvature_offset(g));
+      slots[g][i].average = conform(average, params[i]);
+      slots[g][i].precision = conform(precision, params[i]);
     }
   }
   for (size_t g = 0; g < param_groups_.size(); ++g) {

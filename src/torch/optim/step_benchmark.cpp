@@ -5,7 +5,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/optim/factory.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/variational.hpp"
 
 namespace blr::torch {
@@ -19,10 +19,8 @@ StepBenchmark::StepBenchmark(const std::string& optimizer, int64_t n, uint64_t s
   auto generator = ::at::detail::createCPUGenerator(seed);
   param_ = ::at::randn({n}, generator, ::at::kFloat).mul_(0.1).requires_grad_();
   param_.mutable_grad() = ::at::randn({n}, generator, ::at::kFloat).mul_(1e-3);
-  const std::map<std::string, double> options =
-      optimizer == "sgd" ? std::map<std::string, double>{{"momentum", 0.9}}
-                         : std::map<std::string, double>{};
-  optimizer_ = make_optimizer(optimizer, {param_}, options, 10000);
+  // Default options (SGD: momentum 0.9), ess = 10⁴.
+  optimizer_ = make_optimizer(optimizer, {param_}, {}, OptimizerContext{10000, seed});
   variational_ = dynamic_cast<VariationalOptimizer*>(optimizer_.get());
   if (variational_ != nullptr && variational_->needs_squared_gradients()) {
     squared_ = param_.grad().square();

@@ -17,22 +17,7 @@ VariationalOptimizer* as_variational(::torch::optim::Optimizer& optimizer) {
 
 namespace {
 
-// Restores the module's training flag on scope exit.
-class EvalMode {
- public:
-  explicit EvalMode(Classifier& model) : model_(model), was_training_(model.is_training()) {
-    model_.eval();
-  }
-  ~EvalMode() { model_.train(was_training_); }
-  EvalMode(const EvalMode&) = delete;
-  EvalMode& operator=(const EvalMode&) = delete;
-
- private:
-  Classifier& model_;
-  bool was_training_;
-};
-
-at::Tensor log_probs_in_batches(Classifier& model, const at::Tensor& images, int64_t batch_size) {
+at::Tensor log_probs_in_batches(const Model& model, const at::Tensor& images, int64_t batch_size) {
   check(batch_size >= 1, "The prediction batch size must be positive.");
   ::torch::NoGradGuard no_grad;
   std::vector<at::Tensor> parts;
@@ -45,12 +30,12 @@ at::Tensor log_probs_in_batches(Classifier& model, const at::Tensor& images, int
 
 }  // namespace
 
-at::Tensor predict_log_probs(Classifier& model, const at::Tensor& images, int64_t batch_size) {
+at::Tensor predict_log_probs(const Model& model, const at::Tensor& images, int64_t batch_size) {
   EvalMode eval(model);
   return log_probs_in_batches(model, images, batch_size);
 }
 
-std::vector<at::Tensor> predictive_log_probs(Classifier& model, VariationalOptimizer& optimizer,
+std::vector<at::Tensor> predictive_log_probs(const Model& model, VariationalOptimizer& optimizer,
                                              const std::vector<at::Tensor>& image_sets, int samples,
                                              int64_t batch_size) {
   check(samples >= 1,
@@ -69,7 +54,7 @@ std::vector<at::Tensor> predictive_log_probs(Classifier& model, VariationalOptim
   return acc;
 }
 
-at::Tensor predictive_log_probs(Classifier& model, VariationalOptimizer& optimizer,
+at::Tensor predictive_log_probs(const Model& model, VariationalOptimizer& optimizer,
                                 const at::Tensor& images, int samples, int64_t batch_size) {
   return predictive_log_probs(model, optimizer, std::vector<at::Tensor>{images}, samples,
                               batch_size)[0];

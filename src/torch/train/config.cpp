@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/optim/factory.hpp"
+#include "blr/torch/optim/registry.hpp"
 
 namespace blr::torch {
 
@@ -15,22 +15,7 @@ void TrainConfig::validate() const {
         fmt::format("Unknown data set '{}'; the only one is fashion-mnist.", data));
   data_options.validate();
   model.validate();
-  const auto names = optimizer_names();
-  check(
-      std::find(names.begin(), names.end(), optimizer) != names.end(),
-      fmt::format("Unknown optimizer '{}'; choose one of {}.", optimizer, fmt::join(names, ", ")));
-  const auto specs = ::blr::torch::optimizer_options(optimizer);
-  for (const auto& [key, value] : optimizer_options) {
-    (void)value;
-    const bool known =
-        std::any_of(specs.begin(), specs.end(), [&](const auto& s) { return s.key == key; });
-    if (!known) {
-      std::vector<std::string> keys;
-      for (const auto& s : specs) keys.push_back(s.key);
-      throw Error(fmt::format("Optimizer '{}' has no option '{}'; its options are {}.", optimizer,
-                              key, fmt::join(keys, ", ")));
-    }
-  }
+  check_options(optimizer, optimizer_options);
   check(epochs >= 1 && epochs <= 100000,
         fmt::format("Option 'epochs' must lie in [1, 100000]; got {}.", epochs));
   check(batch_size >= 1 && batch_size <= 1'000'000,
@@ -71,7 +56,7 @@ nlohmann::json TrainConfig::to_json() const {
   j["model"] = model.kind;
   j["hidden"] = model.hidden;
   j["optimizer"] = optimizer;
-  j["optimizer_options"] = optimizer_options;
+  j["optimizer_options"] = options_to_json(optimizer_options);
   j["epochs"] = epochs;
   j["batch_size"] = batch_size;
   j["schedule"] = schedule;
@@ -93,7 +78,11 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
     c.model.kind = j.at("model").get<std::string>();
     c.model.hidden = j.at("hidden").get<std::vector<int64_t>>();
     c.optimizer = j.at("optimizer").get<std::string>();
-    c.optimizer_options = j.at("optimizer_options").get<std::map<std::string, double>>();
+    // Format 1 spelled keys with dashes (hess-init) and every value as a number.
+    for (auto [key, value] : options_from_json(j.at("optimizer_options"))) {
+      std::replace(key.begin(), key.end(), '-', '_');
+      c.optimizer_options.emplace_back(key, value);
+    }
     c.epochs = j.at("epochs").get<int64_t>();
     c.batch_size = j.at("batch_size").get<int64_t>();
     c.schedule = j.at("schedule").get<std::string>();
@@ -106,21 +95,6 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
   }
   c.data_options.seed = c.seed;
   return c;
-}
-
-std::map<std::string, double> effective_optimizer_options(
-    const std::string& optimizer, const std::map<std::string, double>& given,
-    int64_t dataset_size) {
-  std::map<std::string, double> out;
-  for (const auto& spec : optimizer_options(optimizer)) {
-    auto it = given.find(spec.key);
-    double value = it != given.end() ? it->second : spec.default_value;
-    if (spec.key == "ess" && it == given.end() && value == 0.0) {
-      value = static_cast<double>(dataset_size);
-    }
-    out[spec.key] = value;
-  }
-  return out;
 }
 
 }  // namespace blr::torch

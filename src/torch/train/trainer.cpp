@@ -9,7 +9,8 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/data/batches.hpp"
-#include "blr/torch/optim/factory.hpp"
+#include "blr/torch/optim/registry.hpp"
+#include "blr/torch/optim/squared_gradients.hpp"
 #include "blr/torch/optim/variational.hpp"
 #include "blr/torch/predictive.hpp"
 
@@ -73,23 +74,20 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<const FashionMnist> data, a
   config_.model.input_channels = data_->train.images.size(1);
   config_.model.image_size = data_->train.images.size(2);
   ::torch::manual_seed(config_.seed);
-  model_ = make_classifier(config_.model);
-  model_->to(device_);
-  // The optimizers' own noise seed follows the run seed unless it is given explicitly.
-  auto options = config_.optimizer_options;
-  for (const auto& spec : optimizer_options(config_.optimizer)) {
-    if (spec.key == "seed" && options.count("seed") == 0) {
-      options["seed"] = static_cast<double>(config_.seed % (uint64_t{1} << 53));
-    }
-  }
+  classifier_ = make_classifier(config_.model);
+  classifier_->to(device_);
+  model_ = Model(classifier_);
+  named_parameters_ = model_.named_parameters();
+  // ess defaults to the training-set size, the noise seed to the run's seed.
+  const OptimizerContext context{data_->train.size(), config_.seed};
   optimizer_ =
-      make_optimizer(config_.optimizer, model_->parameters(), options, data_->train.size());
+      make_optimizer(config_.optimizer, model_.parameters(), config_.optimizer_options, context);
   base_lr_ = learning_rate(*optimizer_);
   train_x_ = data_->train.images.to(device_);
   train_y_ = data_->train.labels.to(device_);
   result_.config = config_;
-  result_.model_description = model_->describe();
-  result_.options = effective_optimizer_options(config_.optimizer, options, data_->train.size());
+  result_.model_description = classifier_->describe();
+  result_.options = effective_options(config_.optimizer, config_.optimizer_options, context);
   result_.train_size = data_->train.size();
 }
 
@@ -99,23 +97,24 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
   auto& opt = *optimizer_;
   if (auto* v = as_variational(opt)) {
     const bool squared = v->needs_squared_gradients();
-    model_->set_record(squared);
     const int samples = training_samples(opt);
     double loss_sum = 0.0;
     for (int s = 0; s < samples; ++s) {
       SampledParameters sampled(*v, /*train=*/true);
       opt.zero_grad();
-      auto loss = at::nll_loss(at::log_softmax(model_->forward(x), 1), y);
-      loss.backward();
-      if (squared) v->add_squared_gradients(model_->squared_gradients());
+      auto loss = at::nll_loss(at::log_softmax(model_.forward(x), 1), y);
+      if (squared) {  // VOGN/OGN: exact per-example squared gradients of any model
+        v->add_squared_gradients(backward_with_squared_gradients(loss, named_parameters_, x.size(0)));
+      } else {
+        loss.backward();
+      }
       loss_sum += loss.item<double>();
     }
-    model_->set_record(false);
     opt.step();
     return loss_sum / samples;
   }
   opt.zero_grad();
-  auto loss = at::nll_loss(at::log_softmax(model_->forward(x), 1), y);
+  auto loss = at::nll_loss(at::log_softmax(model_.forward(x), 1), y);
   loss.backward();
   opt.step();
   return loss.item<double>();
@@ -133,7 +132,7 @@ void Trainer::train(const TrainHooks& hooks) {
   const auto validation_x =
       data_->validation.size() > 0 ? data_->validation.images.to(device_) : at::Tensor();
   while (epoch_ < config_.epochs) {
-    model_->train();
+    model_.train();
     const auto order = epoch_permutation(n, config_.seed, epoch_);
     const auto perm = at::tensor(order, at::kLong).to(device_);
     const auto t0 = Clock::now();
@@ -164,13 +163,13 @@ void Trainer::train(const TrainHooks& hooks) {
     record.train_loss = loss_sum / static_cast<double>(steps);
     record.learning_rate = lr;
     {
-      const auto lp = predict_log_probs(*model_, test_x);
+      const auto lp = predict_log_probs(model_, test_x);
       const auto m = classification_metrics(lp, data_->test.labels, config_.ece_bins);
       record.test_accuracy = m.accuracy;
       record.test_nll = m.nll;
     }
     if (validation_x.defined()) {
-      const auto lp = predict_log_probs(*model_, validation_x);
+      const auto lp = predict_log_probs(model_, validation_x);
       const auto m = classification_metrics(lp, data_->validation.labels, config_.ece_bins);
       record.validation_accuracy = m.accuracy;
       record.validation_nll = m.nll;
@@ -196,8 +195,8 @@ Evaluation Trainer::evaluate(int samples) {
   const auto test_x = data_->test.images.to(device_);
   const auto shifted_x = data_->test_shifted.images.to(device_);
   const int bins = config_.ece_bins;
-  const auto lp_mean = predict_log_probs(*model_, test_x);
-  const auto lp_mean_shifted = predict_log_probs(*model_, shifted_x);
+  const auto lp_mean = predict_log_probs(model_, test_x);
+  const auto lp_mean_shifted = predict_log_probs(model_, shifted_x);
   ev.mean = classification_metrics(lp_mean, labels, bins);
   ev.reliability_mean = reliability_bins(lp_mean, labels, bins);
   ev.ood_auroc_mean = entropy_auroc(lp_mean, lp_mean_shifted);
@@ -206,13 +205,13 @@ Evaluation Trainer::evaluate(int samples) {
       ev.has_validation ? data_->validation.images.to(device_) : at::Tensor();
   if (ev.has_validation) {
     ev.validation_mean =
-        classification_metrics(predict_log_probs(*model_, validation_x), data_->validation.labels, bins);
+        classification_metrics(predict_log_probs(model_, validation_x), data_->validation.labels, bins);
   }
   if (auto* v = as_variational(*optimizer_)) {
     // One set of draws for all sets, so their comparison is not blurred by different samples.
     std::vector<at::Tensor> sets = {test_x, shifted_x};
     if (ev.has_validation) sets.push_back(validation_x);
-    const auto lp = predictive_log_probs(*model_, *v, sets, samples);
+    const auto lp = predictive_log_probs(model_, *v, sets, samples);
     ev.has_predictive = true;
     ev.samples = samples;
     ev.predictive = classification_metrics(lp[0], labels, bins);
@@ -255,7 +254,7 @@ nlohmann::json Trainer::checkpoint_meta() const {
 }
 
 void Trainer::save(const std::string& path) const {
-  save_checkpoint(path, checkpoint_meta(), *model_, *optimizer_);
+  save_checkpoint(path, checkpoint_meta(), *classifier_, *optimizer_);
 }
 
 void Trainer::restore(const Checkpoint& checkpoint) {
@@ -275,7 +274,7 @@ void Trainer::restore(const Checkpoint& checkpoint) {
           fmt::format("The checkpoint '{}' was trained on {} examples, but the training set now "
                       "has {}.",
                       checkpoint.path, meta.at("train_size").get<int64_t>(), data_->train.size()));
-    checkpoint.restore(*model_, *optimizer_);
+    checkpoint.restore(*classifier_, *optimizer_);
     epoch_ = meta.at("epoch").get<int64_t>();
     global_step_ = meta.at("global_step").get<int64_t>();
     step_seconds_ = meta.at("step_seconds").get<double>();

@@ -1,29 +1,32 @@
-// Shared machinery of the diagonal-Gaussian BLR optimizers (IVON, VOGN/OGN, Vadam).
+// The shared driver of the mean-field BLR optimizers (IVON, VOGN/OGN, Vadam, ...): everything but
+// the optimizer's own equations.
 //
-// Each parameter p holds the mean μ. Its state is a momentum m and a curvature c (IVON's h,
-// VOGN's s, Vadam's s) that sets the posterior precision  π = a·c + b  per coordinate, with
-// (a, b) = (λ, λδ) for IVON, (N, N(δ̃ + damping)) for VOGN and (N, λp) for Vadam, so that
-// σ² = 1/π. Sampling writes θ = μ + σ⊙ε into p; restoring puts μ back and adds the gradient
-// at θ (and, per optimizer, noise⊙gradient or gradient²) to running sums; step() turns the
-// averages into the optimizer's update.
+// Each parameter p holds the mean μ of its coordinates' posterior. Its state is an average u
+// (momentum) and a precision-like P that sets the posterior precision  a·P + b  per coordinate
+// ((a, b) per group from the optimizer: (λ, 0) for IVON with P = h + δ, (N, 0) for VOGN with
+// P = s + δ/N + γ, (N, λp) for Vadam with P = s). Sampling writes θ = μ + ε/√(a·P + b) into p;
+// restoring puts μ back and adds the gradient at θ (and, per optimizer, noise⊙gradient or
+// gradient²) to running sums; step() turns the averages into the optimizer's update — the
+// per-coordinate BLR step of the core (blr/rule/policy.hpp) with the optimizer's estimate of
+// (ĝ, Ĥ) in front (blr/torch/optim/gaussian.hpp).
 //
-// On CPU, for contiguous float/double parameters, sampling (noise generation included),
-// restoring and each optimizer's update are single fused passes over the buffers, parallel over
-// chunks of 16 384 elements with a counter-based noise stream per (seed, draw, parameter, chunk):
-// results do not depend on the thread count. θ is written into a second buffer that is swapped
-// with μ's storage (Tensor::set_data) while sampled, so μ is never copied. IVON with one Monte
-// Carlo sample per step (on every device) reads the gradient and the noise in its update
-// directly (restore only remembers the gradient tensor), saving the pass that would copy them
-// into the sums: the gradient is then the one p.grad holds at step(), as for torch optimizers
-// (gradient clipping between restore and step takes effect). Should a second sample be drawn before step(), the
-// remembered gradient is summed first; if it was modified in between (e.g. zeroed before the
-// sample), that is refused with an error rather than summed wrongly. Elsewhere (CUDA, other dtypes, non-contiguous
-// parameters) the same maths runs as tensor operations with noise from the device's default
-// generator.
+// The driver produces, from that one per-coordinate update:
+//  * fused CPU passes for contiguous float/double parameters (sampling with its noise generation,
+//    restoring, updating: one pass each, parallel over chunks of 16 384 elements, compiled for
+//    AVX-512/AVX2/baseline), with a counter-based noise stream per (seed, draw, parameter, chunk)
+//    so that results do not depend on the thread count; θ goes into a second buffer that is
+//    swapped with μ's storage (Tensor::set_data) while sampled, so μ is never copied;
+//  * the same maths as tensor operations everywhere else (CUDA, other dtypes, non-contiguous
+//    parameters), with noise from the device's default generator.
+// With one training sample per step, restore only remembers the gradient tensor and the update
+// reads it (and the noise) directly, saving the pass that would copy them into the sums: the
+// gradient is then the one p.grad holds at step(), as for torch optimizers (gradient clipping
+// between restore and step takes effect). A second sample before step() sums the remembered one
+// first; if it was modified in between (zeroed before the sample), that is refused.
 //
 // Saved state (save/load): format version, optimizer name, step counter t, draw counter, the
-// learning rate of every group and m and c of every parameter. Saving needs a step boundary (no
-// sample pending).
+// learning rate of every group, and u and P of every parameter. Saving needs a step boundary.
+// Version-1 archives (which held the optimizer's own curvature h or s) are converted on load.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +37,15 @@
 
 namespace blr::torch {
 
+/// What restore collects per sample besides the gradient (VOGN: squared gradients come from
+/// outside, through add_squared_gradients).
+enum class Statistic { kNone, kNoiseTimesGradient, kSquaredGradient, kExternalSquared };
+
+/// The posterior precision of a param group as a·P + b of the optimizer's state P.
+struct Affine {
+  double a = 1.0, b = 0.0;
+};
+
 class MeanFieldOptimizer : public VariationalOptimizer {
  public:
   using VariationalOptimizer::VariationalOptimizer;
@@ -41,7 +53,7 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   void sample_parameters(bool train) override;
   /// Test and parity hook: samples with the given standard-normal draws ε (one tensor per
   /// parameter, same shapes, parameter order) instead of the internal generator, so that
-  /// θ = μ + ε/sqrt(π) exactly. Everything else is as in sample_parameters(train).
+  /// θ = μ + ε/√(a·P + b) exactly. Everything else is as in sample_parameters(train).
   void sample_parameters(bool train, const std::vector<::at::Tensor>& standard_normal);
   void restore_parameters() override;
   void discard_sample() override;
@@ -58,15 +70,19 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   /// returns the mean loss.
   ::at::Tensor step(LossClosure closure = nullptr) override;
 
+  /// Short name for messages and archives ("IVON").
+  virtual std::string name() const = 0;
   /// Number of updates made so far (t).
   int64_t step_count() const { return step_; }
-  /// Curvature c of every parameter (IVON's h, VOGN's s, Vadam's s), parameter order.
+  /// The optimizer's curvature in its own units, parameter order (IVON's h, VOGN's s, Vadam's s).
   std::vector<::at::Tensor> curvature();
-  /// Momentum m of every parameter, parameter order.
+  /// The posterior precision a·P + b of every parameter, parameter order.
+  std::vector<::at::Tensor> posterior_precision();
+  /// The gradient average u (momentum) of every parameter, parameter order.
   std::vector<::at::Tensor> momentum();
-  /// Adds a param group, keeping its own options object. (Recent LibTorch versions replace the
-  /// options of a custom optimizer's group by the defaults in Optimizer::add_param_group, which is
-  /// not virtual: call this one, on the optimizer's own type.)
+  /// Adds a param group, keeping its own options object (LibTorch 2.x would replace the options
+  /// of a custom optimizer's group by the defaults in Optimizer::add_param_group, which is not
+  /// virtual: call this one, on the optimizer's own type).
   void add_param_group(const ::torch::optim::OptimizerParamGroup& param_group);
 
   /// Test hook: false forces the tensor-operation path (the non-CPU code) on CPU too.
@@ -75,37 +91,41 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   void save(::torch::serialize::OutputArchive& archive) const override;
   void load(::torch::serialize::InputArchive& archive) override;
 
- protected:
+  // ---- for the optimizers built on the driver (gaussian.hpp) ----------------------------------
   /// Per-parameter state. `grad_sum`, `stat_sum`, `squared_sum` sum over the samples of a step;
-  /// `noise` holds σ⊙ε of the current sample where the statistic needs it.
+  /// `noise` holds ε/√(a·P + b) of the current sample where the statistic needs it.
   struct Slot {
-    ::at::Tensor mean, noise, grad_sum, stat_sum, squared_sum, momentum, curvature;
+    ::at::Tensor mean, noise, grad_sum, stat_sum, squared_sum, average, precision;
     ::at::Tensor theta;          ///< fused path: the buffer not currently held by the parameter
     bool swapped = false;        ///< fused path: the parameter holds θ's buffer, `mean` holds μ
-    ::at::Tensor pending_grad;   ///< IVON, one sample: the gradient its update reads directly
+    ::at::Tensor pending_grad;   ///< one sample: the gradient the update reads directly
     int64_t pending_version = 0; ///< version counter of pending_grad when it was remembered
   };
-  /// What restore collects besides the gradient (VOGN: squared gradients come from outside).
-  enum class Statistic { kNone, kNoiseTimesGradient, kSquaredGradient, kExternalSquared };
-  /// The posterior precision of group g is a·c + b.
-  struct Precision {
-    double a = 1.0, b = 0.0;
+  /// What the update of one parameter reads: the sums over `samples` samples, or with `direct`
+  /// the gradient (`grad`) and the noise of the only sample.
+  struct UpdateInput {
+    const ::at::Tensor* grad;     ///< Σ gradients, or the gradient itself when direct
+    const ::at::Tensor* stat;     ///< Σ statistic, or the noise when direct (noise⊙g)
+    const ::at::Tensor* squared;  ///< Σ squared gradients given from outside (VOGN)
+    int64_t samples = 1;
+    bool direct = false;
   };
 
-  /// Short name for messages and archives ("IVON").
-  virtual std::string name() const = 0;
+ protected:
+
   virtual Statistic statistic() const = 0;
   /// False for OGN: no weight noise, gradients at μ.
   virtual bool perturbs() const { return true; }
   virtual uint64_t seed() const = 0;
-  virtual Precision precision(size_t group) const = 0;
-  virtual double initial_curvature(size_t group) const = 0;
+  virtual Affine posterior(size_t group) const = 0;
+  virtual double initial_precision(size_t group) const = 0;
+  /// The optimizer's own curvature from P (curvature()), and P from it (loading version 1).
+  virtual double curvature_offset(size_t group) const = 0;
   /// Checks the options of every group (called at construction and by step()).
   virtual void validate() const = 0;
-  /// The update of one parameter after t = step_count() has been incremented. `samples`: number
-  /// of samples collected; the averages are grad_sum/samples, stat_sum/samples,
-  /// squared_sum/samples.
-  virtual void update(size_t group, size_t index, ::at::Tensor& param, Slot& slot, int64_t samples,
+  /// The update of one parameter after t = step_count() has been incremented; returns false when
+  /// a new mean is not finite.
+  virtual bool update(size_t group, ::at::Tensor& param, Slot& slot, const UpdateInput& in,
                       bool fused) = 0;
 
   /// Puts back the options objects the groups were constructed with (see add_param_group).
@@ -121,6 +141,7 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   void restore(bool collect);
   /// Sums a remembered single-sample gradient (and noise⊙gradient) into grad_sum/stat_sum.
   void materialise_pending();
+  size_t parameter_count() const;
 
   std::vector<std::vector<Slot>> slots_;
   int64_t step_ = 0;
@@ -129,6 +150,7 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   int64_t squared_samples_ = 0;  ///< add_squared_gradients calls since the last step
   bool sampled_ = false;
   bool train_sample_ = false;
+  bool perturbed_ = false;       ///< the current sample moved the parameters away from μ
   bool squared_given_ = false;  ///< add_squared_gradients called in the current sample
   bool fused_ = true;
 };

@@ -1,5 +1,6 @@
 // Vadam (Khan et al., ICML 2018, "Fast and scalable Bayesian deep learning by weight-perturbation
-// in Adam"), as in the authors' reference optimizer.
+// in Adam"), as in the authors' reference optimizer, computed by the core's Vadam policy
+// (blr/algorithms/vadam.hpp) in the same units.
 //
 // Posterior q(θ) = N(μ, 1/(N·s + λp)), with N the training-set size, λp the prior precision and
 // λ̃ = λp/N. With ĝ and q̄ the averages over the step's samples θ_s = μ + σ⊙ε_s of the gradient of
@@ -13,58 +14,56 @@
 // the raw s (no bias correction), as the reference does.
 #pragma once
 
-#include <torch/arg.h>
+#include <cstdint>
 
-#include "blr/torch/optim/mean_field.hpp"
+#include "blr/algorithms/vadam.hpp"
+#include "blr/torch/optim/gaussian.hpp"
 
 namespace blr::torch {
 
-/// Options of Vadam; "per group" fields may be set per param group (unset ones take the
-/// defaults), the others are read from the optimizer's defaults.
-struct VadamOptions : public ::torch::optim::OptimizerCloneableOptions<VadamOptions> {
-  explicit VadamOptions(double lr = 1e-3) : lr_(lr) {}
-  /// Learning rate α ≥ 0 (per group).
-  TORCH_ARG(double, lr);
-  /// Training-set size N > 0 (per group; required).
-  TORCH_ARG(c10::optional<double>, ess);
-  /// β1 ∈ [0, 1) (per group; default 0.9).
-  TORCH_ARG(c10::optional<double>, beta1);
-  /// β2 ∈ [0, 1) (per group; default 0.999).
-  TORCH_ARG(c10::optional<double>, beta2);
-  /// Prior precision λp > 0 (per group; default 1).
-  TORCH_ARG(c10::optional<double>, prior_precision);
-  /// Initial posterior precision ≥ λp (per group; default 1).
-  TORCH_ARG(c10::optional<double>, prec_init);
-  TORCH_ARG(int64_t, mc_samples) = 1;
-  TORCH_ARG(uint64_t, seed) = 0;
+/// Vadam's options: the core preset's (lr, ess, beta1, beta2, prior_precision, prec_init,
+/// mc_samples) and the noise seed.
+struct VadamOptions : OptimizerOptionsFor<VadamOptions>, ::blr::VadamOptions {
+  uint64_t seed = 0;  ///< seed of the weight noise
 
- public:
-  double get_lr() const override { return lr(); }
-  void set_lr(const double value) override { lr(value); }
+  static const OptionTable<VadamOptions>& table();
+  void validate() const { validate_options(*this); }
 };
 
-struct VadamGroupOptions {
-  double lr, ess, beta1, beta2, prior_precision, prec_init;
+struct VadamRule {
+  using Options = VadamOptions;
+  using Policy = ::blr::VadamPolicy;
+  static constexpr const char* kName = "Vadam";
+  static constexpr bool kPerturbs = true;
+  static constexpr int kVariants = 1;
+  static constexpr Statistic kStatistics[kVariants] = {Statistic::kSquaredGradient};
+  static int variant(const Options&) { return 0; }
+  static Statistic statistic(const Options&) { return kStatistics[0]; }
+  static Policy policy(const Options& o) { return ::blr::vadam_policy(o); }
+  static double precision_keep(const Options& o) { return o.beta2; }
+  static Affine posterior(const Options& o) { return {o.ess, o.prior_precision}; }
+  static double initial_precision(const Options& o) {
+    return (o.prec_init - o.prior_precision) / o.ess;
+  }
+  static double curvature_offset(const Options&) { return 0.0; }
+
+  template <class T>
+  struct Estimate {};
+  template <class T>
+  static Estimate<T> estimate_coefficients(const Options&) {
+    return {};
+  }
+  /// ĝ, and Ĥ = q̄ (the squared minibatch gradient, Adam's second moment).
+  template <int kVariant, class V, class T>
+  static void estimate(const Estimate<T>&, const V& g, const V& stat, stage::Coordinate<V>& c) {
+    c.gradient = g;
+    c.curvature = stat;
+  }
 };
 
-class Vadam : public MeanFieldOptimizer {
+class Vadam : public GaussianOptimizer<VadamRule> {
  public:
-  Vadam(std::vector<::torch::optim::OptimizerParamGroup> param_groups, VadamOptions defaults);
-  Vadam(std::vector<::at::Tensor> params, VadamOptions defaults);
-
-  int training_samples() const override;
-  VadamGroupOptions group_options(size_t group) const;
-  const VadamOptions& options() const;
-
- protected:
-  std::string name() const override { return "Vadam"; }
-  Statistic statistic() const override { return Statistic::kSquaredGradient; }
-  uint64_t seed() const override { return options().seed(); }
-  Precision precision(size_t group) const override;
-  double initial_curvature(size_t group) const override;
-  void validate() const override;
-  void update(size_t group, size_t index, ::at::Tensor& param, Slot& slot, int64_t samples,
-              bool fused) override;
+  using GaussianOptimizer::GaussianOptimizer;
 };
 
 }  // namespace blr::torch

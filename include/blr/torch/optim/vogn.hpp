@@ -1,5 +1,6 @@
 // VOGN and OGN, the (variational) online Gauss–Newton methods (Khan et al. 2018; Osawa et al.,
-// NeurIPS 2019, "Practical deep learning with Bayesian principles"), in the paper-level form.
+// NeurIPS 2019, "Practical deep learning with Bayesian principles"), in the paper-level form,
+// computed by the core's VOGN policy (blr/algorithms/ogn_vogn.hpp) in mean-loss units.
 //
 // Posterior q(θ) = N(μ, diag(σ²)), σ² = 1/(N(s + δ̃ + γ)), with N the training-set size,
 // δ̃ = δ/N (δ the prior precision, i.e. 1/prior variance), γ the damping. With ĝ the average
@@ -11,77 +12,76 @@
 //   s ← (1 − w)·s + w·D                   (w: weight of the new statistic, the paper's β2)
 //   μ ← μ − α·m/(s + δ̃ + γ)               (new s)
 //
+// The state is kept as the precision per example P = s + δ̃ + γ (curvature() returns s).
 // OGN is the same without weight noise: the gradients and D are taken at μ (θ = μ).
 // Not modelled: torchsso's KL weighting τ (τ = 1 here), its KL warm-up, and its first-step
 // special case (s starts at hess_init and is always averaged).
 #pragma once
 
-#include <torch/arg.h>
+#include <cstdint>
 
-#include "blr/torch/optim/mean_field.hpp"
+#include "blr/algorithms/ogn_vogn.hpp"
+#include "blr/torch/optim/gaussian.hpp"
 
 namespace blr::torch {
 
-/// Options of VOGN/OGN; "per group" fields may be set per param group (unset ones take the
-/// defaults), the others are read from the optimizer's defaults.
-struct VognOptions : public ::torch::optim::OptimizerCloneableOptions<VognOptions> {
-  explicit VognOptions(double lr = 1e-3) : lr_(lr) {}
-  /// Learning rate α ≥ 0 (per group).
-  TORCH_ARG(double, lr);
-  /// Training-set size N > 0 (per group; required).
-  TORCH_ARG(c10::optional<double>, ess);
-  /// Prior precision δ > 0 = 1/prior variance (per group; default 1).
-  TORCH_ARG(c10::optional<double>, prior_precision);
-  /// Damping γ ≥ 0 added to the curvature (per group; default 0).
-  TORCH_ARG(c10::optional<double>, damping);
-  /// Heavy-ball momentum β1 ∈ [0, 1) (per group; default 0.9).
-  TORCH_ARG(c10::optional<double>, beta1);
-  /// Weight w ∈ (0, 1] of the new squared-gradient statistic in s (per group; default 0.01).
-  TORCH_ARG(c10::optional<double>, curvature_rate);
-  /// Initial curvature s0 ≥ 0 (per group; default 0.01).
-  TORCH_ARG(c10::optional<double>, hess_init);
-  /// Monte Carlo samples per step (VOGN; OGN always uses 1).
-  TORCH_ARG(int64_t, mc_samples) = 1;
-  TORCH_ARG(uint64_t, seed) = 0;
+/// VOGN's options: the core preset's (lr, ess, prior_precision, damping, beta1, curvature_rate,
+/// hess_init, mc_samples) and the noise seed.
+struct VognOptions : OptimizerOptionsFor<VognOptions>, ::blr::VognOptions {
+  uint64_t seed = 0;  ///< seed of the weight noise
 
- public:
-  double get_lr() const override { return lr(); }
-  void set_lr(const double value) override { lr(value); }
+  static const OptionTable<VognOptions>& table();
+  void validate() const { validate_options(*this); }
 };
 
-struct VognGroupOptions {
-  double lr, ess, prior_precision, damping, beta1, curvature_rate, hess_init;
+/// OGN's options: VOGN's without weight noise (no mc_samples, no seed).
+struct OgnOptions : OptimizerOptionsFor<OgnOptions>, ::blr::VognOptions {
+  static const OptionTable<OgnOptions>& table();
+  void validate() const { validate_options(*this); }
 };
 
-class Vogn : public MeanFieldOptimizer {
+template <class O, bool kSample>
+struct GaussNewtonRule {
+  using Options = O;
+  using Policy = ::blr::VognPolicy;
+  static constexpr const char* kName = kSample ? "VOGN" : "OGN";
+  static constexpr bool kPerturbs = kSample;
+  static constexpr int kVariants = 1;
+  static constexpr Statistic kStatistics[kVariants] = {Statistic::kExternalSquared};
+  static int variant(const Options&) { return 0; }
+  static Statistic statistic(const Options&) { return kStatistics[0]; }
+  static Policy policy(const Options& o) { return ::blr::vogn_policy(o, 1.0); }
+  static double precision_keep(const Options& o) { return 1.0 - o.curvature_rate; }
+  static Affine posterior(const Options& o) { return {o.ess, 0.0}; }
+  static double curvature_offset(const Options& o) { return o.prior_precision / o.ess + o.damping; }
+  static double initial_precision(const Options& o) { return o.hess_init + curvature_offset(o); }
+
+  template <class T>
+  struct Estimate {};
+  template <class T>
+  static Estimate<T> estimate_coefficients(const Options&) {
+    return {};
+  }
+  /// ĝ, and Ĥ = D (the average per-example squared gradient, the Gauss–Newton diagonal).
+  template <int kVariant, class V, class T>
+  static void estimate(const Estimate<T>&, const V& g, const V& stat, stage::Coordinate<V>& c) {
+    c.gradient = g;
+    c.curvature = stat;
+  }
+};
+
+using VognRule = GaussNewtonRule<VognOptions, true>;
+using OgnRule = GaussNewtonRule<OgnOptions, false>;
+
+class Vogn : public GaussianOptimizer<VognRule> {
  public:
-  Vogn(std::vector<::torch::optim::OptimizerParamGroup> param_groups, VognOptions defaults);
-  Vogn(std::vector<::at::Tensor> params, VognOptions defaults);
-
-  int training_samples() const override;
-  VognGroupOptions group_options(size_t group) const;
-  const VognOptions& options() const;
-
- protected:
-  std::string name() const override { return "VOGN"; }
-  Statistic statistic() const override { return Statistic::kExternalSquared; }
-  uint64_t seed() const override { return options().seed(); }
-  Precision precision(size_t group) const override;
-  double initial_curvature(size_t group) const override;
-  void validate() const override;
-  void update(size_t group, size_t index, ::at::Tensor& param, Slot& slot, int64_t samples,
-              bool fused) override;
+  using GaussianOptimizer::GaussianOptimizer;
 };
 
 /// OGN: VOGN without weight noise (gradients and squared gradients at the mean).
-class Ogn : public Vogn {
+class Ogn : public GaussianOptimizer<OgnRule> {
  public:
-  using Vogn::Vogn;
-  int training_samples() const override { return 1; }
-
- protected:
-  std::string name() const override { return "OGN"; }
-  bool perturbs() const override { return false; }
+  using GaussianOptimizer::GaussianOptimizer;
 };
 
 }  // namespace blr::torch

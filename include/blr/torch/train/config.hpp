@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "blr/core/option_table.hpp"
 #include "blr/stage/schedule.hpp"
 #include "blr/torch/data/fashion_mnist.hpp"
 #include "blr/torch/nn/classifier.hpp"
@@ -20,7 +21,7 @@ struct TrainConfig {
   FashionMnistOptions data_options;  ///< directory, train/test limits, validation split
   ModelSpec model;
   std::string optimizer = "ivon";
-  std::map<std::string, double> optimizer_options;  ///< only the keys given; others default
+  OptionValues optimizer_options;  ///< only the options given (keys of its table); others default
   int64_t epochs = 10;
   int64_t batch_size = 128;
   std::string schedule = "constant";  ///< constant | cosine | warmup-cosine
@@ -39,9 +40,8 @@ struct TrainConfig {
   static TrainConfig from_json(const nlohmann::json& j);
 };
 
-/// Every option of `optimizer` with its value in this run (given or default). An `ess` left at its
-/// default (0) is shown as the training-set size it stands for.
-std::map<std::string, double> effective_optimizer_options(
-    const std::string& optimizer, const std::map<std::string, double>& given, int64_t dataset_size);
+/// Given options of several optimizers (by optimizer name), as `blr compare` and `blr bench` take
+/// them from --<optimizer>-<option> flags.
+using OptimizerOptions = std::map<std::string, OptionValues>;
 
 }  // namespace blr::torch

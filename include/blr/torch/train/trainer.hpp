@@ -4,8 +4,9 @@
 //
 // One step with a VariationalOptimizer v (the contract of blr/torch/optim/variational.hpp):
 //   for s = 1..training_samples(v):
-//     { SampledParameters sample(v, true); zero_grad; loss = mean CE(model(x), y); backward;
-//       if v.needs_squared_gradients(): v.add_squared_gradients(model.squared_gradients()) }
+//     { SampledParameters sample(v, true); zero_grad; loss = mean CE(model(x), y);
+//       if v.needs_squared_gradients(): v.add_squared_gradients(
+//           backward_with_squared_gradients(loss, named parameters, M)) else backward }
 //   v.step()
 // and with a plain optimizer: zero_grad; loss; backward; step.
 //
@@ -30,6 +31,7 @@
 #include "blr/torch/data/fashion_mnist.hpp"
 #include "blr/torch/metrics.hpp"
 #include "blr/torch/nn/classifier.hpp"
+#include "blr/torch/nn/model.hpp"
 #include "blr/torch/train/config.hpp"
 
 namespace blr::torch {
@@ -71,7 +73,7 @@ struct Evaluation {
 struct RunResult {
   TrainConfig config;
   std::string model_description;
-  std::map<std::string, double> options;  ///< effective optimizer options
+  OptionValues options;  ///< effective optimizer options (given, from the run, or default)
   int64_t train_size = 0;
   std::vector<EpochRecord> history;
   double step_ms = 0.0;  ///< mean wall time of one training step (all MC samples + update)
@@ -114,7 +116,8 @@ class Trainer {
   /// The metadata stored in checkpoints (config, epoch, history, timing).
   nlohmann::json checkpoint_meta() const;
 
-  Classifier& model() { return *model_; }
+  /// The model (any LibTorch model interface: forward, parameters, train/eval).
+  const Model& model() const { return model_; }
   ::torch::optim::Optimizer& optimizer() { return *optimizer_; }
   const TrainConfig& config() const { return config_; }
   int64_t epoch() const { return epoch_; }
@@ -126,7 +129,9 @@ class Trainer {
   TrainConfig config_;
   std::shared_ptr<const FashionMnist> data_;
   ::at::Device device_;
-  std::shared_ptr<Classifier> model_;
+  std::shared_ptr<Classifier> classifier_;  // blr's built-in model of this run
+  Model model_;
+  std::vector<std::pair<std::string, ::at::Tensor>> named_parameters_;  // for VOGN/OGN
   std::unique_ptr<::torch::optim::Optimizer> optimizer_;
   ::at::Tensor train_x_, train_y_;  // on device_
   int64_t epoch_ = 0;               // completed epochs

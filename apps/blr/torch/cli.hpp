@@ -1,23 +1,26 @@
 // Flags shared by `blr train` and `blr compare` (CLI11; included by apps/blr/torch/cmd_*.cpp
 // only, so the library itself does not depend on CLI11).
 //
-// Every option of every optimizer is a flag --<optimizer>-<key> (e.g. --ivon-lr, --ivon-ess,
-// --sgd-momentum), generated from optimizer_options(); a value given for an optimizer the run does
-// not use is an error, so that a typo never silently does nothing.
+// Every option of every registered optimizer is a flag --<optimizer>-<option> (e.g. --ivon-lr,
+// --ivon-hess-init, --sgd-momentum) typed and checked by its option table
+// (blr/torch/optim/registry.hpp); a value given for an optimizer the run does not use is an
+// error, so that a typo never silently does nothing.
 #pragma once
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/optim/factory.hpp"
-#include "blr/torch/train/commands.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/train/config.hpp"
+#include "commands.hpp"
 
 namespace blr::torch::cli {
 
@@ -26,7 +29,7 @@ struct TrainFlags {
   TrainConfig config;
   RunSettings settings;
   std::string hidden = "500,300";
-  std::map<std::string, std::map<std::string, double>> optimizer_options;
+  OptimizerOptions optimizer_options;
 };
 
 /// Names of the flags that change the training configuration (refused together with --resume).
@@ -90,18 +93,51 @@ inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
   cmd->add_flag("--quiet", s.quiet, "No progress output on stderr.");
 }
 
-/// Adds --<optimizer>-<key> for every optimizer and key.
+/// "hess-init" for the key "hess_init".
+inline std::string flag_spelling(std::string key) {
+  std::replace(key.begin(), key.end(), '_', '-');
+  return key;
+}
+
+/// Adds --<optimizer>-<option> for every registered optimizer and option, typed by its table:
+/// numbers, integers, switches (true/false) and choices, each checked against its range when
+/// parsed.
 inline void add_optimizer_flags(CLI::App* cmd, TrainFlags& f) {
-  for (const auto& name : optimizer_names()) {
-    for (const auto& spec : optimizer_options(name)) {
+  for (const auto& entry : optimizers()) {
+    for (const auto& info : entry.options->options()) {
       auto* values = &f.optimizer_options;
-      const std::string key = spec.key;
-      cmd->add_option_function<double>(
-             fmt::format("--{}-{}", name, key),
-             [values, name, key](const double& v) { (*values)[name][key] = v; },
-             key == "seed" ? fmt::format("{} (default: the run's --seed)", spec.help)
-                           : fmt::format("{} (default {})", spec.help, spec.default_value))
-          ->group(fmt::format("Options of {}", name));
+      const std::string name = entry.name;
+      std::string default_text;
+      switch (info.default_from) {
+        case DefaultFrom::kTrainingSetSize: default_text = "the training-set size"; break;
+        case DefaultFrom::kRunSeed: default_text = "the run's --seed"; break;
+        case DefaultFrom::kInitialiser: default_text = OptionInfo::format(info.default_value); break;
+      }
+      auto* option = cmd->add_option_function<std::string>(
+          fmt::format("--{}-{}", name, flag_spelling(info.key)),
+          [values, name, info](const std::string& text) {
+            (*values)[name].emplace_back(info.key, info.parse(text));
+          },
+          fmt::format("{} (default {})", info.help, default_text));
+      option->check(CLI::Validator(
+          [info](std::string& text) -> std::string {
+            try {
+              info.check(info.parse(text));
+            } catch (const Error& e) {
+              return e.what();
+            }
+            return {};
+          },
+          "", "option table"));
+      switch (info.type) {
+        case OptionType::kNumber: option->type_name("FLOAT"); break;
+        case OptionType::kInteger: option->type_name("INT"); break;
+        case OptionType::kSwitch: option->type_name("BOOL"); break;
+        case OptionType::kChoice:
+          option->type_name(fmt::format("{{{}}}", fmt::join(info.choices, ",")));
+          break;
+      }
+      option->group(fmt::format("Options of {}", name));
     }
   }
 }

@@ -1,4 +1,4 @@
-#include "blr/torch/train/report.hpp"
+#include "report.hpp"
 
 #include <fmt/format.h>
 
@@ -20,15 +20,7 @@ nlohmann::json metrics_to_json(const ClassificationMetrics& m) {
 
 nlohmann::json run_to_json(const RunResult& run) {
   nlohmann::json j;
-  nlohmann::json options = nlohmann::json::object();
-  for (const auto& [key, value] : run.options) {
-    if (std::isfinite(value)) {
-      options[key] = value;
-    } else {
-      options[key] = value > 0 ? "inf" : (value < 0 ? "-inf" : "nan");  // JSON has no infinity
-    }
-  }
-  j["options"] = options;
+  j["options"] = options_to_json(run.options);
   j["model"] = run.model_description;
   j["train_size"] = run.train_size;
   std::vector<double> seconds;

@@ -1,5 +1,5 @@
-// Epoch and predictive timings (include/blr/torch/train/timing.hpp).
-#include "blr/torch/train/timing.hpp"
+// Epoch and predictive timings (timing.hpp).
+#include "timing.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -34,7 +34,7 @@ double median(std::vector<double> v) {
 
 std::vector<EpochTiming> time_epochs(
     const TrainConfig& base, const std::vector<std::string>& optimizers,
-    const std::map<std::string, std::map<std::string, double>>& options,
+    const OptimizerOptions& options,
     const std::shared_ptr<const FashionMnist>& data, int rounds) {
   check(rounds >= 1, fmt::format("The number of timed epochs must be at least 1; got {}.", rounds));
   check(!optimizers.empty(), "Name at least one optimizer to time.");
@@ -45,7 +45,7 @@ std::vector<EpochTiming> time_epochs(
     config.epochs = rounds;
     config.schedule = "constant";
     const auto given = options.find(name);
-    config.optimizer_options = given == options.end() ? std::map<std::string, double>{} : given->second;
+    config.optimizer_options = given == options.end() ? OptionValues{} : given->second;
     trainers.push_back(std::make_unique<Trainer>(config, data));
   }
   std::vector<EpochTiming> timings(optimizers.size());

@@ -1,4 +1,4 @@
-#include "blr/torch/train/progress.hpp"
+#include "progress.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -36,7 +36,7 @@ struct EpochTiming {
 /// optimizer's given options.
 std::vector<EpochTiming> time_epochs(
     const TrainConfig& base, const std::vector<std::string>& optimizers,
-    const std::map<std::string, std::map<std::string, double>>& options,
+    const OptimizerOptions& options,
     const std::shared_ptr<const FashionMnist>& data, int rounds);
 
 struct PredictiveTiming {

@@ -1,4 +1,4 @@
-#include "blr/torch/train/commands.hpp"
+#include "commands.hpp"
 
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
@@ -13,10 +13,10 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/checkpoint.hpp"
 #include "blr/torch/data/batches.hpp"
-#include "blr/torch/train/plots.hpp"
-#include "blr/torch/train/progress.hpp"
-#include "blr/torch/train/report.hpp"
 #include "blr/torch/train/trainer.hpp"
+#include "plots.hpp"
+#include "progress.hpp"
+#include "report.hpp"
 
 namespace blr::torch {
 namespace fs = std::filesystem;
@@ -143,7 +143,7 @@ int run_train(const TrainConfig& config_in, const RunSettings& settings,
 }
 
 int run_compare(const TrainConfig& base, const std::vector<std::string>& optimizers,
-                const std::map<std::string, std::map<std::string, double>>& options,
+                const OptimizerOptions& options,
                 const RunSettings& settings) {
   check(!optimizers.empty(), "Option '--optimizers' needs at least one optimizer name.");
   std::set<std::string> seen;
@@ -163,7 +163,7 @@ int run_compare(const TrainConfig& base, const std::vector<std::string>& optimiz
     TrainConfig c = base;
     c.optimizer = name;
     auto it = options.find(name);
-    c.optimizer_options = it != options.end() ? it->second : std::map<std::string, double>{};
+    c.optimizer_options = it != options.end() ? it->second : OptionValues{};
     c.validate();  // all configurations are checked before any training starts
     configs.push_back(c);
   }

@@ -1,4 +1,4 @@
-#include "blr/torch/train/plots.hpp"
+#include "plots.hpp"
 
 #include <fmt/format.h>
 

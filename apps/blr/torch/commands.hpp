@@ -1,5 +1,5 @@
 // The work behind `blr train`, `blr compare` and `blr eval`, independent of the flag parser
-// (apps/blr/torch/cmd_*.cpp wire the flags; include/blr/torch/train/cli.hpp holds the shared
+// (apps/blr/torch/cmd_*.cpp wire the flags; apps/blr/torch/cli.hpp holds the shared
 // flag definitions). Each returns the process exit status; user errors throw blr::Error.
 #pragma once
 
@@ -33,7 +33,7 @@ int run_train(const TrainConfig& config, const RunSettings& settings,
 /// `blr compare`: trains each optimizer of `optimizers` with the shared configuration `base` and
 /// its own options, then prints one table.
 int run_compare(const TrainConfig& base, const std::vector<std::string>& optimizers,
-                const std::map<std::string, std::map<std::string, double>>& options,
+                const OptimizerOptions& options,
                 const RunSettings& settings);
 
 /// `blr eval`: metrics at the mean and with the posterior predictive from a checkpoint.

@@ -1,0 +1,116 @@
+// Optimizers by name: every optimizer registers itself, with its option table, in its own source
+// file by one line,
+//
+//   BLR_REGISTER_OPTIMIZER(Ivon, "ivon", "IVON, improved variational online Newton ...");
+//
+// and everything that lists or builds optimizers — the CLI's --optimizer and its typed
+// --<optimizer>-<option> flags, the JSON of runs and checkpoints, `blr bench`, the docs, the
+// Python package — reads this registry. Keys are the option tables' (snake_case).
+#pragma once
+
+#include <torch/optim/optimizer.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "blr/core/option_table.hpp"
+
+namespace blr::torch {
+
+/// Values the registry supplies for options the user did not give whose table row says where
+/// its default comes from (DefaultFrom): the training-set size (ess) and the run's seed.
+struct OptimizerContext {
+  int64_t training_set_size = 0;  ///< 0: unknown (then ess must be given)
+  uint64_t seed = 0;
+};
+
+using OptimizerFactory = std::function<std::unique_ptr<::torch::optim::Optimizer>(
+    std::vector<::torch::optim::OptimizerParamGroup>, const OptionValues&, const OptimizerContext&)>;
+
+struct OptimizerEntry {
+  std::string name;       ///< "ivon"
+  std::string summary;    ///< one line for --help and the docs
+  bool variational = false;  ///< samples weights (a posterior), or a point estimate
+  const OptionSchema* options = nullptr;
+  OptimizerFactory make;
+};
+
+/// Adds an optimizer (called by the registration lines); a second one with the same name is an
+/// error.
+bool register_optimizer(OptimizerEntry entry);
+
+/// Every registered optimizer, in display order: the variational ones, then the point
+/// estimates, each alphabetically.
+const std::vector<OptimizerEntry>& optimizers();
+/// The names, in display order.
+std::vector<std::string> optimizer_names();
+/// The entry named `name`; an unknown name is a sentence error listing the names (with a
+/// "did you mean" suggestion).
+const OptimizerEntry& find_optimizer(std::string_view name);
+
+/// Builds optimizer `name` over `parameters` from the given options (keys of its table; values
+/// converted to the option's type and checked; missing ones take the context's or the default).
+std::unique_ptr<::torch::optim::Optimizer> make_optimizer(std::string_view name,
+                                                          std::vector<::at::Tensor> parameters,
+                                                          const OptionValues& options,
+                                                          const OptimizerContext& context);
+
+/// Every option of `name` with the value a run uses: given, else from the context, else default.
+OptionValues effective_options(std::string_view name, const OptionValues& given,
+                               const OptimizerContext& context);
+
+/// Checks keys and values without building anything (all runs of a comparison are checked before
+/// the first trains).
+void check_options(std::string_view name, const OptionValues& given);
+
+/// Sets the learning rate of every param group (schedules).
+void set_learning_rate(::torch::optim::Optimizer& optimizer, double lr);
+/// The learning rate of the first param group.
+double learning_rate(const ::torch::optim::Optimizer& optimizer);
+/// Number of Monte Carlo training samples the optimizer wants per step (1 for point estimates).
+int training_samples(const ::torch::optim::Optimizer& optimizer);
+
+namespace detail {
+
+/// The options struct of a table-driven optimizer from given values and the context.
+template <class Options>
+Options options_from(const OptionValues& given, const OptimizerContext& context) {
+  Options o;
+  const auto& table = Options::table();
+  for (const auto& info : table.options()) {
+    bool is_given = false;
+    for (const auto& [key, value] : given) is_given = is_given || key == info.key;
+    if (is_given) continue;
+    if (info.default_from == DefaultFrom::kTrainingSetSize && context.training_set_size > 0) {
+      table.set(o, info.key, static_cast<double>(context.training_set_size));
+    } else if (info.default_from == DefaultFrom::kRunSeed) {
+      table.set(o, info.key, static_cast<int64_t>(context.seed % (uint64_t{1} << 53)));
+    }
+  }
+  table.apply(o, given);
+  return o;
+}
+
+template <class Optimizer>
+bool register_table_optimizer(std::string name, std::string summary) {
+  using Options = typename Optimizer::Options;
+  return register_optimizer(
+      {std::move(name), std::move(summary), true, &Options::table(),
+       [](std::vector<::torch::optim::OptimizerParamGroup> groups, const OptionValues& given,
+          const OptimizerContext& context) -> std::unique_ptr<::torch::optim::Optimizer> {
+         return std::make_unique<Optimizer>(std::move(groups), options_from<Options>(given, context));
+       }});
+}
+
+}  // namespace detail
+}  // namespace blr::torch
+
+#define BLR_OPTIMIZER_CONCAT_INNER(a, b) a##b
+#define BLR_OPTIMIZER_CONCAT(a, b) BLR_OPTIMIZER_CONCAT_INNER(a, b)
+/// Registers a table-driven BLR optimizer type (its `Options` has a `table()`) under `name`.
+#define BLR_REGISTER_OPTIMIZER(Type, name, summary)                                      \
+  [[maybe_unused]] static const bool BLR_OPTIMIZER_CONCAT(blr_optimizer_registered_, __LINE__) = \
+      ::blr::torch::detail::register_table_optimizer<Type>(name, summary)

@@ -1,0 +1,101 @@
+// Any LibTorch model (model.hpp).
+#include "blr/torch/nn/model.hpp"
+
+#include <fmt/format.h>
+#include <torch/script.h>
+
+#include "blr/core/error.hpp"
+#include "blr/torch/nn/script_module.hpp"
+
+namespace blr::torch {
+
+Model Model::script(const ::torch::jit::Module& module) {
+  Model m;
+  m.script_ = std::make_shared<::torch::jit::Module>(module);
+  auto script = m.script_;
+  m.forward_ = [script](const ::at::Tensor& x) {
+    const c10::IValue out = script->forward({x});
+    check(out.isTensor(),
+          fmt::format("The TorchScript model's forward returned a {}, not a tensor of logits.",
+                      out.tagKind()));
+    return out.toTensor();
+  };
+  return m;
+}
+
+::at::Tensor Model::forward(const ::at::Tensor& x) const {
+  check(defined(), "The model is empty.");
+  return forward_(x);
+}
+
+void Model::train(bool on) const {
+  if (script_) {
+    script_->train(on);
+  } else if (module_) {
+    module_->train(on);
+  }
+}
+
+bool Model::is_training() const {
+  if (script_) return script_->is_training();
+  return module_ && module_->is_training();
+}
+
+std::vector<::at::Tensor> Model::parameters() const {
+  std::vector<::at::Tensor> out;
+  for (auto& [name, p] : named_parameters()) out.push_back(p);
+  return out;
+}
+
+std::vector<std::pair<std::string, ::at::Tensor>> Model::named_parameters() const {
+  std::vector<std::pair<std::string, ::at::Tensor>> out;
+  if (script_) {
+    return ::blr::torch::named_parameters(*script_);
+  } else if (module_) {
+    for (const auto& p : module_->named_parameters(/*recurse=*/true)) out.emplace_back(p.key(), p.value());
+  }
+  return out;
+}
+
+void Model::to(::at::Device device) const {
+  if (script_) {
+    script_->to(device);
+  } else if (module_) {
+    module_->to(device);
+  }
+}
+
+void Model::save(::torch::serialize::OutputArchive& archive) const {
+  if (module_) {
+    module_->save(archive);
+    return;
+  }
+  check(script_ != nullptr, "The model is empty.");
+  for (const auto& p : script_->named_parameters(true)) archive.write(p.name, p.value);
+  for (const auto& b : script_->named_buffers(true)) archive.write(b.name, b.value, /*is_buffer=*/true);
+}
+
+void Model::load(::torch::serialize::InputArchive& archive) const {
+  if (module_) {
+    module_->load(archive);
+    return;
+  }
+  check(script_ != nullptr, "The model is empty.");
+  ::torch::NoGradGuard no_grad;
+  for (const auto& p : script_->named_parameters(true)) {
+    ::at::Tensor saved;
+    check(archive.try_read(p.name, saved),
+          fmt::format("The saved model has no parameter '{}'.", p.name));
+    check(saved.sizes() == p.value.sizes(),
+          fmt::format("The saved parameter '{}' has another shape than the model's.", p.name));
+    p.value.copy_(saved);
+  }
+  for (const auto& b : script_->named_buffers(true)) {
+    ::at::Tensor saved;
+    check(archive.try_read(b.name, saved, /*is_buffer=*/true),
+          fmt::format("The saved model has no buffer '{}'.", b.name));
+    b.value.copy_(saved);
+  }
+}
+
+}  // namespace blr::torch

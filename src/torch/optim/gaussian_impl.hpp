@@ -1,0 +1,173 @@
+// Internal: the definitions of GaussianOptimizer<Rule> (blr/torch/optim/gaussian.hpp). Each
+// optimizer's .cpp includes this file and instantiates its rule once:
+//
+//   template class blr::torch::GaussianOptimizer<IvonRule>;
+//
+// The update of one parameter is the rule's estimate followed by the core's coordinate_step, in
+// one pass over the buffers (fused CPU loop, float or double, one clone per instruction set) or as
+// tensor operations (every other device and dtype) — the same function template in both.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <utility>
+
+#include "blr/rule/policy.hpp"
+#include "blr/torch/optim/gaussian.hpp"
+#include "kernels.hpp"
+#include "tensor_value.hpp"
+
+namespace blr::torch {
+namespace detail {
+
+/// The averaged gradient and statistic of coordinate i (direct: the only sample's gradient and
+/// noise), as the rule's estimate reads them.
+template <Statistic kStat, bool kDirect, class T>
+BLR_KERNEL_INLINE void averages(const T* grad, const T* stat, const T* squared, int64_t i, T inv,
+                                T& g, T& s) {
+  g = kDirect ? grad[i] : grad[i] * inv;
+  if constexpr (kStat == Statistic::kNoiseTimesGradient) {
+    s = kDirect ? stat[i] * g : stat[i] * inv;
+  } else if constexpr (kStat == Statistic::kSquaredGradient) {
+    s = kDirect ? g * g : stat[i] * inv;
+  } else if constexpr (kStat == Statistic::kExternalSquared) {
+    s = squared[i] * inv;
+  } else {
+    s = T(0);
+  }
+}
+
+template <class Rule, int kVariant, bool kDirect, class T, class K>
+BLR_CPU_CLONES int gaussian_update_range(int64_t n, T* __restrict mu, T* __restrict average,
+                                         T* __restrict precision, const T* __restrict grad,
+                                         const T* __restrict stat, const T* __restrict squared,
+                                         T inv, const typename Rule::template Estimate<T> e,
+                                         const K k) {
+  constexpr Statistic kStat = Rule::kStatistics[kVariant];
+  constexpr bool kAverage = Rule::Policy::template has<stage::GradientAverage>;
+  int bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    T g, s;
+    averages<kStat, kDirect>(grad, stat, squared, i, inv, g, s);
+    stage::Coordinate<T> c;
+    c.mean = mu[i];
+    c.precision = precision[i];
+    if constexpr (kAverage) c.average = average[i];
+    Rule::template estimate<kVariant>(e, g, s, c);
+    coordinate_step<true>(k, c);
+    mu[i] = c.new_mean;
+    precision[i] = c.new_precision;
+    if constexpr (kAverage) average[i] = c.new_average;
+    bad |= non_finite(c.new_mean);
+  }
+  return bad;
+}
+
+/// The fused CPU update of one contiguous float/double parameter.
+template <class Rule, int kVariant>
+bool fused_update(const typename Rule::Options& o, const typename Rule::Policy& policy,
+                  const stage::StepContext& context, ::at::Tensor& param,
+                  MeanFieldOptimizer::Slot& slot, const MeanFieldOptimizer::UpdateInput& in) {
+  constexpr Statistic kStat = Rule::kStatistics[kVariant];
+  ::at::Tensor squared;
+  if constexpr (kStat == Statistic::kExternalSquared) {
+    squared = in.squared->to(param.options()).contiguous();
+  }
+  bool ok = true;
+  AT_DISPATCH_FLOATING_TYPES(param.scalar_type(), "blr_gaussian_update", [&] {
+    using T = scalar_t;
+    const auto k = coefficients<T>(policy, context);
+    const auto e = Rule::template estimate_coefficients<T>(o);
+    const T inv = static_cast<T>(1.0 / static_cast<double>(in.samples));
+    T* mu = param.data_ptr<T>();
+    T* u = slot.average.data_ptr<T>();
+    T* p = slot.precision.data_ptr<T>();
+    const T* g = in.grad->data_ptr<T>();
+    const T* s = kStat == Statistic::kNoiseTimesGradient ||
+                         (kStat == Statistic::kSquaredGradient && !in.direct)
+                     ? in.stat->data_ptr<T>()
+                     : nullptr;
+    const T* q = squared.defined() ? squared.data_ptr<T>() : nullptr;
+    ok = for_each_chunk_ok(param.numel(), [&](int64_t b, int64_t end) {
+      const int64_t n = end - b;
+      return in.direct
+                 ? gaussian_update_range<Rule, kVariant, true>(n, mu + b, u + b, p + b, g + b,
+                                                               s ? s + b : s, q ? q + b : q, inv, e, k)
+                 : gaussian_update_range<Rule, kVariant, false>(n, mu + b, u + b, p + b, g + b,
+                                                                s ? s + b : s, q ? q + b : q, inv, e,
+                                                                k);
+    });
+  });
+  return ok;
+}
+
+/// The same update as tensor operations (any device and dtype).
+template <class Rule, int kVariant>
+bool tensor_update(const typename Rule::Options& o, const typename Rule::Policy& policy,
+                   const stage::StepContext& context, ::at::Tensor& param,
+                   MeanFieldOptimizer::Slot& slot, const MeanFieldOptimizer::UpdateInput& in) {
+  constexpr Statistic kStat = Rule::kStatistics[kVariant];
+  constexpr bool kAverage = Rule::Policy::template has<stage::GradientAverage>;
+  const double inv = 1.0 / static_cast<double>(in.samples);
+  using V = TensorValue;
+  const V g = in.direct ? V(*in.grad) : V(in.grad->mul(inv));
+  V s;
+  if constexpr (kStat == Statistic::kNoiseTimesGradient) {
+    s = in.direct ? V(in.stat->mul(g.t)) : V(in.stat->mul(inv));
+  } else if constexpr (kStat == Statistic::kSquaredGradient) {
+    s = in.direct ? V(g.t.mul(g.t)) : V(in.stat->mul(inv));
+  } else if constexpr (kStat == Statistic::kExternalSquared) {
+    s = V(in.squared->to(param.options()).mul(inv));
+  }
+  stage::Coordinate<V> c;
+  c.mean = V(param.detach());
+  c.precision = V(slot.precision);
+  if constexpr (kAverage) c.average = V(slot.average);
+  Rule::template estimate<kVariant>(Rule::template estimate_coefficients<double>(o), g, s, c);
+  coordinate_step<true>(coefficients<double>(policy, context), c);
+  param.copy_(c.new_mean.t);
+  slot.precision.copy_(c.new_precision.t);
+  if constexpr (kAverage) slot.average.copy_(c.new_average.t);
+  return ::at::isfinite(param).all().item<bool>();
+}
+
+/// Calls f.template operator()<kVariant>() for the rule's variant v ∈ [0, kVariants).
+template <class Rule, int kVariant = 0, class F>
+bool with_variant(int v, F&& f) {
+  if constexpr (kVariant + 1 < Rule::kVariants) {
+    if (v != kVariant) return with_variant<Rule, kVariant + 1>(v, std::forward<F>(f));
+  }
+  return f.template operator()<kVariant>();
+}
+
+}  // namespace detail
+
+template <class Rule>
+GaussianOptimizer<Rule>::GaussianOptimizer(
+    std::vector<::torch::optim::OptimizerParamGroup> param_groups, Options defaults)
+    : MeanFieldOptimizer(param_groups, std::make_unique<Options>(defaults)) {
+  keep_group_options(param_groups);
+  validate();
+}
+
+template <class Rule>
+GaussianOptimizer<Rule>::GaussianOptimizer(std::vector<::at::Tensor> params, Options defaults)
+    : GaussianOptimizer(std::vector<::torch::optim::OptimizerParamGroup>{
+                            ::torch::optim::OptimizerParamGroup(std::move(params))},
+                        std::move(defaults)) {}
+
+template <class Rule>
+bool GaussianOptimizer<Rule>::update(size_t group, ::at::Tensor& param, Slot& slot,
+                                     const UpdateInput& in, bool fused) {
+  const Options& o = options(group);
+  const typename Rule::Policy policy = Rule::policy(o);
+  const long t = static_cast<long>(step_count());
+  const stage::StepContext context{t, policy.mean_rate.at(t - 1), policy.precision_rate.at(t - 1),
+                                   Rule::precision_keep(o)};
+  return detail::with_variant<Rule>(Rule::variant(options()), [&]<int kVariant>() {
+    return fused ? detail::fused_update<Rule, kVariant>(o, policy, context, param, slot, in)
+                 : detail::tensor_update<Rule, kVariant>(o, policy, context, param, slot, in);
+  });
+}
+
+}  // namespace blr::torch
