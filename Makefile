@@ -24,9 +24,10 @@ build: configure
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The main job: every Table-1 row checked, the multimodal mixture demo, then (when the LibTorch
+# The main job (builds only the blr tool): every Table-1 row checked, the multimodal mixture demo, then (when the LibTorch
 # layer is built) IVON vs AdamW vs SGD on Fashion-MNIST (scripts/demo.sh).
-demo: build
+demo: configure
+	cmake --build $(BUILD) --target blr -j $(JOBS)
 	$(BUILD)/blr table1
 	$(BUILD)/blr multimodal
 	@if $(BUILD)/blr compare --help >/dev/null 2>&1 && [ -f scripts/demo.sh ]; then \

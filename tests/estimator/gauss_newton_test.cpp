@@ -2,6 +2,7 @@
 // outer products for a full Gaussian and as their diagonal for a diagonal one.
 #include <gtest/gtest.h>
 
+#include "blr/family/special.hpp"
 #include "blr/core/rng.hpp"
 #include "blr/estimator/gauss_newton.hpp"
 #include "blr/model/logistic_regression.hpp"
@@ -33,7 +34,7 @@ Matrix outer_sum(const Problem& p, const Vector& theta, const std::vector<Index>
   Matrix h = Matrix::Zero(theta.size(), theta.size());
   for (Index i : rows) {
     const Vector xi = p.x.row(i).transpose();
-    const Vector gi = (detail::sigmoid(xi.dot(theta)) - p.y[i]) * xi;
+    const Vector gi = (sigmoid(xi.dot(theta)) - p.y[i]) * xi;
     h += gi * gi.transpose();
   }
   return h;

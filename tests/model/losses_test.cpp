@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "blr/family/special.hpp"
 #include "blr/core/error.hpp"
 #include "blr/core/rng.hpp"
 #include "blr/model/linear_regression.hpp"
@@ -69,7 +70,7 @@ Data make_data(std::uint64_t seed, Index n, Index d, Index classes = 3) {
   data.y_binary.resize(n);
   data.y_class.resize(n);
   for (Index i = 0; i < n; ++i) {
-    data.y_binary[i] = rng.uniform() < detail::sigmoid(data.x.row(i).dot(w)) ? 1.0 : 0.0;
+    data.y_binary[i] = rng.uniform() < sigmoid(data.x.row(i).dot(w)) ? 1.0 : 0.0;
     data.y_class[i] = static_cast<double>(rng.below(static_cast<std::uint64_t>(classes)));
   }
   return data;

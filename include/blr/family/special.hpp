@@ -1,4 +1,5 @@
-// Special functions and numerically careful scalar helpers shared by the families.
+// Special functions, constants and numerically careful scalar helpers: the one home of each
+// (families, losses and inference models all use these).
 //
 // digamma ψ = (log Γ)′ and trigamma ψ′ come from Boost.Math (compiled once in
 // src/core/family/special.cpp, so that no other translation unit pays for the Boost headers);
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "blr/core/rng.hpp"
 #include "blr/core/types.hpp"
@@ -31,7 +33,10 @@ Vector dirichlet_from_expected_log(const Vector& mu);
 /// The Gamma shape α with log α − ψ(α) = gap, for gap > 0 (safeguarded Newton).
 double gamma_shape_from_log_gap(double gap);
 
-/// log(1 + eˣ) without overflow or loss of accuracy.
+/// log 2π, for Gaussian log-densities.
+inline const double kLog2Pi = std::log(2.0 * std::numbers::pi);
+
+/// log(1 + eˣ) (softplus) without overflow or loss of accuracy.
 inline double log1p_exp(double x) {
   return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
 }

@@ -57,11 +57,5 @@ class LogisticRegression {
   Options options_;
 };
 
-namespace detail {
-/// log(1 + exp(z)) without overflow or cancellation.
-double softplus(double z);
-/// 1/(1 + exp(−z)) without overflow.
-double sigmoid(double z);
-}  // namespace detail
 
 }  // namespace blr

@@ -1,3 +1,4 @@
+#include "blr/family/special.hpp"
 #include "blr/inference/conjugate.hpp"
 
 #include <fmt/format.h>
@@ -10,7 +11,6 @@
 
 namespace blr::inference {
 namespace {
-const double kLog2Pi = std::log(2.0 * std::numbers::pi);
 }
 
 // ---- Beta–Bernoulli ----------------------------------------------------------------------------

@@ -1,3 +1,4 @@
+#include "blr/family/special.hpp"
 #include "blr/inference/cvi.hpp"
 
 #include <fmt/format.h>
@@ -15,7 +16,6 @@
 namespace blr::inference {
 namespace {
 
-const double kLog2Pi = std::log(2.0 * std::numbers::pi);
 
 /// Everything evaluated at one q: moments, site expectations, ELBO.
 struct Point {

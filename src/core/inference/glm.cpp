@@ -1,3 +1,4 @@
+#include "blr/family/special.hpp"
 #include "blr/inference/glm.hpp"
 
 #include <fmt/format.h>
@@ -13,21 +14,13 @@
 namespace blr::inference {
 namespace {
 
-const double kLog2Pi = std::log(2.0 * std::numbers::pi);
 
-double sigmoid(double a) {
-  return a >= 0 ? 1.0 / (1.0 + std::exp(-a)) : std::exp(a) / (1.0 + std::exp(a));
-}
-/// log(1 + e^a) without overflow.
-double softplus(double a) {
-  return a > 0 ? a + std::log1p(std::exp(-a)) : std::log1p(std::exp(a));
-}
 
 /// log p(y | a) alone (used inside expectations).
 double site_log(Likelihood l, double y, double a, double beta) {
   switch (l) {
     case Likelihood::logistic:
-      return y * a - softplus(a);
+      return y * a - log1p_exp(a);
     case Likelihood::poisson:
       return y * a - std::exp(a) - std::lgamma(y + 1.0);
     case Likelihood::gaussian:
@@ -97,7 +90,7 @@ SiteTerms expected_site_terms(Likelihood l, double y, double m, double v,
       for (Index k = 0; k < x.size(); ++k) {
         const double a = m + s * x[k];
         const double sg = sigmoid(a);
-        t.value += w[k] * (y * a - softplus(a));
+        t.value += w[k] * (y * a - log1p_exp(a));
         t.gradient += w[k] * (y - sg);
         t.hessian += w[k] * (-sg * (1 - sg));
       }
@@ -319,7 +312,7 @@ Predictive predict(Likelihood l, const Vector& mean, const Matrix& cov, const Ma
       const double ai = a(i, k);
       if (l == Likelihood::logistic) {
         s_mean += sigmoid(ai);
-        if (y.size()) lp[k] = y[i] * ai - softplus(ai);
+        if (y.size()) lp[k] = y[i] * ai - log1p_exp(ai);
       } else if (l == Likelihood::poisson) {
         s_mean += std::exp(ai);
         if (y.size()) lp[k] = y[i] * ai - std::exp(ai) - std::lgamma(y[i] + 1.0);

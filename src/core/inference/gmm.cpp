@@ -1,3 +1,4 @@
+#include "blr/family/special.hpp"
 #include "blr/inference/gmm.hpp"
 
 #include <fmt/format.h>
@@ -13,7 +14,6 @@
 namespace blr::inference {
 namespace {
 
-const double kLog2Pi = std::log(2.0 * std::numbers::pi);
 
 /// Length of one component's statistic block (1, x, xxᵀ or x²).
 Index block_size(Index d, CovarianceType type) {

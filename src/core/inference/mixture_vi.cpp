@@ -1,3 +1,4 @@
+#include "blr/family/special.hpp"
 #include "blr/inference/mixture_vi.hpp"
 
 #include <fmt/format.h>
@@ -13,7 +14,6 @@
 namespace blr::inference {
 namespace {
 
-const double kLog2Pi = std::log(2.0 * std::numbers::pi);
 
 struct Prepared {
   std::vector<Eigen::LLT<Matrix>> llt;

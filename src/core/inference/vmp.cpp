@@ -17,7 +17,6 @@
 namespace blr::inference {
 namespace {
 
-const double kLog2Pi = std::log(2.0 * std::numbers::pi);
 const double kLogPi = std::log(std::numbers::pi);
 
 /// max|a − b| relative to max(1, max|b|).

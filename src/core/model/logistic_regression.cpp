@@ -5,20 +5,10 @@
 #include <cmath>
 
 #include "blr/core/error.hpp"
+#include "blr/family/special.hpp"
 #include "blr/model/regularizer.hpp"
 
 namespace blr {
-
-namespace detail {
-double softplus(double z) {
-  return std::max(z, 0.0) + std::log1p(std::exp(-std::abs(z)));
-}
-double sigmoid(double z) {
-  if (z >= 0.0) return 1.0 / (1.0 + std::exp(-z));
-  const double e = std::exp(z);
-  return e / (1.0 + e);
-}
-}  // namespace detail
 
 void LogisticRegressionOptions::validate() const {
   check_nonnegative("prior_precision", prior_precision);
@@ -45,7 +35,7 @@ double LogisticRegression::value(const Vector& theta) const {
   const Vector z = data_.inputs() * theta;
   const Vector& y = data_.targets();
   double sum = 0.0;
-  for (Index i = 0; i < z.size(); ++i) sum += detail::softplus(z[i]) - y[i] * z[i];
+  for (Index i = 0; i < z.size(); ++i) sum += log1p_exp(z[i]) - y[i] * z[i];
   return data_.scale() * sum + Ridge{options_.prior_precision}.value(theta);
 }
 
@@ -62,8 +52,8 @@ double LogisticRegression::value_and_gradient(const Vector& theta, Vector& gradi
   Vector r(z.size());
   double sum = 0.0;
   for (Index i = 0; i < z.size(); ++i) {
-    sum += detail::softplus(z[i]) - y[i] * z[i];
-    r[i] = detail::sigmoid(z[i]) - y[i];
+    sum += log1p_exp(z[i]) - y[i] * z[i];
+    r[i] = sigmoid(z[i]) - y[i];
   }
   gradient = data_.scale() * (data_.inputs().transpose() * r);
   gradient += options_.prior_precision * theta;
@@ -74,7 +64,7 @@ namespace {
 Vector curvature_weights(const Vector& z) {
   Vector w(z.size());
   for (Index i = 0; i < z.size(); ++i) {
-    const double p = detail::sigmoid(z[i]);
+    const double p = sigmoid(z[i]);
     w[i] = p * (1.0 - p);
   }
   return w;
@@ -113,7 +103,7 @@ Matrix LogisticRegression::per_example_gradients(const Vector& theta) const {
   check_theta(theta);
   const Vector z = data_.inputs() * theta;
   Vector r(z.size());
-  for (Index i = 0; i < z.size(); ++i) r[i] = detail::sigmoid(z[i]) - data_.targets()[i];
+  for (Index i = 0; i < z.size(); ++i) r[i] = sigmoid(z[i]) - data_.targets()[i];
   return data_.inputs().array().colwise() * r.array();
 }
 
@@ -135,7 +125,7 @@ Vector LogisticRegression::predict_probability(const Vector& theta, const Matrix
         fmt::format("LogisticRegression: the inputs have {} columns but the model has {} features.",
                     inputs.cols(), dimension()));
   Vector z = inputs * theta;
-  for (Index i = 0; i < z.size(); ++i) z[i] = detail::sigmoid(z[i]);
+  for (Index i = 0; i < z.size(); ++i) z[i] = sigmoid(z[i]);
   return z;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "blr/core/error.hpp"
+#include "blr/family/special.hpp"
 #include "blr/model/logistic_regression.hpp"
 #include "blr/model/regularizer.hpp"
 
@@ -96,8 +97,8 @@ double Mlp::output_loss(const Vector& f, const Vector& y, Vector* first, Vector*
       if (first != nullptr) (*first)[i] = beta * r;
       if (second != nullptr) (*second)[i] = beta;
     } else {
-      sum += detail::softplus(f[i]) - y[i] * f[i];
-      const double p = detail::sigmoid(f[i]);
+      sum += log1p_exp(f[i]) - y[i] * f[i];
+      const double p = sigmoid(f[i]);
       if (first != nullptr) (*first)[i] = p - y[i];
       if (second != nullptr) (*second)[i] = p * (1.0 - p);
     }

@@ -1,6 +1,8 @@
 // Small seeded problems on which the Table-1 reductions are checked.
 #pragma once
 
+#include <string>
+
 #include "blr/core/rng.hpp"
 #include "blr/model/linear_regression.hpp"
 #include "blr/model/logistic_regression.hpp"
@@ -12,6 +14,11 @@ LogisticRegression synthetic_logistic(Index n, Index d, double prior_precision, 
 
 /// y = Xw* + 0.5·noise with w* ∈ {−1, +1}^d (a binary ground truth), squared loss.
 LinearRegression synthetic_binary_regression(Index n, Index d, std::uint64_t seed, Vector* truth);
+
+/// Path of one of blr's data files (data/*.csv) found at run time: the directory named by the
+/// environment variable BLR_DATA_DIR, else the source tree's data/ (a build tree), else the
+/// installed share/blr/data. Throws, naming the file and BLR_DATA_DIR, when none holds it.
+std::string data_file(const std::string& name);
 
 /// Largest absolute difference.
 inline double max_abs_diff(const Vector& a, const Vector& b) { return (a - b).cwiseAbs().maxCoeff(); }

@@ -41,7 +41,7 @@ namespace {
 
 /// Old Faithful eruption durations (N = 272) and a weak Normal–Gamma prior.
 Vector faithful_eruptions() {
-  const io::CsvTable table = io::CsvTable::read(std::string(BLR_DATA_DIR) + "/faithful.csv");
+  const io::CsvTable table = io::CsvTable::read(data_file("faithful.csv"));
   return table.numeric_column("eruptions");
 }
 
@@ -100,7 +100,7 @@ NormalGammaPlain normal_gamma_start(const inference::NormalGammaPrior& prior) {
 /// Pima logistic regression (research/peers.md §4(e)): standardised features and an intercept,
 /// isotropic prior precision 1.
 inference::Glm pima_logistic() {
-  const auto train = io::CsvTable::read(std::string(BLR_DATA_DIR) + "/pima_train.csv");
+  const auto train = io::CsvTable::read(data_file("pima_train.csv"));
   const auto names = train.columns_except({"type"});
   const auto standardizer = io::Standardizer::fit(train.numeric_columns(names), names);
   return inference::Glm::with_isotropic_prior(
@@ -198,7 +198,7 @@ void plain_gmm_svi_step(const Matrix& batch, double scale, double rho,
 /// SVI for the Bayesian mixture on Old Faithful (both columns), K = 2: the preset after T steps
 /// against its state after one step continued by T − 1 plain steps on the same minibatches.
 double bayes_gmm_svi_deviation() {
-  const io::CsvTable table = io::CsvTable::read(std::string(BLR_DATA_DIR) + "/faithful.csv");
+  const io::CsvTable table = io::CsvTable::read(data_file("faithful.csv"));
   const Matrix x = table.numeric_columns({"eruptions", "waiting"});
   const int components = 2;
   const auto prior = inference::BayesGmmPrior{}.resolved(x, components);

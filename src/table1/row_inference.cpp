@@ -59,7 +59,7 @@ Table1Row row_em() {
                 "EM for Gaussian mixtures", "Old Faithful waiting, K = 2 (§4(d) D1)",
                 "include/blr/inference/gmm.hpp", {}};
   row.check = [] {
-    const io::CsvTable table = io::CsvTable::read(std::string(BLR_DATA_DIR) + "/faithful.csv");
+    const io::CsvTable table = io::CsvTable::read(data_file("faithful.csv"));
     const Matrix x = table.numeric_column("waiting");
     inference::GaussianMixture init;
     init.weights = (Vector(2) << 0.5, 0.5).finished();

@@ -1,4 +1,4 @@
-// Declarations of the Table-1 reduction checks (one file each under src/core/algorithms/).
+// Declarations of the Table-1 reduction checks (one file each under src/table1/).
 #pragma once
 
 #include <array>

@@ -1,6 +1,24 @@
 #include "problems.hpp"
 
+#include <cstdlib>
+#include <filesystem>
+
+#include "blr/core/error.hpp"
+
 namespace blr::detail {
+
+std::string data_file(const std::string& name) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> directories;
+  if (const char* env = std::getenv("BLR_DATA_DIR"); env != nullptr && *env != '\0') directories.emplace_back(env);
+  directories.emplace_back(BLR_SOURCE_DATA_DIR);
+  directories.emplace_back(BLR_INSTALLED_DATA_DIR);
+  for (const auto& directory : directories) {
+    if (fs::is_regular_file(directory / name)) return (directory / name).string();
+  }
+  throw Error("Cannot find blr's data file '" + name + "' in BLR_DATA_DIR, " + BLR_SOURCE_DATA_DIR +
+              " or " + BLR_INSTALLED_DATA_DIR + "; set BLR_DATA_DIR to the directory holding it.");
+}
 
 LogisticRegression synthetic_logistic(Index n, Index d, double prior_precision, std::uint64_t seed) {
   Rng rng(seed);

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The optimizer reference in docs/torch.md is what `blr optimizers --markdown` prints from the
+# option tables (regenerate with scripts/update_optimizer_docs.sh), and `blr optimizers --json`
+# lists every registered optimizer with typed defaults.
+set -u
+blr="$1"; source="$2"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+if ! "$blr" optimizers --help > /dev/null 2>&1; then echo "torch layer not built: skipped"; exit 0; fi
+"$blr" optimizers --markdown > "$tmp/generated.md" || fail "blr optimizers --markdown failed"
+sed -n '/<!-- BEGIN optimizer reference/,/<!-- END optimizer reference -->/p' "$source/docs/torch.md" \
+  | sed '1d;$d' > "$tmp/documented.md"
+[ -s "$tmp/documented.md" ] || fail "docs/torch.md has no generated optimizer reference"
+diff -u "$tmp/documented.md" "$tmp/generated.md" > "$tmp/diff.txt" ||
+  fail "docs/torch.md is out of date with the option tables (run scripts/update_optimizer_docs.sh): $(head -20 "$tmp/diff.txt")"
+for name in ivon vogn ogn vadam adamw sgd; do
+  grep -q "^### \`$name\`" "$tmp/generated.md" || fail "optimizer $name missing from the reference"
+done
+"$blr" optimizers --json "$tmp/o.json" > /dev/null || fail "blr optimizers --json failed"
+python3 - "$tmp/o.json" <<'PY' || fail "optimizer JSON check failed"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+entries = doc if isinstance(doc, list) else doc.get("optimizers", doc)
+names = {e["name"] for e in entries} if isinstance(entries, list) else set(entries)
+assert {"ivon", "vogn", "ogn", "vadam", "adamw", "sgd"} <= names, names
+PY
+echo "optimizer docs: OK"
