@@ -9,6 +9,7 @@
 
 #include "blr/core/error.hpp"
 #include "command.hpp"
+#include "json_output.hpp"
 #include "infer_common.hpp"
 
 namespace blr::cli::infer {
@@ -190,12 +191,7 @@ int run(const Options& o) {
     throw Error(fmt::format("Unknown model '{}'.", o.model));
   }
   out["model"] = o.model;
-  if (!o.json.empty()) {
-    std::ofstream file(o.json);
-    check(static_cast<bool>(file), fmt::format("Cannot write the JSON file '{}'.", o.json));
-    file << out.dump(2) << '\n';
-    check(static_cast<bool>(file), fmt::format("Writing the JSON file '{}' failed.", o.json));
-  }
+  if (!o.json.empty()) write_json_text(o.json, out.dump(2));
   return 0;
 }
 
@@ -232,7 +228,7 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->add_flag("--standardize", o->standardize,
                 "Standardise features with training means and population sds.");
   cmd->add_flag("--no-intercept", o->no_intercept, "Do not prepend an intercept column.");
-  cmd->add_option("--json", o->json, "Write the results as JSON to this file.");
+  cmd->add_option("--json", o->json, "Write the results as JSON to this file ('-' = stdout, the table then goes to stderr).");
   // priors and solver
   cmd->add_option("--prior-precision", o->prior_precision,
                   "Gaussian prior precision δ of the weights.")

@@ -7,6 +7,7 @@
 #include "blr/algorithms/multimodal.hpp"
 #include "blr/model/test_functions.hpp"
 #include "command.hpp"
+#include "json_output.hpp"
 
 namespace {
 
@@ -42,9 +43,8 @@ int run_on(const F& f, const MultimodalArgs& args) {
                    {"value", value}});
   }
   if (!args.json.empty()) {
-    std::ofstream file(args.json);
-    blr::check(static_cast<bool>(file), fmt::format("Cannot write '{}'.", args.json));
-    file << nlohmann::json{{"function", args.function}, {"components", out}}.dump(2) << '\n';
+    blr::cli::write_json_text(
+        args.json, nlohmann::json{{"function", args.function}, {"components", out}}.dump(2));
   }
   return 0;
 }
@@ -66,7 +66,7 @@ void setup(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", args->seed, "Random seed.");
   cmd->add_flag("!--random-start", args->options.grid, "Draw the starting means uniformly instead of on a grid.");
-  cmd->add_option("--json", args->json, "Write the components to this JSON file.");
+  cmd->add_option("--json", args->json, "Write the components to this JSON file ('-' = stdout).");
   cmd->callback([args, &exit_code] {
     if (args->function == "himmelblau") {
       exit_code = run_on(blr::Himmelblau{}, *args);

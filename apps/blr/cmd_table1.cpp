@@ -8,6 +8,7 @@
 #include "blr/algorithms/table1.hpp"
 #include "blr/core/error.hpp"
 #include "command.hpp"
+#include "json_output.hpp"
 
 namespace {
 
@@ -49,11 +50,7 @@ int run_table1(const std::string& json_path, const std::string& only) {
   if (!only.empty() && ran == 0) throw blr::Error(fmt::format("No Table-1 row is named '{}'.", only));
   fmt::print("{}\n{} rows, {} passed, {} failed\n", std::string(150, '-'), ran, ran - failures,
              failures);
-  if (!json_path.empty()) {
-    std::ofstream file(json_path);
-    blr::check(static_cast<bool>(file), fmt::format("Cannot write '{}'.", json_path));
-    file << out.dump(2) << '\n';
-  }
+  if (!json_path.empty()) blr::cli::write_json_text(json_path, out.dump(2));
   return failures == 0 ? 0 : 1;
 }
 
@@ -62,7 +59,7 @@ void setup(CLI::App& app, int& exit_code) {
                                            "deviation, PASS/FAIL.");
   auto json = std::make_shared<std::string>();
   auto only = std::make_shared<std::string>();
-  cmd->add_option("--json", *json, "Write the rows as a JSON array to this file.");
+  cmd->add_option("--json", *json, "Write the rows as a JSON array to this file ('-' = stdout).");
   cmd->add_option("--row", *only, "Run only the row with this name.");
   cmd->callback([json, only, &exit_code] { exit_code = run_table1(*json, *only); });
 }

@@ -1,11 +1,66 @@
 // The `blr` command line: subcommands registered by apps/blr/cmd_*.cpp.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <iostream>
 
 #include "blr/core/error.hpp"
 #include "command.hpp"
+#include "did_you_mean.hpp"
+#include "json_output.hpp"
+
+namespace {
+
+#ifdef BLR_HAVE_TORCH
+// Commands that never run LibTorch (and --help, --version): starting them again would only cost
+// the second load of LibTorch (about a second on the 2-core machine).
+bool needs_no_openmp(int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return true;
+  const std::string command = argv[1];
+  if (command == "table1" || command == "infer" || command == "multimodal" ||
+      command == "optimizers") {
+    return true;
+  }
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
+  }
+  return false;
+}
+#endif
+
+// libgomp (LibTorch's OpenMP) reads OMP_WAIT_POLICY once, when it is loaded, before main(); its
+// default lets idle worker threads spin, taking cores from everything else on a small or shared
+// machine. When the user has not chosen, blr chooses PASSIVE and starts itself again so that
+// libgomp sees it. The started image finds the variable set and goes on: no loop. If exec fails
+// (no /proc), the run goes on with libgomp's default.
+void default_omp_wait_policy([[maybe_unused]] int argc, [[maybe_unused]] char** argv) {
+#ifdef BLR_HAVE_TORCH
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr || needs_no_openmp(argc, argv)) return;
+  if (::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0 || std::getenv("OMP_WAIT_POLICY") == nullptr) {
+    return;
+  }
+  ::execv("/proc/self/exe", argv);
+#endif
+}
+
+// When the command's --json is "-", stdout is the JSON document's alone (json_output.hpp).
+void reserve_stdout_if_json_goes_there(const CLI::App& app) {
+  for (const CLI::App* cmd = &app; !cmd->get_subcommands().empty();) {
+    cmd = cmd->get_subcommands().front();
+    const CLI::Option* json = cmd->get_option_no_throw("--json");
+    if (json != nullptr && json->count() > 0 && json->results().back() == "-") {
+      blr::cli::reserve_stdout_for_json();
+    }
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+  default_omp_wait_policy(argc, argv);
   CLI::App app{"blr — the Bayesian learning rule: derive, run and verify learning algorithms."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "blr 0.1.0");
@@ -14,9 +69,18 @@ int main(int argc, char** argv) {
   std::sort(registry.begin(), registry.end(),
             [](const auto& a, const auto& b) { return a.order < b.order; });
   for (auto& entry : registry) entry.setup(app, exit_code);
+  app.parse_complete_callback([&app] { reserve_stdout_if_json_goes_there(app); });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr ||
+        dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+      const std::string hint = blr::cli::did_you_mean(app);
+      if (!hint.empty()) {
+        std::cerr << "blr: error: " << hint << '\n';
+        return e.get_exit_code();
+      }
+    }
     return app.exit(e);
   } catch (const blr::Error& e) {
     std::cerr << "blr: error: " << e.what() << '\n';

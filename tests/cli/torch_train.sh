@@ -32,7 +32,7 @@ tiny=("${base[@]}" --hidden 32 --epochs 1)
 
 # ---- bad input (no data needed: rejected before loading) -------------------------------------
 expect_fail unknown-optimizer "Unknown optimizer 'nope'" train --optimizer nope "${tiny[@]}"
-expect_fail bad-option-value "could not convert" \
+expect_fail bad-option-value "takes a number" \
   train --optimizer ivon --ivon-lr abc "${tiny[@]}"
 expect_fail negative-lr "lr" train --optimizer adamw --adamw-lr -1 "${tiny[@]}"
 expect_fail option-of-other-optimizer "adamw" train --optimizer ivon --adamw-lr 0.1 "${tiny[@]}"
@@ -86,7 +86,7 @@ fi
 nll() { sed -n '/"mean": {/,/}/p' "$1" | grep '"nll"' | head -1; }
 [ "$(nll "$work/train.json")" = "$(nll "$work/resumed.json")" ] ||
   fail "resume: test NLL differs: $(nll "$work/train.json") vs $(nll "$work/resumed.json")"
-expect_fail resume-with-config "drop --epochs" train --resume "$work/run/ivon.ckpt" --epochs 3
+expect_fail resume-with-config "drop --seed" train --resume "$work/run/ivon.ckpt" --seed 5
 
 # eval of the final checkpoint
 "$blr" eval --checkpoint "$work/run/ivon.ckpt" --test-samples 3 --threads 1 --quiet \

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../json_output.hpp"
 #include "bench.hpp"
 #include "blr/core/error.hpp"
 #include "cli.hpp"
@@ -27,7 +28,7 @@ void add_task_flags(CLI::App* cmd, TrainFlags& f) {
       ->capture_default_str();
   cmd->add_option("--threads", f.settings.threads, "LibTorch threads (0 = all cores).")
       ->capture_default_str();
-  cmd->add_option("--json", f.settings.json, "Also write the results as JSON to this file.");
+  cmd->add_option("--json", f.settings.json, "Also write the results as JSON to this file ('-' = stdout).");
 }
 
 std::shared_ptr<const blr::torch::FashionMnist> prepare(TrainFlags& f) {
@@ -40,11 +41,7 @@ std::shared_ptr<const blr::torch::FashionMnist> prepare(TrainFlags& f) {
 }
 
 void write_json(const std::string& path, const nlohmann::json& j) {
-  if (path.empty()) return;
-  std::ofstream file(path);
-  check(static_cast<bool>(file), fmt::format("Cannot write the JSON file '{}'.", path));
-  file << j.dump(2) << '\n';
-  check(static_cast<bool>(file), fmt::format("Writing the JSON file '{}' failed.", path));
+  if (!path.empty()) blr::cli::write_json_text(path, j.dump(2));
 }
 
 struct EpochFlags {

@@ -32,12 +32,13 @@ struct TrainFlags {
   OptimizerOptions optimizer_options;
 };
 
-/// Names of the flags that change the training configuration (refused together with --resume).
+/// Names of the flags that change the training configuration (refused together with --resume;
+/// --epochs is not among them: with --resume it extends the run).
 inline const std::vector<std::string>& configuration_flags() {
   static const std::vector<std::string> names = {"--data",          "--model",      "--hidden",
-                                                 "--epochs",        "--batch-size", "--schedule",
-                                                 "--warmup-epochs", "--seed",       "--train-limit",
-                                                 "--validation",    "--optimizer",  "--test-limit"};
+                                                 "--batch-size",    "--schedule",   "--warmup-epochs",
+                                                 "--seed",          "--train-limit", "--validation",
+                                                 "--optimizer",     "--test-limit"};
   return names;
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../command.hpp"
+#include "../json_output.hpp"
 #include "bench.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/step_benchmark.hpp"
@@ -175,12 +176,7 @@ int run_step_bench(const StepOptions& o) {
   out["clock"] = o.clock;
   out["isolation"] = o.isolation;
   out["allocator"] = o.allocator;
-  if (!o.json.empty()) {
-    std::ofstream file(o.json);
-    blr::check(static_cast<bool>(file), fmt::format("Cannot write the JSON file '{}'.", o.json));
-    file << out.dump(2) << '\n';
-    blr::check(static_cast<bool>(file), fmt::format("Writing the JSON file '{}' failed.", o.json));
-  }
+  if (!o.json.empty()) blr::cli::write_json_text(o.json, out.dump(2));
   return 0;
 }
 
@@ -198,7 +194,7 @@ void setup_bench(CLI::App& app, int& exit_code) {
   step->add_option("--threads", options->threads,
                    "LibTorch threads (default: the hardware concurrency)");
   step->add_option("--repeats", options->repeats, "Timed steps per optimizer")->default_val(20);
-  step->add_option("--json", options->json, "Also write the results as JSON to this file");
+  step->add_option("--json", options->json, "Also write the results as JSON to this file ('-' = stdout)");
   step->add_option("--clock", options->clock,
                    "wall: elapsed time; cpu: CPU time of the process (all threads), steadier on a "
                    "loaded machine")

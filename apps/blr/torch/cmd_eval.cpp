@@ -1,13 +1,17 @@
 // `blr eval`: evaluates a checkpoint written by `blr train` / `blr compare`.
+#include <fmt/format.h>
+
 #include <memory>
 
 #include "../command.hpp"
+#include "blr/core/error.hpp"
 #include "commands.hpp"
 
 namespace {
 
 struct EvalFlags {
   std::string checkpoint;
+  std::string bare;  // a checkpoint named without --checkpoint (accepted before; now refused)
   int test_samples = 0;
   int ece_bins = 0;
   std::string data_dir;
@@ -20,7 +24,9 @@ void setup(CLI::App& app, int& exit_code) {
       "Evaluate a checkpoint on the Fashion-MNIST test set: accuracy, NLL, ECE, Brier, entropy "
       "and OOD AUROC at the mean and with the posterior predictive.");
   auto f = std::make_shared<EvalFlags>();
-  cmd->add_option("--checkpoint,checkpoint", f->checkpoint, "Checkpoint file (.ckpt).")->required();
+  cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint file (.ckpt) to evaluate (required).");
+  // `blr eval FILE` worked once; it now gets an error naming the one spelling.
+  cmd->add_option("bare-checkpoint", f->bare)->group("");
   cmd->add_option("--test-samples", f->test_samples,
                   "Posterior samples K (default: the checkpoint's).");
   cmd->add_option("--ece-bins", f->ece_bins, "Equal-width ECE bins (default: the checkpoint's).");
@@ -31,6 +37,11 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", f->settings.out, "Directory for the reliability diagram.");
   cmd->add_flag("--quiet", f->settings.quiet, "No progress output on stderr.");
   cmd->callback([f, &exit_code] {
+    blr::check(f->bare.empty(),
+               fmt::format("blr eval takes the checkpoint as --checkpoint {}, not as a bare "
+                           "argument.",
+                           f->bare));
+    blr::check(!f->checkpoint.empty(), "blr eval needs --checkpoint FILE (a .ckpt of blr train).");
     exit_code =
         blr::torch::run_eval(f->checkpoint, f->test_samples, f->data_dir, f->ece_bins, f->settings);
   });

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../command.hpp"
+#include "../json_output.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
 
@@ -90,11 +91,7 @@ int run(bool as_markdown, const std::string& json_path) {
       fmt::print("\n");
     }
   }
-  if (!json_path.empty()) {
-    std::ofstream file(json_path);
-    blr::check(static_cast<bool>(file), fmt::format("Cannot write the JSON file '{}'.", json_path));
-    file << to_json().dump(2) << '\n';
-  }
+  if (!json_path.empty()) blr::cli::write_json_text(json_path, to_json().dump(2));
   return 0;
 }
 
@@ -105,7 +102,7 @@ void setup(CLI::App& app, int& exit_code) {
   auto markdown_flag = std::make_shared<bool>(false);
   auto json = std::make_shared<std::string>();
   cmd->add_flag("--markdown", *markdown_flag, "Print the reference as Markdown (docs/torch.md).");
-  cmd->add_option("--json", *json, "Also write the reference as JSON to this file.");
+  cmd->add_option("--json", *json, "Also write the reference as JSON to this file ('-' = stdout).");
   cmd->callback([markdown_flag, json, &exit_code] { exit_code = run(*markdown_flag, *json); });
 }
 

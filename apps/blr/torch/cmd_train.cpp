@@ -20,7 +20,9 @@ void setup(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   blr::torch::cli::add_train_flags(cmd, *flags);
   cmd->add_option("--resume", *resume,
-                  "Continue the run saved in this checkpoint (its configuration is used).");
+                  "Continue the run saved in this checkpoint (its configuration is used); with "
+                  "--epochs N, train until N epochs in all (the learning-rate schedule then spans "
+                  "N epochs).");
   blr::torch::cli::add_optimizer_flags(cmd, *flags);
   cmd->callback([cmd, flags, resume, &exit_code] {
     auto& f = *flags;
@@ -46,7 +48,8 @@ void setup(CLI::App& app, int& exit_code) {
       auto it = f.optimizer_options.find(f.config.optimizer);
       if (it != f.optimizer_options.end()) f.config.optimizer_options = it->second;
     }
-    exit_code = blr::torch::run_train(f.config, f.settings, *resume);
+    const int64_t resume_epochs = cmd->count("--epochs") > 0 ? f.config.epochs : 0;
+    exit_code = blr::torch::run_train(f.config, f.settings, *resume, resume_epochs);
   });
 }
 

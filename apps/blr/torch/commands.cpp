@@ -106,7 +106,7 @@ void apply_run_settings(const RunSettings& settings) {
 }
 
 int run_train(const TrainConfig& config_in, const RunSettings& settings,
-              const std::string& resume_path) {
+              const std::string& resume_path, int64_t resume_epochs) {
   apply_run_settings(settings);
   prepare_out(settings);
   TrainConfig config = config_in;
@@ -123,6 +123,13 @@ int run_train(const TrainConfig& config_in, const RunSettings& settings,
     }
     if (!dir.empty()) config.data_options.directory = dir;
     config.test_samples = samples;
+    if (resume_epochs > 0) {
+      const int64_t done = checkpoint.meta.value("epoch", int64_t{0});
+      check(resume_epochs >= done,
+            fmt::format("--epochs {} is fewer than the {} epochs the checkpoint '{}' has finished.",
+                        resume_epochs, done, resume_path));
+      config.epochs = resume_epochs;
+    }
   }
   config.validate();
   const auto device = parse_device(settings.device);

@@ -25,10 +25,10 @@ struct RunSettings {
 /// Sets the thread count and checks the device; returns the device string normalised.
 void apply_run_settings(const RunSettings& settings);
 
-/// `blr train`: trains one optimizer (or resumes `resume_path`), prints the table, writes JSON,
-/// plots and checkpoints.
+/// `blr train`: trains one optimizer (or resumes `resume_path`, until `resume_epochs` epochs in
+/// all when > 0, else the checkpoint's), prints the table, writes JSON, plots and checkpoints.
 int run_train(const TrainConfig& config, const RunSettings& settings,
-              const std::string& resume_path = "");
+              const std::string& resume_path = "", int64_t resume_epochs = 0);
 
 /// `blr compare`: trains each optimizer of `optimizers` with the shared configuration `base` and
 /// its own options, then prints one table.

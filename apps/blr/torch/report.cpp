@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <numeric>
 
+#include "../json_output.hpp"
 #include "blr/core/error.hpp"
 
 namespace blr::torch {
@@ -68,6 +70,9 @@ nlohmann::json report_to_json(const std::string& command, const std::vector<RunR
     doc["test_samples"] = c.test_samples;
     doc["ood_shift"] = "test images with inverted intensities (1 - x)";
   }
+  // What libgomp ran with (main() sets PASSIVE when the user did not choose); null if unset.
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  doc["omp_wait_policy"] = policy != nullptr ? nlohmann::json(policy) : nlohmann::json(nullptr);
   nlohmann::json optimizers = nlohmann::json::object();
   for (const auto& run : runs) optimizers[run.config.optimizer] = run_to_json(run);
   doc["optimizers"] = optimizers;
@@ -107,18 +112,7 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
 }
 
 void write_json(const std::string& path, const nlohmann::json& document) {
-  if (path == "-") {
-    std::cout << document.dump(2) << '\n';
-    return;
-  }
-  const std::filesystem::path p(path);
-  if (p.has_parent_path() && !std::filesystem::exists(p.parent_path())) {
-    std::filesystem::create_directories(p.parent_path());
-  }
-  std::ofstream f(path);
-  if (!f) throw Error(fmt::format("Cannot write the JSON file '{}'.", path));
-  f << document.dump(2) << '\n';
-  if (!f) throw Error(fmt::format("Writing the JSON file '{}' failed.", path));
+  blr::cli::write_json_text(path, document.dump(2));
 }
 
 }  // namespace blr::torch

@@ -2,6 +2,7 @@
 //
 // JSON (train and compare alike):
 //   { "command": ..., "data": ..., "model": ..., "seed": ..., "epochs": ..., ...,
+//     "omp_wait_policy": "PASSIVE" (the environment's OMP_WAIT_POLICY; null if unset),
 //     "optimizers": { "<name>": { "options": {...}, "train_size": N,
 //         "epoch_seconds": [...], "step_ms": x, "steps": n,
 //         "history": [{"epoch", "seconds", "train_loss", "learning_rate", "test_accuracy",

@@ -57,7 +57,9 @@ EpochRecord epoch_from_json(const nlohmann::json& j) {
 namespace {
 
 // The configuration fields that shape training (not where the data lives or how it is evaluated).
+// The epoch count is left out: a run may be resumed with more epochs than it was started with.
 nlohmann::json training_relevant(nlohmann::json config) {
+  config.erase("epochs");
   config.erase("data_dir");
   config.erase("test_samples");
   config.erase("ece_bins");
@@ -274,8 +276,12 @@ void Trainer::restore(const Checkpoint& checkpoint) {
           fmt::format("The checkpoint '{}' was trained on {} examples, but the training set now "
                       "has {}.",
                       checkpoint.path, meta.at("train_size").get<int64_t>(), data_->train.size()));
+    const auto done = meta.at("epoch").get<int64_t>();
+    check(done <= config_.epochs,
+          fmt::format("The checkpoint '{}' has finished {} epochs, more than this run's {}.",
+                      checkpoint.path, done, config_.epochs));
     checkpoint.restore(*classifier_, *optimizer_);
-    epoch_ = meta.at("epoch").get<int64_t>();
+    epoch_ = done;
     global_step_ = meta.at("global_step").get<int64_t>();
     step_seconds_ = meta.at("step_seconds").get<double>();
     result_.history.clear();

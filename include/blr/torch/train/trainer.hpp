@@ -100,7 +100,7 @@ class Trainer {
           ::at::Device device = ::at::kCPU);
   ~Trainer();
 
-  /// Continues from a checkpoint (its configuration must be this trainer's).
+  /// Continues from a checkpoint of this configuration (epochs may be more than it has finished).
   void restore(const Checkpoint& checkpoint);
 
   /// Trains from the current epoch to config.epochs.

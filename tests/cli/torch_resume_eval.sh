@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `blr train --resume C --epochs N` extends a finished run to N epochs in all (fewer than done is
+# an error), and `blr eval` names its checkpoint one way, --checkpoint (a bare file is refused
+# with a sentence saying so). Usage: torch_resume_eval.sh <path-to-blr> <source-dir>
+set -uo pipefail
+blr=${1:?usage: torch_resume_eval.sh <path-to-blr> <source-dir>}
+if ! "$blr" --help 2>/dev/null | grep -q '^ *train '; then
+  echo "SKIP: this blr was built without LibTorch (no train command)." >&2
+  exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+expect_fail() {
+  local name=$1 pattern=$2
+  shift 2
+  "$blr" "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  if [ "$rc" -eq 0 ]; then
+    fail "$name: exit status 0, expected an error"
+  elif ! grep -qF -- "$pattern" "$work/err"; then
+    fail "$name: stderr lacks '$pattern':"; cat "$work/err" >&2
+  fi
+}
+check() {
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert $2, d" "$work/$1.json" \
+    2>"$work/py.err" || { fail "$1: JSON fails $2"; tail -1 "$work/py.err" >&2; }
+}
+
+# ---- eval: one spelling (no data needed) -------------------------------------------------------
+expect_fail eval-bare "blr eval takes the checkpoint as --checkpoint $work/x.ckpt" eval "$work/x.ckpt"
+expect_fail eval-none "blr eval needs --checkpoint FILE" eval
+"$blr" eval --help | grep -q -- "--checkpoint" || fail "eval --help does not show --checkpoint"
+
+data_dir=${BLR_FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
+if [ ! -f "$data_dir/train-images-idx3-ubyte.gz" ]; then
+  echo "SKIP: Fashion-MNIST is not installed; only the checks without data ran." >&2
+  [ "$failures" -eq 0 ] && exit 0 || exit 1
+fi
+
+# ---- resume a finished 2-epoch run to 3 epochs -------------------------------------------------
+tiny=(--train-limit 256 --test-limit 300 --batch-size 64 --threads 1 --hidden 32 --quiet)
+"$blr" train --optimizer ivon --test-samples 2 --epochs 2 --out "$work/run" \
+  --json "$work/two.json" "${tiny[@]}" >/dev/null 2>"$work/err" ||
+  { fail "train: exit status $?"; cat "$work/err" >&2; }
+"$blr" train --resume "$work/run/ivon.ckpt" --epochs 3 --threads 1 --quiet --out "$work/more" \
+  --json "$work/three.json" >"$work/out" 2>"$work/err" ||
+  { fail "resume --epochs 3: exit status $?"; cat "$work/err" >&2; }
+check three 'd["epochs"] == 3'
+check three '[r["epoch"] for r in d["optimizers"]["ivon"]["history"]] == [1, 2, 3]'
+check three 'd["optimizers"]["ivon"]["history"][2]["test_accuracy"] > 0'
+check three 'd["optimizers"]["ivon"]["steps"] == 12'   # 3 epochs of 256/64 = 4 steps
+# the first two epochs are the original run's, unchanged
+python3 -c '
+import json, sys
+two, three = (json.load(open(f))["optimizers"]["ivon"]["history"] for f in sys.argv[1:])
+assert [r["train_loss"] for r in two] == [r["train_loss"] for r in three[:2]], (two, three)
+' "$work/two.json" "$work/three.json" || fail "resume: the first two epochs changed"
+# the extended checkpoint resumes again: 3 done, nothing left to train
+"$blr" train --resume "$work/more/ivon.ckpt" --threads 1 --quiet --json "$work/again.json" \
+  >/dev/null 2>"$work/err" || { fail "resume of the extended run: exit status $?"; cat "$work/err" >&2; }
+check again 'len(d["optimizers"]["ivon"]["history"]) == 3'
+expect_fail resume-fewer "--epochs 1 is fewer than the 2 epochs the checkpoint" \
+  train --resume "$work/run/ivon.ckpt" --epochs 1 --quiet
+expect_fail resume-other-config "drop --batch-size" \
+  train --resume "$work/run/ivon.ckpt" --batch-size 32 --quiet
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "all resume/eval checks passed"
