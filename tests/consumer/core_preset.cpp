@@ -3,6 +3,8 @@
 // (the reparameterisation estimator asks for nothing else). Exits non-zero unless IVON's mean
 // lands on the MAP estimate, found here by Newton's method written out in full.
 #include <cmath>
+#include <Eigen/Dense>
+
 #include <cstdio>
 
 #include "blr/algorithms/ivon.hpp"

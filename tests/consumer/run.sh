@@ -19,20 +19,12 @@ cmake -S "$source/tests/consumer" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
 cmake --build "$work/build" -j "$(nproc)" >"$work/build.log" || { tail -40 "$work/build.log" >&2; exit 1; }
 "$work/build/core_preset"
 if [ "$have_torch" = "ON" ]; then
-  script=()
-  if python3 -c 'import torch' 2>/dev/null; then
-    python3 - "$work/mlp.pt" <<'PY'
-import sys, torch
-from torch import nn
-class Mlp(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.hidden = nn.Linear(4, 16)
-        self.out = nn.Linear(16, 2)
-    def forward(self, x):
-        return self.out(torch.tanh(self.hidden(x)))
-torch.jit.script(Mlp()).save(sys.argv[1])
-PY
+  script=() python=""
+  for candidate in python3 /usr/bin/python3; do  # the first python3 with Debian's python3-torch
+    if "$candidate" -c 'import torch' 2>/dev/null; then python=$candidate; break; fi
+  done
+  if [ -n "$python" ]; then
+    "$python" "$source/tests/consumer/script_mlp.py" "$work/mlp.pt"
     script=("$work/mlp.pt")
   else
     echo "python3 with torch missing (scripts/setup.sh installs python3-torch): TorchScript part skipped" >&2
@@ -49,6 +41,7 @@ echo "pkg-config --cflags --libs blr: $flags"
 g++ -O2 "$source/tests/consumer/core_preset.cpp" -o "$work/core_preset_pc" $flags
 "$work/core_preset_pc"
 if [ "$have_torch" = "ON" ]; then
+  pkg-config --exists blr-torch
   echo "pkg-config --cflags --libs blr-torch: $(pkg-config --cflags --libs blr-torch)"
 fi
 echo "consumer: OK"
