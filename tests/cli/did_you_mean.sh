@@ -4,10 +4,8 @@
 # Usage: did_you_mean.sh <path-to-blr> <source-dir>
 set -uo pipefail
 blr=${1:?usage: did_you_mean.sh <path-to-blr> <source-dir>}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+# shellcheck source=tests/cli/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 # suggest NAME EXPECTED ARGS...: non-zero exit; stderr is one line "... did you mean 'EXPECTED'?".
 suggest() {

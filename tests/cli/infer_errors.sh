@@ -6,24 +6,9 @@ set -uo pipefail
 blr=${1:?usage: infer_errors.sh <path-to-blr> <source-dir>}
 src=${2:?usage: infer_errors.sh <path-to-blr> <source-dir>}
 data="$src/data"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-
-# expect_fail NAME PATTERN ARGS...: `blr infer ARGS` exits non-zero and stderr matches PATTERN.
-expect_fail() {
-  local name=$1 pattern=$2
-  shift 2
-  "$blr" infer "$@" >"$work/out" 2>"$work/err"
-  local rc=$?
-  if [ "$rc" -eq 0 ]; then
-    fail "$name: exit status 0, expected an error"
-  elif ! grep -qi -- "$pattern" "$work/err"; then
-    fail "$name: stderr lacks '$pattern':"
-    cat "$work/err" >&2
-  fi
-}
+# shellcheck source=tests/cli/lib.sh
+source "$(dirname "$0")/lib.sh"
+cli_prefix=(infer)
 
 printf 'x,y,label\n1,2,Yes\n3,4\n5,6,No\n' >"$work/malformed.csv"
 printf 'x,y,label\n1,2,Yes\n3,abc,No\n5,6,No\n' >"$work/nonnumeric.csv"

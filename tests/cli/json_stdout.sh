@@ -6,10 +6,8 @@ set -uo pipefail
 blr=${1:?usage: json_stdout.sh <path-to-blr> <source-dir>}
 src=${2:?usage: json_stdout.sh <path-to-blr> <source-dir>}
 data="$src/data"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+# shellcheck source=tests/cli/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 # json_only NAME TABLE-PATTERN ARGS...: `blr ARGS` (which include --json -) exits 0, its stdout
 # parses as one JSON document, and the human output (TABLE-PATTERN) is on stderr instead.

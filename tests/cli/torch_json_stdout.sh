@@ -5,14 +5,9 @@
 # Usage: torch_json_stdout.sh <path-to-blr> <source-dir>
 set -uo pipefail
 blr=${1:?usage: torch_json_stdout.sh <path-to-blr> <source-dir>}
-if ! "$blr" --help 2>/dev/null | grep -q '^ *train '; then
-  echo "SKIP: this blr was built without LibTorch (no train command)." >&2
-  exit 0
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+# shellcheck source=tests/cli/lib.sh
+source "$(dirname "$0")/lib.sh"
+require_torch
 # check NAME PYTHON-EXPR: the JSON document on NAME.json satisfies the expression in d.
 check() {
   python3 -c "import json,sys; d=json.load(sys.stdin); assert $2, d" <"$work/$1.json" 2>"$work/py.err" ||

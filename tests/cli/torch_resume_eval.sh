@@ -4,25 +4,9 @@
 # with a sentence saying so). Usage: torch_resume_eval.sh <path-to-blr> <source-dir>
 set -uo pipefail
 blr=${1:?usage: torch_resume_eval.sh <path-to-blr> <source-dir>}
-if ! "$blr" --help 2>/dev/null | grep -q '^ *train '; then
-  echo "SKIP: this blr was built without LibTorch (no train command)." >&2
-  exit 0
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-expect_fail() {
-  local name=$1 pattern=$2
-  shift 2
-  "$blr" "$@" >"$work/out" 2>"$work/err"
-  local rc=$?
-  if [ "$rc" -eq 0 ]; then
-    fail "$name: exit status 0, expected an error"
-  elif ! grep -qF -- "$pattern" "$work/err"; then
-    fail "$name: stderr lacks '$pattern':"; cat "$work/err" >&2
-  fi
-}
+# shellcheck source=tests/cli/lib.sh
+source "$(dirname "$0")/lib.sh"
+require_torch
 check() {
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert $2, d" "$work/$1.json" \
     2>"$work/py.err" || { fail "$1: JSON fails $2"; tail -1 "$work/py.err" >&2; }

@@ -4,27 +4,10 @@
 # Usage: torch_train.sh <path-to-blr> <source-dir>
 set -uo pipefail
 blr=${1:?usage: torch_train.sh <path-to-blr> <source-dir>}
-if ! "$blr" --help 2>/dev/null | grep -q '^ *train '; then
-  echo "SKIP: this blr was built without LibTorch (no train command)." >&2
-  exit 0
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+# shellcheck source=tests/cli/lib.sh
+source "$(dirname "$0")/lib.sh"
+require_torch
 
-# expect_fail NAME PATTERN ARGS...: the command must exit non-zero and print PATTERN on stderr.
-expect_fail() {
-  local name=$1 pattern=$2
-  shift 2
-  "$blr" "$@" >"$work/out" 2>"$work/err"
-  local rc=$?
-  if [ "$rc" -eq 0 ]; then
-    fail "$name: exit status 0, expected an error"
-  elif ! grep -qi -- "$pattern" "$work/err"; then
-    fail "$name: stderr lacks '$pattern':"; cat "$work/err" >&2
-  fi
-}
 
 # A tiny run: 256 training and 300 test images, one hidden layer of 32 (add --epochs, --hidden).
 base=(--train-limit 256 --test-limit 300 --batch-size 64 --threads 1 --quiet)

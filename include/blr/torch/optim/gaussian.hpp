@@ -22,7 +22,8 @@
 //   };
 //
 // `estimate` turns the averaged gradient and statistic of the step into c.gradient and
-// c.curvature; the core's coordinate_step then does the BLR step. One function template per
+// c.curvature (a rule that takes them as they are derives from DirectEstimate<statistic>, which
+// supplies kVariants … estimate); the core's coordinate_step then does the BLR step. One function template per
 // rule is compiled into the fused CPU loops (float, double; AVX-512/AVX2/baseline) and into the
 // tensor-operation path: each equation is written once, for both layers and every device.
 #pragma once
@@ -36,6 +37,33 @@
 #include "blr/torch/optim/options.hpp"
 
 namespace blr::torch {
+
+/// The part of a rule whose gradient and curvature estimates are the step's gradient and one
+/// statistic as they are (ĝ = g, Ĥ = stat; Vadam, VOGN, OGN): one variant, no coefficients.
+template <Statistic kStatistic>
+struct DirectEstimate {
+  static constexpr int kVariants = 1;
+  static constexpr Statistic kStatistics[kVariants] = {kStatistic};
+  template <class O>
+  static int variant(const O&) {
+    return 0;
+  }
+  template <class O>
+  static Statistic statistic(const O&) {
+    return kStatistic;
+  }
+  template <class T>
+  struct Estimate {};
+  template <class T, class O>
+  static Estimate<T> estimate_coefficients(const O&) {
+    return {};
+  }
+  template <int kVariant, class V, class T>
+  static void estimate(const Estimate<T>&, const V& g, const V& stat, stage::Coordinate<V>& c) {
+    c.gradient = g;
+    c.curvature = stat;
+  }
+};
 
 template <class Rule>
 class GaussianOptimizer : public MeanFieldOptimizer {

@@ -30,15 +30,12 @@ struct VadamOptions : OptimizerOptionsFor<VadamOptions>, ::blr::VadamOptions {
   void validate() const { validate_options(*this); }
 };
 
-struct VadamRule {
+/// ĝ, and Ĥ = q̄ (the squared minibatch gradient, Adam's second moment).
+struct VadamRule : DirectEstimate<Statistic::kSquaredGradient> {
   using Options = VadamOptions;
   using Policy = ::blr::VadamPolicy;
   static constexpr const char* kName = "Vadam";
   static constexpr bool kPerturbs = true;
-  static constexpr int kVariants = 1;
-  static constexpr Statistic kStatistics[kVariants] = {Statistic::kSquaredGradient};
-  static int variant(const Options&) { return 0; }
-  static Statistic statistic(const Options&) { return kStatistics[0]; }
   static Policy policy(const Options& o) { return ::blr::vadam_policy(o); }
   static double precision_keep(const Options& o) { return o.beta2; }
   static Affine posterior(const Options& o) { return {o.ess, o.prior_precision}; }
@@ -46,19 +43,6 @@ struct VadamRule {
     return (o.prec_init - o.prior_precision) / o.ess;
   }
   static double curvature_offset(const Options&) { return 0.0; }
-
-  template <class T>
-  struct Estimate {};
-  template <class T>
-  static Estimate<T> estimate_coefficients(const Options&) {
-    return {};
-  }
-  /// ĝ, and Ĥ = q̄ (the squared minibatch gradient, Adam's second moment).
-  template <int kVariant, class V, class T>
-  static void estimate(const Estimate<T>&, const V& g, const V& stat, stage::Coordinate<V>& c) {
-    c.gradient = g;
-    c.curvature = stat;
-  }
 };
 
 class Vadam : public GaussianOptimizer<VadamRule> {

@@ -40,34 +40,18 @@ struct OgnOptions : OptimizerOptionsFor<OgnOptions>, ::blr::VognOptions {
   void validate() const { validate_options(*this); }
 };
 
+/// ĝ, and Ĥ = D (the average per-example squared gradient, the Gauss–Newton diagonal).
 template <class O, bool kSample>
-struct GaussNewtonRule {
+struct GaussNewtonRule : DirectEstimate<Statistic::kExternalSquared> {
   using Options = O;
   using Policy = ::blr::VognPolicy;
   static constexpr const char* kName = kSample ? "VOGN" : "OGN";
   static constexpr bool kPerturbs = kSample;
-  static constexpr int kVariants = 1;
-  static constexpr Statistic kStatistics[kVariants] = {Statistic::kExternalSquared};
-  static int variant(const Options&) { return 0; }
-  static Statistic statistic(const Options&) { return kStatistics[0]; }
   static Policy policy(const Options& o) { return ::blr::vogn_policy(o, 1.0); }
   static double precision_keep(const Options& o) { return 1.0 - o.curvature_rate; }
   static Affine posterior(const Options& o) { return {o.ess, 0.0}; }
   static double curvature_offset(const Options& o) { return o.prior_precision / o.ess + o.damping; }
   static double initial_precision(const Options& o) { return o.hess_init + curvature_offset(o); }
-
-  template <class T>
-  struct Estimate {};
-  template <class T>
-  static Estimate<T> estimate_coefficients(const Options&) {
-    return {};
-  }
-  /// ĝ, and Ĥ = D (the average per-example squared gradient, the Gauss–Newton diagonal).
-  template <int kVariant, class V, class T>
-  static void estimate(const Estimate<T>&, const V& g, const V& stat, stage::Coordinate<V>& c) {
-    c.gradient = g;
-    c.curvature = stat;
-  }
 };
 
 using VognRule = GaussNewtonRule<VognOptions, true>;
