@@ -105,7 +105,7 @@ for mode in process shared; do
   "$blr" bench step --params 1000 --repeats 3 --threads 1 --isolation $mode \
     --json "$work/step-$mode.json" >"$work/out" 2>"$work/err" ||
     { fail "bench step ($mode): exit status $?"; cat "$work/err" >&2; }
-  for key in '"ivon"' '"vogn"' '"vadam"' '"adamw"' '"sgd"' '"median_ms"' "\"isolation\": \"$mode\""; do
+  for key in '"ivon"' '"vogn"' '"ogn"' '"vadam"' '"adamw"' '"sgd"' '"median_ms"' "\"isolation\": \"$mode\""; do
     grep -q "$key" "$work/step-$mode.json" || fail "bench step ($mode) JSON lacks $key"
   done
 done

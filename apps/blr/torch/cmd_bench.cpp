@@ -167,7 +167,8 @@ int run_step_bench(const StepOptions& o) {
     fmt::print("{:<10} {:>12.3f} {:>15.2f}\n", name, medians[name], ratio);
     out[name] = {{"median_ms", medians[name]}, {"ratio_to_adamw", ratio}};
   }
-  fmt::print("\nivon, vogn, vadam: sample + restore + update; adamw, sgd: update.\n");
+  fmt::print("\nA step of a variational optimizer is sample + restore + update (OGN's sample is the "
+             "mean); of a point-estimate optimizer, the update.\n");
   out["params"] = n;
   out["threads"] = threads;
   out["repeats"] = o.repeats;
@@ -187,8 +188,8 @@ void setup_bench(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<StepOptions>();
   CLI::App* step = bench->add_subcommand(
       "step",
-      "Median optimizer step time of ivon, vogn, vadam (sample + restore + update), adamw and "
-      "sgd (update) on one flat float32 parameter, with ratios to AdamW.");
+      "Median optimizer step time of every registered optimizer (variational: sample + restore + "
+      "update; point estimates: update) on one flat float32 parameter, with ratios to AdamW.");
   step->add_option("--params", options->params, "Number of parameter elements (e.g. 1e6)")
       ->default_val(1e6);
   step->add_option("--threads", options->threads,

@@ -11,7 +11,9 @@
 namespace blr::torch {
 
 std::vector<std::string> benchmark_optimizers() {
-  return {"ivon", "vogn", "vadam", "adamw", "sgd"};
+  std::vector<std::string> names;
+  for (const auto& entry : optimizers()) names.push_back(entry.name);  // every registered one
+  return names;
 }
 
 StepBenchmark::StepBenchmark(const std::string& optimizer, int64_t n, uint64_t seed) {

@@ -17,7 +17,7 @@ namespace blr::torch {
 
 class VariationalOptimizer;
 
-/// The optimizers `blr bench step` compares, AdamW (the baseline) included.
+/// The optimizers `blr bench step` compares: every registered one (AdamW, the baseline, included).
 std::vector<std::string> benchmark_optimizers();
 
 class StepBenchmark {
