@@ -18,6 +18,17 @@
 #include "tensor_value.hpp"
 
 namespace blr::torch {
+
+/// Adds the `seed` option of a sampling optimizer to its table: the seed of the weight noise, by
+/// default the run's seed.
+template <class O>
+OptionTable<O>& with_noise_seed(OptionTable<O>& table) {
+  return table
+      .integer("seed", &O::seed, Range::between(0, 9007199254740992.0), "seed of the weight noise",
+               OptionScope::kOptimizer)
+      .default_from(DefaultFrom::kRunSeed);
+}
+
 namespace detail {
 
 /// The averaged gradient and statistic of coordinate i (direct: the only sample's gradient and

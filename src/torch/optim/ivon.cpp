@@ -9,15 +9,12 @@ namespace blr::torch {
 
 const OptionTable<IvonOptions>& IvonOptions::table() {
   using O = IvonOptions;
-  static const OptionTable<O> t =
+  static const OptionTable<O> t = with_noise_seed(
       OptionTable<O>("IVON")
           .inherit(::blr::IvonOptions::table())
           .choice("hess_approx", &O::hess_approx,
                   {{"price", IvonHessian::kPrice}, {"gradsq", IvonHessian::kGradSquared}},
-                  "Hessian estimator: price (reparameterisation, unbiased) or gradsq (λ·ĝ²)")
-          .integer("seed", &O::seed, Range::between(0, 9007199254740992.0), "seed of the weight noise",
-                   OptionScope::kOptimizer)
-          .default_from(DefaultFrom::kRunSeed);
+                  "Hessian estimator: price (reparameterisation, unbiased) or gradsq (λ·ĝ²)"));
   return t;
 }
 

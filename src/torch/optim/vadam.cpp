@@ -8,12 +8,9 @@ namespace blr::torch {
 
 const OptionTable<VadamOptions>& VadamOptions::table() {
   using O = VadamOptions;
-  static const OptionTable<O> t =
+  static const OptionTable<O> t = with_noise_seed(
       OptionTable<O>("Vadam")
-          .inherit(::blr::VadamOptions::table())
-          .integer("seed", &O::seed, Range::between(0, 9007199254740992.0), "seed of the weight noise",
-                   OptionScope::kOptimizer)
-          .default_from(DefaultFrom::kRunSeed);
+          .inherit(::blr::VadamOptions::table()));
   return t;
 }
 

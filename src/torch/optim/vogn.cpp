@@ -8,12 +8,9 @@ namespace blr::torch {
 
 const OptionTable<VognOptions>& VognOptions::table() {
   using O = VognOptions;
-  static const OptionTable<O> t =
+  static const OptionTable<O> t = with_noise_seed(
       OptionTable<O>("VOGN")
-          .inherit(::blr::VognOptions::table())
-          .integer("seed", &O::seed, Range::between(0, 9007199254740992.0), "seed of the weight noise",
-                   OptionScope::kOptimizer)
-          .default_from(DefaultFrom::kRunSeed);
+          .inherit(::blr::VognOptions::table()));
   return t;
 }
 
