@@ -52,8 +52,5 @@ if "$blr" --help 2>/dev/null | grep -q '^ *train '; then
   suggest eval-flag --checkpoint eval --checkpiont x.ckpt
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
+finish
 echo "all did-you-mean checks passed"

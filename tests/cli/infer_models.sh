@@ -6,10 +6,8 @@ set -uo pipefail
 blr=${1:?usage: infer_models.sh <path-to-blr> <source-dir>}
 src=${2:?usage: infer_models.sh <path-to-blr> <source-dir>}
 data="$src/data"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+# shellcheck source=tests/cli/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 # run NAME ARGS...: runs `blr infer ARGS --json $work/NAME.json`, which must succeed.
 run() {
@@ -131,8 +129,5 @@ has dirichlet classes log_evidence
 # The human-readable table goes to stdout.
 grep -q "parameter" "$work/logistic-laplace.out" || fail "logistic-laplace: no table on stdout"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
+finish
 echo "all blr infer model runs passed"

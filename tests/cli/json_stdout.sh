@@ -36,8 +36,5 @@ json_only multimodal "Mixture BLR" multimodal --steps 50 --json -
 grep -q "1 rows, 1 passed" "$work/t.out" || fail "table1 --json FILE: the table left stdout"
 python3 -c 'import json,sys; json.load(sys.stdin)' <"$work/t.json" || fail "table1 --json FILE: bad JSON"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
+finish
 echo "all --json - checks passed"

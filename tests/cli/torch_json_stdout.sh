@@ -54,8 +54,5 @@ grep -q "predictive (K=2)" "$work/eval.err" || fail "eval: the table is not on s
 check compare 'sorted(d["optimizers"]) == ["adamw", "sgd"]'
 grep -q '^adamw ' "$work/compare.err" || fail "compare: the table is not on stderr"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
+finish
 echo "all torch --json - checks passed"

@@ -136,8 +136,5 @@ expect_fail bench-predict-point-estimate "needs a variational optimizer" \
   bench predict --optimizer adamw --test-limit 200 --hidden 32
 expect_fail bench-predict-samples "at least 1" bench predict --samples 0 --test-limit 200 --hidden 32
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
+finish
 echo "all torch CLI checks passed"

@@ -3,17 +3,16 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "../json_output.hpp"
 #include "bench.hpp"
 #include "blr/core/error.hpp"
 #include "cli.hpp"
+#include "report.hpp"
 #include "timing.hpp"
 
 namespace blr::cli {
@@ -38,10 +37,6 @@ std::shared_ptr<const blr::torch::FashionMnist> prepare(TrainFlags& f) {
   blr::torch::apply_run_settings(f.settings);
   return std::make_shared<const blr::torch::FashionMnist>(
       blr::torch::load_fashion_mnist(f.config.data_options));
-}
-
-void write_json(const std::string& path, const nlohmann::json& j) {
-  if (!path.empty()) blr::cli::write_json_text(path, j.dump(2));
 }
 
 struct EpochFlags {
@@ -93,7 +88,7 @@ int run_epoch(EpochFlags& o) {
   out["model"] = {{"kind", c.model.kind}, {"hidden", c.model.hidden}};
   out["threads"] = at::get_num_threads();
   out["rounds"] = o.rounds;
-  write_json(o.train.settings.json, out);
+  blr::torch::write_json(o.train.settings.json, out);
   return 0;
 }
 
@@ -114,7 +109,7 @@ int run_predict(PredictFlags& o) {
   fmt::print("{:<32} {:>9.3f} s\n", fmt::format("predictive, K = {}", t.samples),
              t.predictive_seconds);
   fmt::print("{:<32} {:>9.2f}\n", "per sample / pass at the mean", t.per_sample_ratio);
-  write_json(o.train.settings.json, {{"samples", t.samples},
+  blr::torch::write_json(o.train.settings.json, {{"samples", t.samples},
                                      {"examples", t.examples},
                                      {"mean_seconds", t.mean_seconds},
                                      {"predictive_seconds", t.predictive_seconds},

@@ -83,9 +83,10 @@ RunResult train_one(Trainer& trainer, const RunSettings& s, ProgressReporter& pr
 void finish(const std::string& command, const std::vector<RunResult>& runs, const RunSettings& s) {
   print_table(std::cout, runs);
   std::cout.flush();
-  if (!s.json.empty()) write_json(s.json, report_to_json(command, runs));
+  const nlohmann::json report = report_to_json(command, runs);
+  write_json(s.json, report);
   if (!s.out.empty()) {
-    write_json((fs::path(s.out) / "results.json").string(), report_to_json(command, runs));
+    write_json((fs::path(s.out) / "results.json").string(), report);
     if (write_plots(s.out, runs, std::cerr)) {
       std::cerr << fmt::format("blr: plots written to {}/curves.png and {}/reliability.png\n",
                                s.out, s.out);

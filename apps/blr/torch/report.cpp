@@ -112,7 +112,7 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
 }
 
 void write_json(const std::string& path, const nlohmann::json& document) {
-  blr::cli::write_json_text(path, document.dump(2));
+  if (!path.empty()) blr::cli::write_json_text(path, document.dump(2));
 }
 
 }  // namespace blr::torch

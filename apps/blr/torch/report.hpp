@@ -33,7 +33,7 @@ nlohmann::json report_to_json(const std::string& command, const std::vector<RunR
 /// seconds per epoch and milliseconds per step.
 void print_table(std::ostream& out, const std::vector<RunResult>& runs);
 
-/// Writes `document` to `path` (pretty-printed); "-" writes to stdout.
+/// Writes `document` to `path` (pretty-printed); "-" writes to stdout, "" writes nothing.
 void write_json(const std::string& path, const nlohmann::json& document);
 
 }  // namespace blr::torch
