@@ -2,15 +2,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <iostream>
+#include <string>
 
-#include "blr/core/error.hpp"
 #include "command.hpp"
 #include "did_you_mean.hpp"
+#include "error_boundary.hpp"
 #include "json_output.hpp"
+#include "preflight.hpp"
 
 namespace {
 
@@ -61,6 +63,9 @@ void reserve_stdout_if_json_goes_there(const CLI::App& app) {
 
 int main(int argc, char** argv) {
   default_omp_wait_policy(argc, argv);
+  // Past a file-size limit (ulimit -f) a write then fails with EFBIG, reported like a full disk,
+  // instead of the signal killing the process in the middle of a file.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"blr — the Bayesian learning rule: derive, run and verify learning algorithms."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "blr 0.1.0");
@@ -69,7 +74,11 @@ int main(int argc, char** argv) {
   std::sort(registry.begin(), registry.end(),
             [](const auto& a, const auto& b) { return a.order < b.order; });
   for (auto& entry : registry) entry.setup(app, exit_code);
-  app.parse_complete_callback([&app] { reserve_stdout_if_json_goes_there(app); });
+  blr::cli::add_common_option_checks(app);
+  app.parse_complete_callback([&app] {
+    reserve_stdout_if_json_goes_there(app);
+    blr::cli::check_output_paths(app);
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -82,12 +91,10 @@ int main(int argc, char** argv) {
       }
     }
     return app.exit(e);
-  } catch (const blr::Error& e) {
-    std::cerr << "blr: error: " << e.what() << '\n';
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "blr: unexpected error: " << e.what() << '\n';
-    return 3;
+  } catch (...) {
+    const auto failure = blr::cli::describe_failure(std::current_exception());
+    std::cerr << "blr: error: " << failure.message << '\n';
+    return failure.exit_code;
   }
   return exit_code;
 }

@@ -65,7 +65,7 @@ expect_fail conjugate-bad-prior "not a number" conjugate --data "$data/nile.csv"
   --likelihood normal --prior 1,x,1,1
 expect_fail conjugate-vmp-beta "Method 'vmp' does not apply" conjugate --data "$data/pima_train.csv" \
   --column type --likelihood bernoulli --positive Yes --method vmp
-expect_fail unwritable-json "Cannot write the JSON file" gmm --data "$data/faithful.csv" \
+expect_fail unwritable-json "does not exist" gmm --data "$data/faithful.csv" \
   --json "$work/no-such-dir/out.json"
 
 finish

@@ -1,0 +1,71 @@
+#include "error_boundary.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <ios>
+#include <new>
+#include <nlohmann/json.hpp>
+#include <system_error>
+
+#include "blr/core/error.hpp"
+
+#ifdef BLR_HAVE_TORCH
+#include <c10/util/Exception.h>
+#endif
+
+namespace blr::cli {
+namespace {
+
+// The first line of `text`, trimmed, with a full stop at the end: one sentence.
+std::string one_sentence(std::string text) {
+  const auto newline = text.find('\n');
+  if (newline != std::string::npos) text.resize(newline);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\r' || text.back() == '\t')) {
+    text.pop_back();
+  }
+  constexpr std::size_t kLongest = 400;
+  if (text.size() > kLongest) text = text.substr(0, kLongest) + " …";
+  if (text.empty()) return "(no message).";
+  const char last = text.back();
+  if (last != '.' && last != '?' && last != '!') text += '.';
+  return text;
+}
+
+}  // namespace
+
+Failure describe_failure(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    return {one_sentence(e.what()), kExitError};
+  } catch (const std::bad_alloc&) {
+    return {"The machine ran out of memory; use a smaller model, batch or data set.", kExitError};
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::string paths = e.path1().empty() ? "" : fmt::format(" on '{}'", e.path1().string());
+    if (!e.path2().empty()) paths += fmt::format(" and '{}'", e.path2().string());
+    return {one_sentence(fmt::format("A file operation failed{}: {}", paths, e.code().message())),
+            kExitError};
+  } catch (const std::ios_base::failure& e) {
+    return {one_sentence(fmt::format("Reading or writing a file failed ({})", e.what())),
+            kExitError};
+  } catch (const nlohmann::json::exception& e) {
+    return {one_sentence(fmt::format("A JSON document is malformed or incomplete: {}", e.what())),
+            kExitError};
+  } catch (const std::system_error& e) {
+    return {one_sentence(fmt::format("A system call failed: {}", e.code().message())),
+            kExitError};
+#ifdef BLR_HAVE_TORCH
+  } catch (const c10::Error& e) {
+    return {one_sentence(fmt::format("LibTorch refused the operation: {}", e.msg())), kExitError};
+#endif
+  } catch (const std::exception& e) {
+    return {one_sentence(fmt::format("Internal error (a bug in blr; please report it): {}",
+                                     e.what())),
+            kExitBug};
+  } catch (...) {
+    return {"Internal error (a bug in blr; please report it): an unknown exception.", kExitBug};
+  }
+}
+
+}  // namespace blr::cli

@@ -1,0 +1,148 @@
+#include "preflight.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "blr/core/error.hpp"
+
+namespace blr::cli {
+namespace fs = std::filesystem;
+namespace {
+
+// A whole token as an integer ≥ minimum; the message names what was wrong.
+std::string integer_at_least(const std::string& text, long long minimum) {
+  long long value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec == std::errc::result_out_of_range) return fmt::format("'{}' is out of range", text);
+  if (ec != std::errc() || ptr != end) return fmt::format("'{}' is not an integer", text);
+  if (value < minimum) return fmt::format("it must be at least {}; got {}", minimum, text);
+  return {};
+}
+
+std::string positive_finite(const std::string& text) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end) return fmt::format("'{}' is not a number", text);
+  if (!(std::isfinite(value) && value > 0)) {
+    return fmt::format("it must be a positive finite number; got {}", text);
+  }
+  return {};
+}
+
+CLI::Validator make_validator(std::string (*rule)(const std::string&), const std::string& name) {
+  return CLI::Validator([rule](std::string& value) { return rule(value); }, name);
+}
+
+void add_checks(CLI::App& app) {
+  const auto seed = make_validator([](const std::string& s) { return integer_at_least(s, 0); },
+                                   "NONNEGATIVE");
+  const auto threads = seed;
+  const auto iterations = make_validator(
+      [](const std::string& s) { return integer_at_least(s, 1); }, "POSITIVE");
+  const auto tolerance = make_validator(positive_finite, "POSITIVE");
+  for (CLI::Option* option : app.get_options()) {
+    const std::string& name = option->get_name(false, true);
+    if (name == "--seed") option->check(seed);
+    if (name == "--threads") option->check(threads);
+    if (name == "--max-iterations") option->check(iterations);
+    if (name == "--tolerance") option->check(tolerance);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) add_checks(*sub);
+}
+
+bool writable_directory(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_directory(dir, ec) && ::access(dir.c_str(), W_OK | X_OK) == 0;
+}
+
+// `path` is `directory` or lies below it (lexically, after making both absolute).
+bool inside(const fs::path& path, const fs::path& directory) {
+  std::error_code ec;
+  const fs::path p = fs::absolute(path, ec).lexically_normal();
+  const fs::path d = fs::absolute(directory, ec).lexically_normal();
+  const auto rel = p.lexically_relative(d);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+}  // namespace
+
+void add_common_option_checks(CLI::App& app) { add_checks(app); }
+
+void check_writable_file(const std::string& path, const std::string& option) {
+  const fs::path p(path);
+  std::error_code ec;
+  if (fs::exists(p, ec)) {
+    check(!fs::is_directory(p, ec),
+          fmt::format("Option '{}' names '{}', which is a directory, not a file.", option, path));
+    check(::access(p.c_str(), W_OK) == 0,
+          fmt::format("Option '{}': the file '{}' exists and is not writable.", option, path));
+    return;
+  }
+  const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  check(fs::is_directory(parent, ec),
+        fmt::format("Option '{}': the directory '{}' of '{}' does not exist.", option,
+                    parent.string(), path));
+  check(writable_directory(parent),
+        fmt::format("Option '{}': the directory '{}' is not writable, so '{}' cannot be created.",
+                    option, parent.string(), path));
+}
+
+void check_writable_directory(const std::string& path, const std::string& option) {
+  std::error_code ec;
+  fs::path p = fs::absolute(fs::path(path), ec);
+  if (ec) p = fs::path(path);
+  if (fs::exists(p, ec)) {
+    check(fs::is_directory(p, ec),
+          fmt::format("Option '{}' names '{}', which is a file, not a directory.", option, path));
+    check(writable_directory(p),
+          fmt::format("Option '{}': the directory '{}' is not writable.", option, path));
+    return;
+  }
+  fs::path ancestor = p.parent_path();
+  while (!ancestor.empty() && !fs::exists(ancestor, ec) && ancestor != ancestor.root_path()) {
+    ancestor = ancestor.parent_path();
+  }
+  check(fs::is_directory(ancestor, ec),
+        fmt::format("Option '{}': '{}' cannot be created because '{}' is not a directory.", option,
+                    path, ancestor.string()));
+  check(writable_directory(ancestor),
+        fmt::format("Option '{}': '{}' cannot be created because '{}' is not writable.", option,
+                    path, ancestor.string()));
+}
+
+void check_output_paths(const CLI::App& app) {
+  for (const CLI::App* cmd = &app;;) {
+    // --out first: a --json file inside the --out directory is created along with it.
+    std::string out;
+    for (const CLI::Option* option : cmd->get_options()) {
+      if (option->count() > 0 && !option->results().empty() &&
+          option->get_name(false, true) == "--out" && !option->results().back().empty()) {
+        out = option->results().back();
+        check_writable_directory(out, "--out");
+      }
+    }
+    for (const CLI::Option* option : cmd->get_options()) {
+      if (option->count() == 0 || option->results().empty()) continue;
+      const std::string& name = option->get_name(false, true);
+      const std::string& value = option->results().back();
+      if ((name != "--json" && name != "--predict-out") || value == "-" || value.empty()) continue;
+      if (!out.empty() && inside(fs::path(value).parent_path(), fs::path(out))) {
+        check_writable_directory(fs::path(value).parent_path().string(), name);
+      } else {
+        check_writable_file(value, name);
+      }
+    }
+    const auto subs = cmd->get_subcommands();
+    if (subs.empty()) break;
+    cmd = subs.front();
+  }
+}
+
+}  // namespace blr::cli

@@ -1,0 +1,30 @@
+// Checks made before any work starts, so that a bad option or an unwritable output is refused in
+// one sentence at once, not after an hour of training.
+//
+// 1. Options that recur across commands get their ranges here, once, by name:
+//      --seed            a non-negative integer (CLI11 would wrap -1 to 2^64 − 1)
+//      --threads         a non-negative integer (0 = all cores)
+//      --tolerance       a positive finite number
+//      --max-iterations  a positive integer
+//    (Options of one command are checked where they are declared.)
+// 2. Output paths: --json FILE (not "-") must be creatable or writable in an existing directory;
+//    --out DIR must be a writable directory, or creatable under its nearest existing ancestor.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace blr::cli {
+
+/// Adds the range checks of (1) to every option of those names in `app` and its subcommands.
+void add_common_option_checks(CLI::App& app);
+
+/// Throws blr::Error when an output path of a selected (sub)command of `app` cannot be written.
+void check_output_paths(const CLI::App& app);
+
+/// Throws blr::Error naming `option` unless a file can be written at `path`.
+void check_writable_file(const std::string& path, const std::string& option);
+/// Throws blr::Error naming `option` unless `path` is, or can be made, a writable directory.
+void check_writable_directory(const std::string& path, const std::string& option);
+
+}  // namespace blr::cli
