@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "blr/core/error.hpp"
+#include "checked_result.hpp"
 #include "command.hpp"
 #include "json_output.hpp"
 #include "infer_common.hpp"
@@ -175,7 +176,7 @@ Supervised load_supervised(const Options& o, Response response, bool intercept) 
 
 namespace {
 
-int run(const Options& o) {
+nlohmann::json run_model(const Options& o) {
   nlohmann::json out;
   if (o.model == "linreg" || o.model == "logistic" || o.model == "poisson") {
     out = run_regression(o);
@@ -190,6 +191,14 @@ int run(const Options& o) {
   } else {
     throw Error(fmt::format("Unknown model '{}'.", o.model));
   }
+  return out;
+}
+
+int run(const Options& o) {
+  HeldStdout tables;  // shown only once the results are known to be finite
+  nlohmann::json out = run_model(o);
+  require_finite(out, fmt::format("blr infer {}", o.model));
+  tables.release();
   out["model"] = o.model;
   if (!o.json.empty()) write_json_text(o.json, out.dump(2));
   return 0;
@@ -239,8 +248,10 @@ void setup(CLI::App& app, int& exit_code) {
                 "linreg: maximise the evidence over δ and β (MacKay's fixed point).");
   cmd->add_option("--seed", o->seed, "Random seed (k-means++, Monte Carlo, minibatches).")
       ->capture_default_str();
-  cmd->add_option("--max-iterations", o->max_iterations, "Iteration limit (0: method default).");
-  cmd->add_option("--tolerance", o->tolerance, "Convergence tolerance (0: method default).");
+  cmd->add_option("--max-iterations", o->max_iterations,
+                  "Iteration limit, a positive integer (default: the method's).");
+  cmd->add_option("--tolerance", o->tolerance,
+                  "Convergence tolerance, a positive number (default: the method's).");
   cmd->add_option("--rho", o->rho,
                   "BLR step size ρ ∈ (0, 1] (default: 1 for laplace and cvi, 0.1 for mixture VI).");
   cmd->add_option("--predictive", o->predictive, "quadrature, monte-carlo or probit (logistic).")

@@ -27,8 +27,8 @@ struct Options {
   double noise_precision = 1.0;  ///< linreg: known β
   bool optimize_evidence = false;
   std::uint64_t seed = 0;
-  int max_iterations = 0;                 ///< 0: the method's default
-  double tolerance = 0;                   ///< 0: the method's default
+  int max_iterations = 0;                 ///< 0: not given (the method's default)
+  double tolerance = 0;                   ///< 0: not given (the method's default)
   double rho = 0;                         ///< 0: the method's default (1; mixture VI 0.1)
   std::string predictive = "quadrature";  ///< quadrature, monte-carlo, probit
   int samples = 2000;

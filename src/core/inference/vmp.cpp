@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 #include <Eigen/LU>
 #include <algorithm>
 #include <cmath>
@@ -178,6 +179,16 @@ BayesGmmPrior BayesGmmPrior::resolved(const Matrix& x, int components) const {
   if (p.w0.size() == 0) {
     const Matrix xc = x.rowwise() - x.colwise().mean();
     const Matrix cov = xc.transpose() * xc / static_cast<double>(x.rows());
+    // W0 = (ν0 · covariance)⁻¹ exists only for a non-singular covariance; duplicated points, a
+    // constant column or collinear columns would turn it into NaN several steps later.
+    const Eigen::SelfAdjointEigenSolver<Matrix> eigen(cov);
+    const double largest = eigen.eigenvalues().maxCoeff();
+    check(std::isfinite(largest) && largest > 0 &&
+              eigen.eigenvalues().minCoeff() > 1e-12 * largest,
+          fmt::format("The data covariance is singular (all points equal, a constant column or "
+                      "linearly dependent columns among {} rows), so the default prior scale "
+                      "W0 = (nu0 * covariance)^-1 does not exist; drop such columns or points.",
+                      x.rows()));
     p.w0 = (p.nu0 * cov).inverse();
   }
   return p;
