@@ -4,15 +4,20 @@
 #include <ATen/core/Generator.h>
 #include <fmt/format.h>
 #include <torch/serialize/output-archive.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "blr/core/error.hpp"
@@ -42,6 +47,15 @@ uint32_t crc32_of(const std::string& data) {
     done += chunk;
   }
   return static_cast<uint32_t>(crc);
+}
+
+// fsync of the directory, so that a rename into it is durable; failures are not fatal (some file
+// systems refuse to sync a directory).
+void sync_directory(const std::filesystem::path& directory) {
+  const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
 }
 
 at::Generator cpu_generator() {
@@ -81,9 +95,9 @@ void save_checkpoint(const std::string& path, const nlohmann::json& meta,
   put_le(header, crc32_of(payload), 4);
 
   const fs::path target(path);
-  if (target.has_parent_path() && !fs::exists(target.parent_path())) {
-    fs::create_directories(target.parent_path());
-  }
+  const fs::path directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::exists(directory)) fs::create_directories(directory);
+  remove_stale_temporaries(directory.string());
   const std::string temporary = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));
   {
     std::FILE* f = std::fopen(temporary.c_str(), "wb");
@@ -93,8 +107,12 @@ void save_checkpoint(const std::string& path, const nlohmann::json& meta,
     ok = ok && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
     ok = (std::fclose(f) == 0) && ok;
     if (!ok) {
+      const int error = errno;
       std::remove(temporary.c_str());
-      throw Error(fmt::format("Writing the checkpoint '{}' failed (disk full?).", path));
+      throw Error(fmt::format(
+          "Writing the checkpoint '{}' failed ({}); the disk may be full or a file-size limit "
+          "reached, and the previous checkpoints are untouched.",
+          path, std::strerror(error)));
     }
   }
   std::error_code ec;
@@ -104,28 +122,93 @@ void save_checkpoint(const std::string& path, const nlohmann::json& meta,
     throw Error(
         fmt::format("Cannot move the checkpoint into place at '{}': {}.", path, ec.message()));
   }
+  sync_directory(directory);  // the rename itself survives a power cut
+}
+
+int remove_stale_temporaries(const std::string& directory) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  int removed = 0;
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const auto mark = name.rfind(".tmp.");
+    if (mark == std::string::npos || mark + 5 >= name.size()) continue;
+    const std::string digits = name.substr(mark + 5);
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+    const auto pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid()) continue;
+    const bool alive = ::kill(pid, 0) == 0 || errno == EPERM;
+    std::error_code remove_error;
+    if (!alive && fs::remove(it->path(), remove_error)) ++removed;
+  }
+  return removed;
+}
+
+Checkpoint newest_valid_checkpoint(const std::string& directory,
+                                   std::vector<std::string>* skipped) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  check(fs::is_directory(directory, ec),
+        fmt::format("'{}' is not a directory of checkpoints.", directory));
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".ckpt" && it->is_regular_file()) files.push_back(it->path());
+  }
+  check(!ec, fmt::format("Cannot list the directory '{}': {}.", directory, ec.message()));
+  std::sort(files.begin(), files.end());
+  // Only the best so far stays in memory.
+  std::optional<Checkpoint> best;
+  int64_t best_epoch = -1;
+  fs::file_time_type best_written{};
+  for (const auto& file : files) {
+    try {
+      Checkpoint c = load_checkpoint(file.string());
+      const int64_t epoch = c.meta.is_object() && c.meta.contains("epoch") &&
+                                    c.meta["epoch"].is_number_integer()
+                                ? c.meta["epoch"].get<int64_t>()
+                                : -1;
+      const auto written = fs::last_write_time(file, ec);
+      if (!best || epoch > best_epoch || (epoch == best_epoch && written > best_written)) {
+        best = std::move(c);
+        best_epoch = epoch;
+        best_written = written;
+      }
+    } catch (const std::exception& e) {  // blr::Error, or metadata of the wrong shape
+      if (skipped != nullptr) skipped->push_back(e.what());
+    }
+  }
+  check(best.has_value(),
+        fmt::format("The directory '{}' holds no valid checkpoint ({} file{} tried).", directory,
+                    files.size(), files.size() == 1 ? "" : "s"));
+  return *best;
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto file_size = fs::file_size(path, ec);
   std::ifstream in(path, std::ios::binary);
-  if (!in)
+  if (ec || !in) {
     throw Error(fmt::format("Cannot open the checkpoint '{}': no such readable file.", path));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < kHeaderSize) {
-    throw Error(fmt::format("The checkpoint '{}' is truncated: it is only {} bytes long.", path,
-                            bytes.size()));
   }
-  if (std::memcmp(bytes.data(), kMagic.data(), kMagic.size()) != 0) {
+  std::string header(kHeaderSize, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(kHeaderSize));
+  if (file_size < kHeaderSize || !in) {
+    throw Error(fmt::format("The checkpoint '{}' is truncated: it is only {} bytes long.", path,
+                            file_size));
+  }
+  if (std::memcmp(header.data(), kMagic.data(), kMagic.size()) != 0) {
     throw Error(fmt::format("The file '{}' is not a blr checkpoint (wrong magic bytes).", path));
   }
-  const auto version = get_le(bytes.data() + 8, 4);
+  const auto version = get_le(header.data() + 8, 4);
   if (version != kCheckpointVersion) {
     throw Error(fmt::format("The checkpoint '{}' has format version {}; this blr reads version {}.",
                             path, version, kCheckpointVersion));
   }
-  const auto length = get_le(bytes.data() + 12, 8);
-  const auto crc = static_cast<uint32_t>(get_le(bytes.data() + 20, 4));
-  const size_t available = bytes.size() - kHeaderSize;
+  const auto length = get_le(header.data() + 12, 8);
+  const auto crc = static_cast<uint32_t>(get_le(header.data() + 20, 4));
+  // The header is checked against the file's real size before anything is allocated for it.
+  const uint64_t available = file_size - kHeaderSize;
   if (length > available) {
     throw Error(fmt::format(
         "The checkpoint '{}' is truncated: its header announces {} payload bytes but only {} are "
@@ -137,7 +220,11 @@ Checkpoint load_checkpoint(const std::string& path) {
         fmt::format("The checkpoint '{}' is corrupt: {} unexpected bytes follow the payload.", path,
                     available - length));
   }
-  auto payload = std::make_shared<std::string>(bytes.substr(kHeaderSize));
+  auto payload = std::make_shared<std::string>(static_cast<size_t>(length), '\0');
+  in.read(payload->data(), static_cast<std::streamsize>(length));
+  if (static_cast<uint64_t>(in.gcount()) != length) {
+    throw Error(fmt::format("The checkpoint '{}' could not be read completely.", path));
+  }
   if (crc32_of(*payload) != crc) {
     throw Error(
         fmt::format("The checkpoint '{}' is corrupt: its CRC-32 checksum does not match.", path));
