@@ -92,6 +92,12 @@ inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
                   "Write a checkpoint every N epochs into OUT/checkpoints (needs --out).")
       ->capture_default_str();
   cmd->add_flag("--quiet", s.quiet, "No progress output on stderr.");
+  cmd->add_option("--divergence-factor", s.divergence_factor,
+                  "Flag a run as diverged when its training loss or test NLL exceeds this multiple "
+                  "of its first step's loss.")
+      ->capture_default_str();
+  cmd->add_flag("--fail-on-divergence", s.fail_on_divergence,
+                "Exit with status 4 when a run diverged (the outputs are still written).");
 }
 
 /// "hess-init" for the key "hess_init".

@@ -21,6 +21,7 @@
 #include "../command.hpp"
 #include "../json_output.hpp"
 #include "bench.hpp"
+#include "commands.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/step_benchmark.hpp"
 #include "timing.hpp"
@@ -105,10 +106,7 @@ int run_step_bench(const StepOptions& o) {
   blr::check(std::floor(o.params) == o.params && o.params >= 1 && o.params <= 2e9,
              fmt::format("--params must be a whole number in [1, 2e9]; got {}.", o.params));
   blr::check(o.repeats >= 1, fmt::format("--repeats must be at least 1; got {}.", o.repeats));
-  blr::check(o.threads >= 0, fmt::format("--threads must be 0 (all cores) or more; got {}.", o.threads));
-  const int threads = o.threads > 0
-                          ? o.threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = blr::torch::effective_threads(o.threads);
   blr::check(o.clock == "wall" || o.clock == "cpu",
              fmt::format("--clock must be 'wall' or 'cpu'; got '{}'.", o.clock));
   blr::check(o.isolation == "process" || o.isolation == "shared",

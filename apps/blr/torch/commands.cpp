@@ -5,6 +5,8 @@
 #include <fmt/ranges.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -14,12 +16,14 @@
 #include "blr/torch/checkpoint.hpp"
 #include "blr/torch/data/batches.hpp"
 #include "blr/torch/train/trainer.hpp"
+#include "../error_boundary.hpp"
 #include "plots.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 
 namespace blr::torch {
 namespace fs = std::filesystem;
+using cli::kExitDiverged;
 
 namespace {
 
@@ -55,6 +59,11 @@ void prepare_out(const RunSettings& s) {
     std::error_code ec;
     fs::create_directories(s.out, ec);
     check(!ec, fmt::format("Cannot create the output directory '{}': {}.", s.out, ec.message()));
+    // What a killed run left half-written (its final write or a periodic checkpoint) goes now.
+    remove_stale_temporaries(s.out);
+    if (fs::is_directory(fs::path(s.out) / "checkpoints", ec)) {
+      remove_stale_temporaries((fs::path(s.out) / "checkpoints").string());
+    }
   }
 }
 
@@ -64,12 +73,16 @@ RunResult train_one(Trainer& trainer, const RunSettings& s, ProgressReporter& pr
   const auto& c = trainer.config();
   TrainHooks hooks = s.quiet ? TrainHooks{} : progress.hooks();
   hooks.checkpoint_every = s.checkpoint_every;
+  hooks.divergence_factor = s.divergence_factor;
   if (s.checkpoint_every > 0) hooks.checkpoint_dir = (fs::path(s.out) / "checkpoints").string();
   const int64_t n = trainer.result().train_size;
   if (!s.quiet) {
     progress.begin(label, c.epochs, batch_count(n, std::min(c.batch_size, n)), trainer.epoch());
   }
   trainer.train(hooks);
+  if (trainer.result().diverged) {  // shown even with --quiet: the numbers are not to be trusted
+    std::cerr << fmt::format("blr: warning: {}.\n", trainer.result().divergence);
+  }
   if (!s.quiet) progress.message(fmt::format("{}: evaluating on the test set", label));
   trainer.evaluate();
   if (!s.out.empty()) {
@@ -80,7 +93,9 @@ RunResult train_one(Trainer& trainer, const RunSettings& s, ProgressReporter& pr
   return trainer.result();
 }
 
-void finish(const std::string& command, const std::vector<RunResult>& runs, const RunSettings& s) {
+// Prints the table and writes the outputs; returns the exit status (4 when a run diverged and
+// --fail-on-divergence was given).
+int finish(const std::string& command, const std::vector<RunResult>& runs, const RunSettings& s) {
   print_table(std::cout, runs);
   std::cout.flush();
   const nlohmann::json report = report_to_json(command, runs);
@@ -92,18 +107,34 @@ void finish(const std::string& command, const std::vector<RunResult>& runs, cons
                                s.out, s.out);
     }
   }
+  const bool diverged =
+      std::any_of(runs.begin(), runs.end(), [](const RunResult& r) { return r.diverged; });
+  return diverged && s.fail_on_divergence ? kExitDiverged : 0;
 }
 
 }  // namespace
 
+int effective_threads(int requested) {
+  check(requested >= 0, fmt::format("Option 'threads' must be 0 (all cores) or more; got {}.",
+                                    requested));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (requested == 0) return cores;
+  if (requested > cores) {
+    std::cerr << fmt::format(
+        "blr: warning: --threads {} exceeds the {} cores of this machine; using {} (more threads "
+        "than cores only wait on each other).\n",
+        requested, cores, cores);
+    return cores;
+  }
+  return requested;
+}
+
 void apply_run_settings(const RunSettings& settings) {
-  check(settings.threads >= 0 && settings.threads <= 1024,
-        fmt::format("Option 'threads' must lie in [0, 1024]; got {}.", settings.threads));
-  const int threads = settings.threads > 0
-                          ? settings.threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(threads);
+  at::set_num_threads(effective_threads(settings.threads));
   parse_device(settings.device);
+  check(settings.divergence_factor > 1 && std::isfinite(settings.divergence_factor),
+        fmt::format("Option '--divergence-factor' must be a finite number above 1; got {}.",
+                    settings.divergence_factor));
 }
 
 int run_train(const TrainConfig& config_in, const RunSettings& settings,
@@ -113,7 +144,17 @@ int run_train(const TrainConfig& config_in, const RunSettings& settings,
   TrainConfig config = config_in;
   Checkpoint checkpoint;
   if (!resume_path.empty()) {
-    checkpoint = load_checkpoint(resume_path);
+    std::error_code ec;
+    if (fs::is_directory(resume_path, ec)) {
+      std::vector<std::string> skipped;
+      remove_stale_temporaries(resume_path);
+      checkpoint = newest_valid_checkpoint(resume_path, &skipped);
+      for (const auto& why : skipped) std::cerr << "blr: skipped: " << why << '\n';
+      std::cerr << fmt::format("blr: resuming from '{}' (epoch {}).\n", checkpoint.path,
+                               checkpoint.meta.value("epoch", int64_t{0}));
+    } else {
+      checkpoint = load_checkpoint(resume_path);
+    }
     const std::string dir = config.data_options.directory;
     const int samples = config.test_samples;
     try {
@@ -146,8 +187,7 @@ int run_train(const TrainConfig& config_in, const RunSettings& settings,
                     data->train.size(), data->test.size(), at::get_num_threads(), settings.device));
   }
   std::vector<RunResult> runs{train_one(trainer, settings, progress, config.optimizer)};
-  finish("train", runs, settings);
-  return 0;
+  return finish("train", runs, settings);
 }
 
 int run_compare(const TrainConfig& base, const std::vector<std::string>& optimizers,
@@ -192,8 +232,7 @@ int run_compare(const TrainConfig& base, const std::vector<std::string>& optimiz
     Trainer trainer(c, data, device);
     runs.push_back(train_one(trainer, settings, progress, c.optimizer));
   }
-  finish("compare", runs, settings);
-  return 0;
+  return finish("compare", runs, settings);
 }
 
 int run_eval(const std::string& checkpoint_path, int test_samples, const std::string& data_dir,
@@ -235,8 +274,7 @@ int run_eval(const std::string& checkpoint_path, int test_samples, const std::st
   }
   trainer.evaluate();
   std::vector<RunResult> runs{trainer.result()};
-  finish("eval", runs, settings);
-  return 0;
+  return finish("eval", runs, settings);
 }
 
 }  // namespace blr::torch

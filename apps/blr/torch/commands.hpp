@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "blr/torch/train/config.hpp"
+#include "blr/torch/train/trainer.hpp"
 
 namespace blr::torch {
 
@@ -20,13 +21,22 @@ struct RunSettings {
   std::string out;             ///< --out DIR: plots and checkpoints
   int64_t checkpoint_every = 0;
   bool quiet = false;  ///< no progress output
+  double divergence_factor = kDefaultDivergenceFactor;  ///< see trainer.hpp
+  bool fail_on_divergence = false;  ///< exit status 4 when a run diverged
 };
+
+/// The LibTorch thread count for a request: 0 means all cores; more than the machine's cores is
+/// clamped to them with a warning on stderr (oversubscribed threads only wait on each other: 1024
+/// threads on 2 cores ran 18 times slower).
+int effective_threads(int requested);
 
 /// Sets the thread count and checks the device; returns the device string normalised.
 void apply_run_settings(const RunSettings& settings);
 
 /// `blr train`: trains one optimizer (or resumes `resume_path`, until `resume_epochs` epochs in
 /// all when > 0, else the checkpoint's), prints the table, writes JSON, plots and checkpoints.
+/// `resume_path` may be a directory of checkpoints (e.g. OUT/checkpoints): the newest valid one is
+/// used, and every file skipped on the way is named on stderr.
 int run_train(const TrainConfig& config, const RunSettings& settings,
               const std::string& resume_path = "", int64_t resume_epochs = 0);
 

@@ -51,6 +51,10 @@ nlohmann::json run_to_json(const RunResult& run) {
                        {"predictive", metrics_to_json(t.validation_predictive)}};
   }
   if (!run.checkpoint.empty()) j["checkpoint"] = run.checkpoint;
+  if (std::isfinite(run.initial_loss)) j["initial_loss"] = run.initial_loss;
+  if (!run.parameter_digest.empty()) j["parameter_digest"] = run.parameter_digest;
+  j["diverged"] = run.diverged;
+  if (run.diverged) j["divergence"] = run.divergence;
   return j;
 }
 

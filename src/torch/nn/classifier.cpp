@@ -1,14 +1,46 @@
 #include "blr/torch/nn/classifier.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <sstream>
+#include <string>
 
 #include "blr/core/error.hpp"
 #include "blr/torch/nn/lenet.hpp"
 #include "blr/torch/nn/mlp.hpp"
 
 namespace blr::torch {
+namespace {
+
+// "4.0 TB", "23.4 GB": a byte count for messages.
+std::string human_bytes(double bytes) {
+  const char* units[] = {"bytes", "kB", "MB", "GB", "TB", "PB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 5) {
+    bytes /= 1000;
+    ++u;
+  }
+  return fmt::format("{:.3g} {}", bytes, units[u]);
+}
+
+// Refuses, before anything is allocated, a network whose parameters, gradients and optimizer state
+// (about six float32 copies: parameters, gradients and up to four optimizer buffers) cannot fit in
+// the machine's memory: `--hidden 1000000,1000000` asked for 4 TB after 15 s of trying.
+void check_fits_in_memory(double parameters) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: nothing to compare with
+  const double memory = static_cast<double>(pages) * static_cast<double>(page);
+  constexpr double kCopies = 6, kBytesPerValue = 4;
+  const double needed = parameters * kCopies * kBytesPerValue;
+  check(needed <= memory,
+        fmt::format("The model would have {:.4g} parameters, needing about {} for its parameters, "
+                    "gradients and optimizer state, but this machine has {} of memory; use smaller "
+                    "hidden widths.",
+                    parameters, human_bytes(needed), human_bytes(memory)));
+}
+
+}  // namespace
 
 void ModelSpec::validate() const {
   check(kind == "mlp" || kind == "lenet",
@@ -22,6 +54,14 @@ void ModelSpec::validate() const {
   if (kind == "lenet") {
     check(image_size >= 12,
           fmt::format("LeNet-5 needs images of at least 12×12 pixels; got {}.", image_size));
+  } else {
+    double parameters = 0, width = static_cast<double>(input_channels * image_size * image_size);
+    for (auto w : hidden) {
+      parameters += (width + 1) * static_cast<double>(w);
+      width = static_cast<double>(w);
+    }
+    parameters += (width + 1) * static_cast<double>(classes);
+    check_fits_in_memory(parameters);
   }
 }
 

@@ -23,6 +23,28 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// FNV-1a, 64 bits (Fowler, Noll, Vo): a fingerprint for equality checks, not a cryptographic hash.
+struct Fnv1a {
+  uint64_t state = 14695981039346656037ull;
+  void add(const void* data, size_t size) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < size; ++i) state = (state ^ p[i]) * 1099511628211ull;
+  }
+};
+
+std::string parameter_digest(const std::vector<std::pair<std::string, at::Tensor>>& named) {
+  Fnv1a h;
+  for (const auto& [name, tensor] : named) {
+    const auto t = tensor.detach().to(at::kCPU).contiguous();
+    h.add(name.data(), name.size());
+    const auto dtype = static_cast<int>(t.scalar_type());
+    h.add(&dtype, sizeof dtype);
+    for (const auto size : t.sizes()) h.add(&size, sizeof size);
+    h.add(t.data_ptr(), t.numel() * t.element_size());
+  }
+  return fmt::format("{:016x}", h.state);
+}
+
 }  // namespace
 
 nlohmann::json epoch_to_json(const EpochRecord& r) {
@@ -125,6 +147,9 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
 void Trainer::train(const TrainHooks& hooks) {
   check(hooks.checkpoint_every == 0 || !hooks.checkpoint_dir.empty(),
         "Periodic checkpoints need an output directory (--out DIR).");
+  check(hooks.divergence_factor > 1 && std::isfinite(hooks.divergence_factor),
+        fmt::format("Option 'divergence-factor' must be a finite number above 1; got {}.",
+                    hooks.divergence_factor));
   const int64_t n = train_x_.size(0);
   const int64_t bs = std::min(config_.batch_size, n);
   const int64_t steps = batch_count(n, bs);
@@ -133,6 +158,9 @@ void Trainer::train(const TrainHooks& hooks) {
   const auto test_x = data_->test.images.to(device_);
   const auto validation_x =
       data_->validation.size() > 0 ? data_->validation.images.to(device_) : at::Tensor();
+  for (const auto& record : result_.history) {  // a resumed run flags what it flagged before
+    check_divergence(record, hooks.divergence_factor);
+  }
   while (epoch_ < config_.epochs) {
     model_.train();
     const auto order = epoch_permutation(n, config_.seed, epoch_);
@@ -153,6 +181,7 @@ void Trainer::train(const TrainHooks& hooks) {
             "learning rate (--{}-lr).",
             config_.optimizer, epoch_ + 1, b + 1, loss, config_.optimizer));
       }
+      if (global_step_ == 0) result_.initial_loss = loss;
       loss_sum += loss;
       ++global_step_;
       if (hooks.on_step) hooks.on_step(epoch_ + 1, b + 1, steps, loss);
@@ -177,6 +206,7 @@ void Trainer::train(const TrainHooks& hooks) {
       record.validation_nll = m.nll;
     }
     result_.history.push_back(record);
+    check_divergence(record, hooks.divergence_factor);
     result_.steps = global_step_;
     result_.step_ms = 1000.0 * step_seconds_ / static_cast<double>(global_step_);
     if (hooks.on_epoch) hooks.on_epoch(record);
@@ -187,6 +217,22 @@ void Trainer::train(const TrainHooks& hooks) {
     }
     if (hooks.stop_after_epoch > 0 && epoch_ >= hooks.stop_after_epoch) break;
   }
+}
+
+void Trainer::check_divergence(const EpochRecord& record, double factor) {
+  if (result_.diverged || !(result_.initial_loss > 0)) return;
+  const double limit = factor * result_.initial_loss;
+  const char* what = record.train_loss > limit ? "mean training loss"
+                     : record.test_nll > limit ? "test NLL"
+                                               : nullptr;
+  if (what == nullptr) return;
+  const double value = record.train_loss > limit ? record.train_loss : record.test_nll;
+  result_.diverged = true;
+  result_.divergence = fmt::format(
+      "{} diverged at epoch {}: the {} is {:.4g}, more than {} times the first step's loss {:.4g}; "
+      "try a smaller learning rate (--{}-lr)",
+      config_.optimizer, record.epoch, what, value, factor, result_.initial_loss,
+      config_.optimizer);
 }
 
 Evaluation Trainer::evaluate(int samples) {
@@ -237,6 +283,7 @@ Evaluation Trainer::evaluate(int samples) {
   }
   ev.seconds = seconds_since(t0);
   result_.test = ev;
+  result_.parameter_digest = parameter_digest(model_.named_parameters());
   return ev;
 }
 
@@ -249,6 +296,7 @@ nlohmann::json Trainer::checkpoint_meta() const {
           {"epoch", epoch_},
           {"global_step", global_step_},
           {"step_seconds", step_seconds_},
+          {"initial_loss", result_.initial_loss},
           {"train_size", data_->train.size()},
           {"pixel_mean", data_->pixel_mean},
           {"pixel_std", data_->pixel_std},
@@ -284,6 +332,10 @@ void Trainer::restore(const Checkpoint& checkpoint) {
     epoch_ = done;
     global_step_ = meta.at("global_step").get<int64_t>();
     step_seconds_ = meta.at("step_seconds").get<double>();
+    // Absent in checkpoints written before divergence flags existed (and null when unknown).
+    if (meta.contains("initial_loss") && meta.at("initial_loss").is_number()) {
+      result_.initial_loss = meta.at("initial_loss").get<double>();
+    }
     result_.history.clear();
     for (const auto& r : meta.at("history")) result_.history.push_back(epoch_from_json(r));
   } catch (const nlohmann::json::exception& e) {
