@@ -110,7 +110,7 @@ for mode in process shared; do
   done
 done
 expect_fail bench-step-params "--params must be a whole number" bench step --params 0.5
-expect_fail bench-step-threads "--threads must be 0" bench step --params 1000 --threads -1
+expect_fail bench-step-threads "--threads: it must be at least 0; got -1" bench step --params 1000 --threads -1
 
 # bench epoch / predict: a tiny task, the table, JSON keys and bad input
 "$blr" bench epoch --optimizers ivon,vogn,adamw --train-limit 256 --batch-size 64 --hidden 32 \
