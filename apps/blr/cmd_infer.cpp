@@ -207,7 +207,8 @@ void setup(CLI::App& app, int& exit_code) {
           CLI::IsMember({"linreg", "logistic", "poisson", "kalman", "gmm", "gpc", "conjugate"}));
   cmd->add_option("--method", o->method,
                   "exact, laplace, em, vmp, svi or cvi (default: exact for linreg, kalman and "
-                  "conjugate; laplace for logistic and poisson; em for gmm; cvi for gpc).")
+                  "conjugate; laplace for logistic and poisson; em for gmm; cvi for gpc, which also "
+                  "takes laplace).")
       ->check(CLI::IsMember({"exact", "laplace", "em", "vmp", "svi", "cvi"}));
   cmd->add_option("--family", o->family,
                   "Posterior family for cvi: gaussian-full, gaussian-diag or mixture:K.")
@@ -272,10 +273,18 @@ void setup(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--alpha0", o->alpha0, "vmp/svi: Dirichlet concentration (default 1/K).");
   // gpc
-  cmd->add_option("--kernel", o->kernel, "gpc: kernel (rbf).")->capture_default_str();
-  cmd->add_option("--lengthscale", o->lengthscale, "gpc: RBF length-scale ℓ.")
+  cmd->add_option("--kernel", o->kernel, "gpc: kernel (rbf, matern32 or matern52).")
       ->capture_default_str();
-  cmd->add_option("--variance", o->variance, "gpc: RBF signal variance σ².")->capture_default_str();
+  cmd->add_option("--lengthscale", o->lengthscale,
+                  "gpc: kernel length-scale ℓ (the start with --learn-hyperparameters).")
+      ->capture_default_str();
+  cmd->add_option("--variance", o->variance,
+                  "gpc: kernel signal variance σ² (the start with --learn-hyperparameters).")
+      ->capture_default_str();
+  cmd->add_flag("--learn-hyperparameters", o->learn_hyperparameters,
+                "gpc: learn ℓ and σ² by L-BFGS on the Laplace log marginal likelihood "
+                "(--method laplace) or the CVI ELBO (--method cvi, with at least 100 "
+                "quadrature nodes).");
   // conjugate
   cmd->add_option("--likelihood", o->likelihood,
                   "conjugate: bernoulli (Beta prior), poisson (Gamma), normal (Normal–Gamma) or "

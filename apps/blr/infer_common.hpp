@@ -46,8 +46,9 @@ struct Options {
   int batch_size = 20, iterations = 2000;
   double reg_covar = 1e-6, alpha0 = -1;
   // gpc
-  std::string kernel = "rbf";
+  std::string kernel = "rbf";  ///< rbf, matern32, matern52
   double lengthscale = 1.0, variance = 1.0;
+  bool learn_hyperparameters = false;  ///< maximise the evidence (laplace) or the ELBO (cvi)
   // conjugate
   std::string likelihood, prior;
 };

@@ -139,7 +139,7 @@ TEST(GpCviHyper, LearnedKernelMaximisesTheElbo) {
   expect_local_maximum(
       [&](const Vector& t) {
         return gp_cvi_evidence(Kernel::from_log_parameters(KernelKind::rbf, t), d.x_train,
-                               d.y_train, Likelihood::logistic)
+                               d.y_train, Likelihood::logistic, learning_cvi())
             .value;
       },
       r);

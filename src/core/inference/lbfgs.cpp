@@ -47,7 +47,7 @@ class LineSearch {
     prev.alpha = 0;
     prev.value = value0_;
     prev.slope = slope0_;
-    for (int i = 0; i < 30 && budget(); ++i) {
+    for (int i = 0; i < 20 && budget(); ++i) {
       Trial t = evaluate(alpha);
       if (!t.finite()) {  // too long: shrink towards the last good point
         alpha = prev.alpha + 0.5 * (alpha - prev.alpha);
@@ -90,7 +90,7 @@ class LineSearch {
 
   /// Algorithm 3.6: `lo` satisfies sufficient decrease and has the lower value.
   bool zoom(Trial lo, Trial hi, Trial& out) {
-    for (int i = 0; i < 40 && budget(); ++i) {
+    for (int i = 0; i < 12 && budget(); ++i) {
       const double alpha = interpolate(lo, hi);
       if (std::abs(hi.alpha - lo.alpha) < 1e-16 * std::max(1.0, std::abs(lo.alpha))) break;
       Trial t = evaluate(alpha);
