@@ -309,7 +309,8 @@ nlohmann::json run_gpc(const Options& o) {
   fmt::print("ℓ = {:.6g}, σ² = {:.6g}\n", kernel.lengthscale, kernel.variance);
   j.update({{"lengthscale", kernel.lengthscale}, {"variance", kernel.variance}});
   const Matrix k = kernel.matrix(s.x_train, s.x_train);
-  Vector mean, var;
+  const auto dk = kernel.gradients(s.x_train);
+  Vector mean, var, gradient;
   std::function<void(const Matrix&, Vector&, Vector&)> predict;
   if (laplace) {
     const auto r = inference::gp_laplace(k, s.y_train, Likelihood::logistic, lo);
@@ -317,6 +318,8 @@ nlohmann::json run_gpc(const Options& o) {
                r.iterations, r.converged ? "yes" : "no", r.log_marginal_likelihood);
     mean = r.mode;
     var = r.variance;
+    gradient =
+        inference::gp_laplace_gradient(k, r, s.y_train, Likelihood::logistic, {dk[0], dk[1]});
     j.update({{"log_marginal_likelihood", r.log_marginal_likelihood},
               {"iterations", r.iterations},
               {"converged", r.converged}});
@@ -329,11 +332,14 @@ nlohmann::json run_gpc(const Options& o) {
                r.converged ? "yes" : "no", r.elbo, co.quadrature_nodes);
     mean = r.mean;
     var = r.variance;
+    gradient = inference::gp_cvi_elbo_gradient(k, r, {dk[0], dk[1]});
     j.update({{"elbo", r.elbo}, {"iterations", r.iterations}, {"converged", r.converged}});
     predict = [r, &k, &kernel](const Matrix& cross, Vector& m, Vector& v) {
       inference::gp_predict_latent(k, r, cross, kernel.diagonal(cross.cols()), m, v);
     };
   }
+  fmt::print("its gradient in (log ℓ, log σ²): ({:.6g}, {:.6g})\n", gradient[0], gradient[1]);
+  j["hyperparameter_gradient"] = to_json(gradient);
   const Vector sd = var.cwiseMax(0.0).cwiseSqrt();
   fmt::print("latent f at the training inputs: mean in [{:.4g}, {:.4g}], sd in [{:.4g}, {:.4g}]\n",
              mean.minCoeff(), mean.maxCoeff(), sd.minCoeff(), sd.maxCoeff());
