@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `blr infer gpc` on Ripley's synthetic data: Laplace and CVI, three kernels, learned
-# hyperparameters (JSON keys, values, agreement of the two methods), and bad input (exit 2 with one
-# sentence on stderr).
+# hyperparameters (JSON keys, values, agreement of the two methods); `blr infer gpr` on Old
+# Faithful; bad input (exit 2 with one sentence on stderr).
 # Usage: infer_gpc.sh <path-to-blr> <source-dir>
 set -uo pipefail
 blr=${1:?usage: infer_gpc.sh <path-to-blr> <source-dir>}
@@ -12,11 +12,11 @@ source "$(dirname "$0")/lib.sh"
 
 synth=(--train "$data/synth_train.csv" --test "$data/synth_test.csv" --label yc)
 
-# run NAME ARGS...: `blr infer gpc ARGS --json $work/NAME.json` must succeed.
+# run NAME ARGS...: `blr infer gpc ARGS --json $work/NAME.json` must succeed (MODEL=gpr for gpr).
 run() {
   local name=$1
   shift
-  if ! "$blr" infer gpc "$@" --json "$work/$name.json" >"$work/$name.out" 2>"$work/$name.err"; then
+  if ! "$blr" infer "${MODEL:-gpc}" "$@" --json "$work/$name.json" >"$work/$name.out" 2>"$work/$name.err"; then
     fail "$name: exit status $?"
     cat "$work/$name.err" >&2
   fi
@@ -48,11 +48,12 @@ close() {
     fail "$1 vs $2: $3 = '$a' and '$b' differ by more than $4"
   fi
 }
-# exit2 NAME TEXT ARGS...: `blr infer gpc ARGS` exits with status 2 and one line on stderr holding TEXT.
+# exit2 NAME TEXT ARGS...: `blr infer gpc ARGS` (MODEL=gpr: gpr) exits with status 2 and one line
+# on stderr holding TEXT.
 exit2() {
   local name=$1 text=$2
   shift 2
-  "$blr" infer gpc "$@" >"$work/out" 2>"$work/err"
+  "$blr" infer "${MODEL:-gpc}" "$@" >"$work/out" 2>"$work/err"
   local rc=$?
   if [ "$rc" -ne 2 ]; then
     fail "$name: exit status $rc, expected 2"; cat "$work/err" >&2
@@ -103,6 +104,27 @@ between learn-cvi lengthscale 0.44 0.47                 # 0.452596
 between learn-cvi elbo -81.47 -81.45                    # −81.4601781
 close learn-laplace learn-cvi accuracy 0.01
 
+# ---- gpr: Old Faithful, waiting time on eruption length --------------------------------------------
+faithful=(--train "$data/faithful.csv" --label waiting)
+MODEL=gpr run gpr "${faithful[@]}" --kernel rbf --lengthscale 1.32816 --variance 152.066 \
+  --noise-variance 31.5948
+between gpr log_marginal_likelihood -865.29527 -865.29525   # scikit-learn 1.2.1: −865.295259226
+has gpr y_mean noise_variance hyperparameter_gradient mean sd
+MODEL=gpr run gpr-learn "${faithful[@]}" --kernel rbf --learn-hyperparameters --test "$data/faithful.csv"
+tr -d ' \n' <"$work/gpr-learn.json" | grep -q '"hyperparameter_search":{[^}]*"converged":true' ||
+  fail "gpr-learn: the hyperparameter search did not converge"
+between gpr-learn lengthscale 1.328 1.329               # 1.32816
+between gpr-learn noise_variance 31.59 31.60            # 31.5948
+between gpr-learn log_marginal_likelihood -865.2953 -865.2952
+between gpr-learn rmse 5 6                              # in-sample, about √σₙ² = 5.6
+MODEL=gpr exit2 gpr-noise "Option 'noise-variance' must be a positive finite number" \
+  "${faithful[@]}" --noise-variance 0
+MODEL=gpr exit2 gpr-precision "use --noise-variance instead of --noise-precision" "${faithful[@]}" \
+  --noise-precision 2
+MODEL=gpr exit2 gpr-method "Method 'laplace' does not apply to model 'gpr'" "${faithful[@]}" \
+  --method laplace
+MODEL=gpr exit2 gpr-kernel "must be rbf, matern32 or matern52" "${faithful[@]}" --kernel linear
+
 # ---- bad input: exit 2, one sentence -------------------------------------------------------------
 exit2 bad-kernel "must be rbf, matern32 or matern52; got 'cubic'" "${synth[@]}" --kernel cubic
 exit2 zero-lengthscale "Option 'lengthscale' must be a positive finite number" "${synth[@]}" \
@@ -121,4 +143,4 @@ printf 'a,b,label\n0,1,0\n1,0,2\n2,2,1\n' >"$work/three.csv"
 exit2 three-classes "exactly two classes" --train "$work/three.csv" --label label --method laplace
 
 finish
-echo "all blr infer gpc runs and error cases passed"
+echo "all blr infer gpc and gpr runs and error cases passed"
