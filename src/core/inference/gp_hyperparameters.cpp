@@ -19,9 +19,10 @@ std::vector<Matrix> kernel_gradients(const Kernel& kernel, const Matrix& x) {
 /// definite at extreme θ) counts as +∞, which the line search treats as too long a step.
 GpLearned maximise(const std::function<GpEvidence(const Vector&)>& objective, const Vector& theta0,
                    const LbfgsOptions& options) {
+  const GpEvidence first = objective(theta0);  // throws with the real reason if θ₀ is bad
   const Objective negative = [&](const Vector& theta, Vector& gradient) {
     try {
-      const GpEvidence e = objective(theta);
+      const GpEvidence e = theta == theta0 ? first : objective(theta);
       gradient = -e.gradient;
       return -e.value;
     } catch (const Error&) {
@@ -30,7 +31,7 @@ GpLearned maximise(const std::function<GpEvidence(const Vector&)>& objective, co
     }
   };
   GpLearned out;
-  out.initial_value = objective(theta0).value;  // throws with the real reason if θ₀ is bad
+  out.initial_value = first.value;
   const LbfgsResult r = lbfgs(negative, theta0, options);
   out.log_parameters = r.x;
   out.value = -r.value;
