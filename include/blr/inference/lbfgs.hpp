@@ -7,7 +7,9 @@
 //     f(x + αp) ≤ f(x) + c₁ α ∇fᵀp,       |∇f(x + αp)ᵀp| ≤ c₂ |∇fᵀp|,
 // found by bracketing and zooming with safeguarded cubic interpolation. A value that is not finite
 // (e.g. a Cholesky factorisation that failed) counts as too long a step. The first step has length
-// min(1, 1/‖∇f‖) and every step is capped at `max_step` in Euclidean length.
+// min(1, 1/‖∇f‖) and every step is capped at `max_step` in Euclidean length. A line search spends
+// at most 20 evaluations bracketing and 12 zooming; when it fails (typically because f is noisier
+// than the decrease still available) the run stops at its best point and says so in `stop`.
 #pragma once
 
 #include <functional>
