@@ -210,8 +210,8 @@ void setup(CLI::App& app, int& exit_code) {
           {"linreg", "logistic", "poisson", "kalman", "gmm", "gpc", "gpr", "conjugate"}));
   cmd->add_option("--method", o->method,
                   "exact, laplace, em, vmp, svi or cvi (default: exact for linreg, kalman, gpr "
-                  "and conjugate; laplace for logistic and poisson; em for gmm; cvi for gpc, which also "
-                  "takes laplace).")
+                  "and conjugate; laplace for logistic and poisson; em for gmm; cvi for gpc, "
+                  "which also takes laplace).")
       ->check(CLI::IsMember({"exact", "laplace", "em", "vmp", "svi", "cvi"}));
   cmd->add_option("--family", o->family,
                   "Posterior family for cvi: gaussian-full, gaussian-diag or mixture:K.")
