@@ -62,6 +62,12 @@ Vector gp_laplace_gradient(const Matrix& kernel, const GpLaplaceResult& fit, con
                            Likelihood likelihood, const std::vector<Matrix>& dk,
                            double noise_precision = 1.0);
 
+/// The lower Cholesky factor L of B = I + W^½ K W^½ (`sqrt_w` = W^½ ≥ 0); false when B is not
+/// positive definite (K not positive semi-definite). Shared by Laplace and the CVI gradient.
+bool gp_b_cholesky(const Matrix& kernel, const Vector& sqrt_w, Matrix& lower);
+/// R = W^½ B⁻¹ W^½ = W^½ L⁻ᵀ L⁻¹ W^½ from L of gp_b_cholesky.
+Matrix gp_r_matrix(const Matrix& lower, const Vector& sqrt_w);
+
 /// ∂³ log p(y | f)/∂f³ of one site (the derivative of −W; eq. 5.23).
 double site_third_derivative(Likelihood likelihood, double y, double f);
 

@@ -57,12 +57,9 @@ Vector gp_cvi_elbo_gradient(const Matrix& kernel, const GpcResult& fit,
   check(fit.site_tau.size() == n && fit.mean.size() == n,
         "GP CVI gradient: the fit does not match the kernel matrix.");
   const Vector st = fit.site_tau.cwiseMax(0.0).cwiseSqrt();
-  Matrix b = st.asDiagonal() * kernel * st.asDiagonal();
-  b.diagonal().array() += 1.0;
-  const Eigen::LLT<Matrix> llt(b);
-  check(llt.info() == Eigen::Success, "GP CVI gradient: the fitted sites are invalid.");
-  const Matrix m = llt.matrixL().solve(Matrix(st.asDiagonal()));           // L⁻¹T^½
-  const Matrix r = m.transpose() * m;                                      // T^½B⁻¹T^½
+  Matrix lower;
+  check(gp_b_cholesky(kernel, st, lower), "GP CVI gradient: the fitted sites are invalid.");
+  const Matrix r = gp_r_matrix(lower, st);                                 // T^½B⁻¹T^½
   const Vector alpha = fit.site_nu - fit.site_tau.cwiseProduct(fit.mean);  // K⁻¹m
   Vector g(static_cast<Index>(dk.size()));
   for (std::size_t j = 0; j < dk.size(); ++j)

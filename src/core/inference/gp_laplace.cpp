@@ -45,6 +45,20 @@ void GpLaplaceOptions::validate() const {
   check_positive("tolerance", tolerance);
 }
 
+bool gp_b_cholesky(const Matrix& kernel, const Vector& sqrt_w, Matrix& lower) {
+  Matrix b = sqrt_w.asDiagonal() * kernel * sqrt_w.asDiagonal();
+  b.diagonal().array() += 1.0;
+  const Eigen::LLT<Matrix> llt(b);
+  if (llt.info() != Eigen::Success) return false;
+  lower = llt.matrixL();
+  return true;
+}
+
+Matrix gp_r_matrix(const Matrix& lower, const Vector& sqrt_w) {
+  const Matrix m = lower.triangularView<Eigen::Lower>().solve(Matrix(sqrt_w.asDiagonal()));
+  return m.transpose() * m;
+}
+
 double site_third_derivative(Likelihood likelihood, double /*y*/, double f) {
   switch (likelihood) {
     case Likelihood::logistic: {
@@ -92,7 +106,7 @@ GpLaplaceResult gp_laplace(const Matrix& kernel, const Vector& y, Likelihood lik
       w[i] = std::max(-t.hessian, 0.0);
     }
   };
-  Eigen::LLT<Matrix> llt;
+  Matrix lower;
   for (int it = 0;; ++it) {
     derivatives(f);
     r.iterations = it;
@@ -103,15 +117,13 @@ GpLaplaceResult gp_laplace(const Matrix& kernel, const Vector& y, Likelihood lik
     if (it == options.max_iterations) break;
     // One Newton step (Alg. 3.1, lines 4–8) in the coordinates a.
     const Vector sw = w.cwiseSqrt();
-    Matrix b = sw.asDiagonal() * kernel * sw.asDiagonal();
-    b.diagonal().array() += 1.0;
-    llt.compute(b);
-    check(llt.info() == Eigen::Success,
-          "GP Laplace step {}: the kernel matrix is not positive "
-          "semi-definite.",
-          it + 1);
+    check(gp_b_cholesky(kernel, sw, lower),
+          "GP Laplace step {}: the kernel matrix is not positive semi-definite.", it + 1);
+    const Matrix& lc = lower;
+    const auto l = lc.triangularView<Eigen::Lower>();
     const Vector rhs = w.cwiseProduct(f) + grad;
-    const Vector a_newton = rhs - sw.cwiseProduct(llt.solve(sw.cwiseProduct(kernel * rhs)));
+    const Vector a_newton =
+        rhs - sw.cwiseProduct(l.transpose().solve(l.solve(sw.cwiseProduct(kernel * rhs))));
     const Vector step = a_newton - a;
     double t = 1.0;
     bool accepted = false;
@@ -130,16 +142,13 @@ GpLaplaceResult gp_laplace(const Matrix& kernel, const Vector& y, Likelihood lik
   }
   // The approximation at the mode (Alg. 3.2, eq. 3.32).
   const Vector sw = w.cwiseSqrt();
-  Matrix b = sw.asDiagonal() * kernel * sw.asDiagonal();
-  b.diagonal().array() += 1.0;
-  llt.compute(b);
-  check(llt.info() == Eigen::Success,
+  check(gp_b_cholesky(kernel, sw, r.b_cholesky),
         "GP Laplace: the kernel matrix is not positive semi-definite.");
-  r.b_cholesky = llt.matrixL();
   r.mode = f;
   r.a = a;
   r.w = w;
-  const Matrix c = llt.matrixL().solve(Matrix(sw.asDiagonal() * kernel));
+  const Matrix c =
+      r.b_cholesky.triangularView<Eigen::Lower>().solve(Matrix(sw.asDiagonal() * kernel));
   r.variance = (kernel.diagonal() - c.colwise().squaredNorm().transpose()).cwiseMax(0.0);
   r.log_likelihood = psi + 0.5 * a.dot(f);
   r.log_marginal_likelihood = psi - r.b_cholesky.diagonal().array().log().sum();
@@ -164,10 +173,7 @@ Vector gp_laplace_gradient(const Matrix& kernel, const GpLaplaceResult& fit, con
   const Index n = kernel.rows();
   check(fit.a.size() == n && y.size() == n,
         "GP Laplace gradient: the fit does not match the kernel matrix.");
-  const Vector sw = fit.w.cwiseSqrt();
-  const auto l = fit.b_cholesky.triangularView<Eigen::Lower>();
-  const Matrix m = l.solve(Matrix(sw.asDiagonal()));  // L⁻¹W^½
-  const Matrix r = m.transpose() * m;                 // W^½B⁻¹W^½
+  const Matrix r = gp_r_matrix(fit.b_cholesky, fit.w.cwiseSqrt());  // W^½B⁻¹W^½
   Vector s2(n), grad(n);
   for (Index i = 0; i < n; ++i) {
     s2[i] = 0.5 * fit.variance[i] * site_third_derivative(likelihood, y[i], fit.mode[i]);
