@@ -45,7 +45,8 @@ struct GpLaplaceResult {
   bool converged = false;
 };
 
-/// Finds the mode from f = K·start_a (or f = 0) and evaluates the approximation there.
+/// Finds the mode from f = K·start_a (or f = 0, also when that is better) and evaluates the
+/// approximation there.
 /// `noise_precision` is β of a Gaussian likelihood (ignored otherwise).
 GpLaplaceResult gp_laplace(const Matrix& kernel, const Vector& y, Likelihood likelihood,
                            const GpLaplaceOptions& options = {}, const Vector* start_a = nullptr,

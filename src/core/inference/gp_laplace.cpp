@@ -93,10 +93,13 @@ GpLaplaceResult gp_laplace(const Matrix& kernel, const Vector& y, Likelihood lik
   }
   Vector f = kernel * a;
   double psi = objective(a, f, y, likelihood, noise_precision);
-  if (!std::isfinite(psi)) {  // a bad warm start falls back to the prior mean
-    a.setZero();
-    f.setZero();
-    psi = objective(a, f, y, likelihood, noise_precision);
+  if (start_a) {  // a warm start worse than the prior mean is dropped (as GPML's code does)
+    const double psi0 = objective(Vector::Zero(n), Vector::Zero(n), y, likelihood, noise_precision);
+    if (!(psi >= psi0)) {
+      a.setZero();
+      f.setZero();
+      psi = psi0;
+    }
   }
   Vector grad(n), w(n);
   auto derivatives = [&](const Vector& at) {
