@@ -182,6 +182,8 @@ nlohmann::json run_model(const Options& o) {
     out = run_regression(o);
   } else if (o.model == "gpc") {
     out = run_gpc(o);
+  } else if (o.model == "gpr") {
+    out = run_gpr(o);
   } else if (o.model == "kalman") {
     out = run_kalman(o);
   } else if (o.model == "gmm") {
@@ -210,20 +212,22 @@ void setup(CLI::App& app, int& exit_code) {
       "infer",
       "Bayesian inference by the BLR on CSV data: conjugate Bayes, Kalman filter/smoother, "
       "Laplace, EM, VMP, SVI and CVI (Table 1, §5 of Khan & Rue 2023).");
-  cmd->add_option("model", o->model, "linreg, logistic, poisson, kalman, gmm, gpc or conjugate.")
+  cmd->add_option("model", o->model,
+                  "linreg, logistic, poisson, kalman, gmm, gpc, gpr or conjugate.")
       ->required()
-      ->check(
-          CLI::IsMember({"linreg", "logistic", "poisson", "kalman", "gmm", "gpc", "conjugate"}));
+      ->check(CLI::IsMember(
+          {"linreg", "logistic", "poisson", "kalman", "gmm", "gpc", "gpr", "conjugate"}));
   cmd->add_option("--method", o->method,
-                  "exact, laplace, em, vmp, svi or cvi (default: exact for linreg, kalman and "
-                  "conjugate; laplace for logistic and poisson; em for gmm; cvi for gpc).")
+                  "exact, laplace, em, vmp, svi or cvi (default: exact for linreg, kalman, gpr "
+                  "and conjugate; laplace for logistic and poisson; em for gmm; cvi for gpc, "
+                  "which also takes laplace).")
       ->check(CLI::IsMember({"exact", "laplace", "em", "vmp", "svi", "cvi"}));
   cmd->add_option("--family", o->family,
                   "Posterior family for cvi: gaussian-full, gaussian-diag or mixture:K.")
       ->capture_default_str();
   // data
   cmd->add_option("--train", o->train,
-                  "Training CSV (header row) for linreg, logistic, poisson, gpc.");
+                  "Training CSV (header row) for linreg, logistic, poisson, gpc, gpr.");
   cmd->add_option("--test", o->test, "Test CSV with the same columns: adds accuracy and NLL.");
   cmd->add_option("--data", o->data, "CSV for kalman, gmm and conjugate.");
   cmd->add_option("--label", o->label, "Response column (default: the last column).");
@@ -283,10 +287,21 @@ void setup(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--alpha0", o->alpha0, "vmp/svi: Dirichlet concentration (default 1/K).");
   // gpc
-  cmd->add_option("--kernel", o->kernel, "gpc: kernel (rbf).")->capture_default_str();
-  cmd->add_option("--lengthscale", o->lengthscale, "gpc: RBF length-scale ℓ.")
+  cmd->add_option("--kernel", o->kernel, "gpc, gpr: kernel (rbf, matern32 or matern52).")
       ->capture_default_str();
-  cmd->add_option("--variance", o->variance, "gpc: RBF signal variance σ².")->capture_default_str();
+  cmd->add_option("--lengthscale", o->lengthscale,
+                  "gpc, gpr: kernel length-scale ℓ (the start with --learn-hyperparameters).")
+      ->capture_default_str();
+  cmd->add_option("--variance", o->variance,
+                  "gpc, gpr: kernel signal variance σ² (the start with --learn-hyperparameters).")
+      ->capture_default_str();
+  cmd->add_option("--noise-variance", o->noise_variance,
+                  "gpr: noise variance σₙ² (the start with --learn-hyperparameters).")
+      ->capture_default_str();
+  cmd->add_flag("--learn-hyperparameters", o->learn_hyperparameters,
+                "gpc: learn ℓ and σ² by L-BFGS on the Laplace log marginal likelihood "
+                "(--method laplace) or the CVI ELBO (--method cvi, with at least 100 "
+                "quadrature nodes); gpr: ℓ, σ² and σₙ² on the exact log marginal likelihood.");
   // conjugate
   cmd->add_option("--likelihood", o->likelihood,
                   "conjugate: bernoulli (Beta prior), poisson (Gamma), normal (Normal–Gamma) or "

@@ -16,7 +16,7 @@
 namespace blr::cli::infer {
 
 struct Options {
-  std::string model;   ///< linreg, logistic, poisson, kalman, gmm, gpc, conjugate
+  std::string model;   ///< linreg, logistic, poisson, kalman, gmm, gpc, gpr, conjugate
   std::string method;  ///< exact, laplace, em, vmp, svi, cvi (empty: the model's default)
   std::string family = "gaussian-full";  ///< gaussian-full, gaussian-diag, mixture:K
   // data
@@ -46,8 +46,10 @@ struct Options {
   int batch_size = 20, iterations = 2000;
   double reg_covar = 1e-6, alpha0 = -1;
   // gpc
-  std::string kernel = "rbf";
+  std::string kernel = "rbf";  ///< rbf, matern32, matern52
   double lengthscale = 1.0, variance = 1.0;
+  bool learn_hyperparameters = false;  ///< maximise the evidence (laplace, gpr) or the ELBO (cvi)
+  double noise_variance = 1.0;         ///< gpr: σₙ²
   // conjugate
   std::string likelihood, prior;
 };
@@ -86,6 +88,7 @@ inference::PredictiveMethod predictive_method(const std::string& name);
 // ---- runners: each prints its human-readable report and returns the JSON object --------------
 nlohmann::json run_regression(const Options& o);  ///< linreg, logistic, poisson
 nlohmann::json run_gpc(const Options& o);
+nlohmann::json run_gpr(const Options& o);  ///< infer_gpr.cpp
 nlohmann::json run_kalman(const Options& o);
 nlohmann::json run_gmm(const Options& o);
 nlohmann::json run_conjugate(const Options& o);

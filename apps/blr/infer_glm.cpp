@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <Eigen/Cholesky>
+#include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "blr/core/error.hpp"
 #include "blr/core/rng.hpp"
@@ -11,6 +13,9 @@
 #include "blr/inference/cvi.hpp"
 #include "blr/inference/gaussian_natural.hpp"
 #include "blr/inference/glm.hpp"
+#include "blr/inference/gp_hyperparameters.hpp"
+#include "blr/inference/gp_laplace.hpp"
+#include "blr/inference/kernels.hpp"
 #include "blr/inference/mixture_vi.hpp"
 #include "infer_common.hpp"
 
@@ -241,41 +246,109 @@ nlohmann::json run_regression(const Options& o) {
 }
 
 nlohmann::json run_gpc(const Options& o) {
-  const std::string method = resolve_method(o, {"cvi"});
+  // Laplace (GPML Algs. 3.1, 3.2) or CVI (eq. 60) for the latent values; with
+  // --learn-hyperparameters, ℓ and σ² first maximise the Laplace evidence or the CVI ELBO (L-BFGS
+  // in log space, gp_hyperparameters.hpp).
+  const std::string method = resolve_method(o, {"cvi", "laplace"});
   check(parse_family(o.family) == 0,
         "Model 'gpc' uses a full Gaussian over the latent values: --family gaussian-full.");
-  check(o.kernel == "rbf", fmt::format("Option '--kernel' must be rbf; got '{}'.", o.kernel));
-  check_positive("lengthscale", o.lengthscale);
-  check_positive("variance", o.variance);
+  inference::Kernel kernel{inference::parse_kernel(o.kernel), o.lengthscale, o.variance};
+  kernel.validate();
   check(o.rho >= 0 && o.rho <= 1, fmt::format("Option '--rho' must lie in (0, 1]; got {}.", o.rho));
+  check(method == "cvi" || o.rho == 0, "Option '--rho' applies only to gpc with --method cvi.");
+  check_nonnegative("tolerance", o.tolerance);
+  check(o.max_iterations >= 0,
+        fmt::format("Option '--max-iterations' must be at least 1; got {}.", o.max_iterations));
   const Supervised s = load_supervised(o, Response::binary, false);
-  const Matrix k = inference::rbf_kernel(s.x_train, s.x_train, o.lengthscale, o.variance);
   inference::CviOptions co;
   if (o.rho > 0) co.rho = o.rho;
   if (o.max_iterations > 0) co.max_iterations = o.max_iterations;
   if (o.tolerance > 0) co.tolerance = o.tolerance;
   co.quadrature_nodes = o.quadrature_nodes;
-  const auto r = inference::gp_cvi(k, s.y_train, Likelihood::logistic, co);
-  fmt::print("blr infer gpc — CVI, full Gaussian over {} latent values; RBF ℓ = {}, σ² = {}\n",
-             s.x_train.rows(), o.lengthscale, o.variance);
-  fmt::print("{} iterations, converged: {}; ELBO {:.9g}\n", r.iterations,
-             r.converged ? "yes" : "no", r.elbo);
-  const Vector sd = r.variance.cwiseMax(0.0).cwiseSqrt();
+  // Learning by the ELBO gradient needs the sites stationary for the ELBO itself: at least 100
+  // Gauss–Hermite nodes (gp_hyperparameters.hpp), also for the final fit.
+  if (o.learn_hyperparameters)
+    co.quadrature_nodes = std::max(o.quadrature_nodes, inference::learning_cvi().quadrature_nodes);
+  co.validate();
+  inference::GpLaplaceOptions lo = inference::tight_laplace();
+  if (o.max_iterations > 0) lo.max_iterations = o.max_iterations;
+  if (o.tolerance > 0) lo.tolerance = o.tolerance;
+  lo.validate();
+  const bool laplace = method == "laplace";
+  nlohmann::json j{{"method", method},
+                   {"family", "gaussian-full"},
+                   {"kernel", inference::to_string(kernel.kind)},
+                   {"features", s.names},
+                   {"learned_hyperparameters", o.learn_hyperparameters}};
+  fmt::print("blr infer gpc — {}, full Gaussian over {} latent values; {} kernel\n",
+             laplace ? "Laplace (GPML Alg. 3.1)" : "CVI", s.x_train.rows(),
+             inference::to_string(kernel.kind));
+  if (o.learn_hyperparameters) {
+    inference::GpLearnOptions learn;
+    learn.laplace = lo;
+    learn.cvi = co;
+    const auto h = inference::learn_gpc_kernel(
+        kernel, s.x_train, s.y_train, Likelihood::logistic,
+        laplace ? inference::GpcMethod::laplace : inference::GpcMethod::cvi, learn);
+    fmt::print(
+        "hyperparameters: L-BFGS on the {} from ℓ = {}, σ² = {} ({:.9g}): {} iterations, {} "
+        "evaluations, max|∇| = {:.2e} in (log ℓ, log σ²), converged: {}\n",
+        laplace ? "log marginal likelihood" : "ELBO", kernel.lengthscale, kernel.variance,
+        h.initial_value, h.iterations, h.evaluations, h.gradient.cwiseAbs().maxCoeff(),
+        h.converged ? "yes" : "no");
+    if (!h.converged) fmt::print("note: {}\n", h.stop);
+    j["hyperparameter_search"] = {{"initial_lengthscale", kernel.lengthscale},
+                                  {"initial_variance", kernel.variance},
+                                  {"initial_objective", h.initial_value},
+                                  {"iterations", h.iterations},
+                                  {"evaluations", h.evaluations},
+                                  {"gradient", to_json(h.gradient)},
+                                  {"converged", h.converged}};
+    kernel = h.kernel;
+  }
+  fmt::print("ℓ = {:.6g}, σ² = {:.6g}\n", kernel.lengthscale, kernel.variance);
+  j.update({{"lengthscale", kernel.lengthscale}, {"variance", kernel.variance}});
+  const Matrix k = kernel.matrix(s.x_train, s.x_train);
+  const auto dk = kernel.gradients(s.x_train);
+  Vector mean, var, gradient;
+  std::function<void(const Matrix&, Vector&, Vector&)> predict;
+  if (laplace) {
+    const auto r = inference::gp_laplace(k, s.y_train, Likelihood::logistic, lo);
+    fmt::print("{} Newton iterations, converged: {}; log marginal likelihood {:.9g}\n",
+               r.iterations, r.converged ? "yes" : "no", r.log_marginal_likelihood);
+    mean = r.mode;
+    var = r.variance;
+    gradient =
+        inference::gp_laplace_gradient(k, r, s.y_train, Likelihood::logistic, {dk[0], dk[1]});
+    j.update({{"log_marginal_likelihood", r.log_marginal_likelihood},
+              {"iterations", r.iterations},
+              {"converged", r.converged}});
+    predict = [r, &kernel](const Matrix& cross, Vector& m, Vector& v) {
+      inference::gp_laplace_predict_latent(r, cross, kernel.diagonal(cross.cols()), m, v);
+    };
+  } else {
+    const auto r = inference::gp_cvi(k, s.y_train, Likelihood::logistic, co);
+    fmt::print("{} iterations, converged: {}; ELBO {:.9g} ({} Gauss–Hermite nodes)\n", r.iterations,
+               r.converged ? "yes" : "no", r.elbo, co.quadrature_nodes);
+    mean = r.mean;
+    var = r.variance;
+    gradient = inference::gp_cvi_elbo_gradient(k, r, {dk[0], dk[1]});
+    j.update({{"elbo", r.elbo}, {"iterations", r.iterations}, {"converged", r.converged}});
+    predict = [r, &k, &kernel](const Matrix& cross, Vector& m, Vector& v) {
+      inference::gp_predict_latent(k, r, cross, kernel.diagonal(cross.cols()), m, v);
+    };
+  }
+  fmt::print("its gradient in (log ℓ, log σ²): ({:.6g}, {:.6g})\n", gradient[0], gradient[1]);
+  j["hyperparameter_gradient"] = to_json(gradient);
+  const Vector sd = var.cwiseMax(0.0).cwiseSqrt();
   fmt::print("latent f at the training inputs: mean in [{:.4g}, {:.4g}], sd in [{:.4g}, {:.4g}]\n",
-             r.mean.minCoeff(), r.mean.maxCoeff(), sd.minCoeff(), sd.maxCoeff());
-  nlohmann::json j{{"method", method},         {"family", "gaussian-full"},
-                   {"kernel", "rbf"},          {"lengthscale", o.lengthscale},
-                   {"variance", o.variance},   {"features", s.names},
-                   {"elbo", r.elbo},           {"iterations", r.iterations},
-                   {"converged", r.converged}, {"mean", to_json(r.mean)},
-                   {"sd", to_json(sd)}};
+             mean.minCoeff(), mean.maxCoeff(), sd.minCoeff(), sd.maxCoeff());
+  j.update({{"mean", to_json(mean)}, {"sd", to_json(sd)}});
   if (s.has_test) {
-    Vector mean, var;
-    inference::gp_predict_latent(
-        k, r, inference::rbf_kernel(s.x_train, s.x_test, o.lengthscale, o.variance),
-        Vector::Constant(s.x_test.rows(), o.variance), mean, var);
+    Vector tm, tv;
+    predict(kernel.matrix(s.x_train, s.x_test), tm, tv);
     const auto p =
-        inference::predict_latent(Likelihood::logistic, mean, var, s.y_test, predictive_options(o));
+        inference::predict_latent(Likelihood::logistic, tm, tv, s.y_test, predictive_options(o));
     const auto t = inference::test_metrics(Likelihood::logistic, p, s.y_test);
     print_test(Likelihood::logistic, t, o.test);
     j["test"] = test_json(Likelihood::logistic, t);

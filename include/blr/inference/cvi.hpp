@@ -64,7 +64,7 @@ double glm_elbo(const Glm& model, const Vector& mean, const Matrix& covariance,
 
 // ---- Gaussian-process classification -----------------------------------------------------------
 
-/// k(a, b) = σ² exp(−|a − b|² / (2ℓ²)) for all row pairs.
+/// k(a, b) = σ² exp(−|a − b|² / (2ℓ²)) for all row pairs: Kernel{rbf, ℓ, σ²}.matrix (kernels.hpp).
 Matrix rbf_kernel(const Matrix& a, const Matrix& b, double lengthscale, double variance);
 
 struct GpcResult {

@@ -11,6 +11,7 @@
 #include "blr/core/error.hpp"
 #include "blr/core/rng.hpp"
 #include "blr/inference/gaussian_natural.hpp"
+#include "blr/inference/kernels.hpp"
 #include "blr/rule/natural_step.hpp"
 
 namespace blr::inference {
@@ -223,13 +224,7 @@ CviResult cvi(const Glm& model, const CviOptions& options, const Vector* start) 
 // ---- Gaussian-process classification -----------------------------------------------------------
 
 Matrix rbf_kernel(const Matrix& a, const Matrix& b, double lengthscale, double variance) {
-  check_positive("lengthscale", lengthscale);
-  check_positive("variance", variance);
-  check(a.cols() == b.cols(), "Kernel inputs must have the same number of columns.");
-  const Vector na = a.rowwise().squaredNorm(), nb = b.rowwise().squaredNorm();
-  Matrix d2 = (-2.0 * a * b.transpose()).colwise() + na;
-  d2.rowwise() += nb.transpose();
-  return variance * (-d2.cwiseMax(0.0) / (2.0 * lengthscale * lengthscale)).array().exp().matrix();
+  return Kernel{KernelKind::rbf, lengthscale, variance}.matrix(a, b);
 }
 
 namespace {
