@@ -80,7 +80,9 @@ void require_finite(const nlohmann::json& result, const std::string& what) {
       result.is_object() && result.contains("features") && result["features"].is_array()) {
     const std::size_t index = std::strtoul(path.c_str() + bracket + 1, nullptr, 10);
     const auto& features = result["features"];
-    if (index < features.size() && features[index].is_string()) {
+    const auto& array = result[path.substr(0, bracket)];  // one entry per coefficient?
+    if (array.is_array() && array.size() == features.size() && index < features.size() &&
+        features[index].is_string()) {
       coefficient = fmt::format(" (coefficient '{}')", features[index].get<std::string>());
     }
   } else if (bracket != std::string::npos &&

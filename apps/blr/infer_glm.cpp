@@ -256,9 +256,6 @@ nlohmann::json run_gpc(const Options& o) {
   kernel.validate();
   check(o.rho >= 0 && o.rho <= 1, fmt::format("Option '--rho' must lie in (0, 1]; got {}.", o.rho));
   check(method == "cvi" || o.rho == 0, "Option '--rho' applies only to gpc with --method cvi.");
-  check_nonnegative("tolerance", o.tolerance);
-  check(o.max_iterations >= 0,
-        fmt::format("Option '--max-iterations' must be at least 1; got {}.", o.max_iterations));
   const Supervised s = load_supervised(o, Response::binary, false);
   inference::CviOptions co;
   if (o.rho > 0) co.rho = o.rho;

@@ -135,10 +135,11 @@ exit2 rho-laplace "applies only to gpc with --method cvi" "${synth[@]}" --method
 exit2 method "Method 'em' does not apply to model 'gpc'; use one of: cvi, laplace" "${synth[@]}" \
   --method em
 exit2 diag-family "gaussian-full" "${synth[@]}" --method laplace --family gaussian-diag
-exit2 negative-tolerance "Option 'tolerance' must be a non-negative finite number" "${synth[@]}" \
-  --method laplace --tolerance -1
-exit2 negative-iterations "Option '--max-iterations' must be at least 1" "${synth[@]}" \
-  --max-iterations -3
+# Ranges of --tolerance and --max-iterations are the CLI's own (apps/blr/preflight.hpp).
+expect_fail negative-tolerance "--tolerance: it must be a positive finite number; got -1" infer gpc \
+  "${synth[@]}" --method laplace --tolerance -1
+expect_fail negative-iterations "--max-iterations: it must be at least 1; got -3" infer gpc \
+  "${synth[@]}" --max-iterations -3
 printf 'a,b,label\n0,1,0\n1,0,2\n2,2,1\n' >"$work/three.csv"
 exit2 three-classes "exactly two classes" --train "$work/three.csv" --label label --method laplace
 
