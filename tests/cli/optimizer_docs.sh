@@ -8,7 +8,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-if ! "$blr" optimizers --help > /dev/null 2>&1; then echo "torch layer not built: skipped"; exit 0; fi
+# `blr optimizers --help` exits 0 even without the command (the top-level help), so look for it.
+if ! "$blr" --help 2>/dev/null | grep -q '^ *optimizers '; then echo "torch layer not built: skipped"; exit 0; fi
 "$blr" optimizers --markdown > "$tmp/generated.md" || fail "blr optimizers --markdown failed"
 sed -n '/<!-- BEGIN optimizer reference/,/<!-- END optimizer reference -->/p' "$source/docs/torch.md" \
   | sed '1d;$d' > "$tmp/documented.md"
