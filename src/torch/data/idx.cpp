@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <memory>
 
@@ -81,9 +82,19 @@ IdxArray read_idx_gz(const std::string& path, int expected_rank) {
       throw Error(fmt::format("The IDX file '{}' declares an implausibly large array.", path));
     }
   }
-  out.data.resize(static_cast<size_t>(count));
-  const size_t got = read_exact(file.get(), out.data.data(), out.data.size(), path);
-  if (got != out.data.size()) {
+  // The data is read in chunks, the vector growing as bytes arrive: a header that claims more
+  // than the file holds costs at most one chunk, not the size it claims.
+  const auto total = static_cast<size_t>(count);
+  size_t got = 0;
+  while (got < total) {
+    const size_t want = std::min(kIdxChunkBytes, total - got);
+    out.data.resize(got + want);
+    const size_t n = read_exact(file.get(), out.data.data() + got, want, path);
+    got += n;
+    if (n < want) break;
+  }
+  out.data.resize(got);
+  if (got != total) {
     throw Error(fmt::format(
         "The IDX file '{}' is truncated: its header declares {} values but it holds only {}.", path,
         count, got));
