@@ -66,6 +66,23 @@ TEST(IdxLimits, HugeClaimInATinyFileIsTruncatedNotAllocated) {
 #endif
 }
 
+TEST(IdxLimits, SizesWhoseProductOverflowsAreRefused) {
+  // Found by fuzz/harness/idx.cpp: 2^31 × 8 × 2^30 wrapped the int64 count to 0, so this header
+  // with no data was read as an empty array.
+  const std::vector<unsigned char> bytes = {0, 0, 8, 3, 0x80, 0, 0, 0, 0, 0, 0, 8, 0x40, 0, 0, 0};
+  const std::string path = temp_path("overflow");
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
+  std::string message;
+  try {
+    read_idx_gz(path, 3);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("implausibly large"), std::string::npos) << message;
+  std::filesystem::remove(path);
+}
+
 TEST(IdxLimits, DataLargerThanOneChunkRoundTrips) {
   IdxArray a;
   a.dims = {3, 5000, 1200};  // 18 MB: more than one 16 MiB chunk

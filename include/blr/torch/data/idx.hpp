@@ -5,8 +5,8 @@
 // (LeCun et al., "The MNIST database", http://yann.lecun.com/exdb/mnist/). Every field is checked:
 // a wrong magic, an unexpected rank, a size that disagrees with the file, or a truncated or
 // corrupt gzip stream is reported as a blr::Error naming the file. The header may declare up to
-// 2^34 values; the data is read in chunks of `kIdxChunkBytes`, so the memory taken is bounded by
-// the data actually present (plus one chunk), never by what the header claims. This file needs
+// 2^34 values; the data is read in chunks (64 KiB doubling up to `kIdxChunkBytes`), so the memory
+// taken is bounded by the data actually present (plus one chunk), never by what the header claims. This file needs
 // zlib only, not LibTorch.
 #pragma once
 
@@ -17,7 +17,7 @@
 
 namespace blr::torch {
 
-/// The IDX data is read (and memory grown) this many bytes at a time.
+/// The IDX data is read (and memory grown) at most this many bytes at a time.
 inline constexpr size_t kIdxChunkBytes = size_t{16} << 20;
 
 /// The contents of an IDX file of unsigned bytes.
