@@ -7,7 +7,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 seconds="${1:-60}"
 build="${2:-build-fuzz}"
 bash "$here/build.sh" "$build"
-for h in $(sed -n 's/^set(BLR_FUZZ_HARNESSES \(.*\))$/\1/p' "$here/harnesses.cmake"); do
+harnesses=$(sed -n 's/^set(BLR_FUZZ_HARNESSES \(.*\))$/\1/p' "$here/harnesses.cmake")
+if [ -x "$build/fuzz_checkpoint" ]; then harnesses="$harnesses checkpoint"; fi
+for h in $harnesses; do
   echo "== fuzz_$h: $seconds s" >&2
   nice -n 10 bash "$here/run_one.sh" "$build" "$h" -max_total_time="$seconds"
 done
