@@ -113,6 +113,18 @@ TEST(CsvReliability, StandardizerHandlesHugeMagnitudes) {
   EXPECT_NEAR(zy(2, 0), -std::sqrt(2.0), 1e-12);
 }
 
+TEST(CsvReliability, StandardizerHandlesTinyMagnitudes) {
+  // Squares of 1e-200 underflow to 0: the column must not be taken for a constant.
+  Matrix x(2, 1);
+  x << 1e-200, 3e-200;
+  const auto s = Standardizer::fit(x, {"tiny"});
+  EXPECT_DOUBLE_EQ(s.mean[0], 2e-200);
+  EXPECT_DOUBLE_EQ(s.sd[0], 1e-200);
+  const Matrix z = s.transform(x);
+  EXPECT_NEAR(z(0, 0), -1.0, 1e-14);
+  EXPECT_NEAR(z(1, 0), 1.0, 1e-14);
+}
+
 TEST(CsvReliability, StandardizerRefusesNonFiniteColumnsByName) {
   Matrix x(2, 2);
   x << 1, std::numeric_limits<double>::infinity(), 2, 1;

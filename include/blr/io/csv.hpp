@@ -13,9 +13,9 @@
 // read.
 //
 // `Standardizer` centres and scales columns with the *training* means and population standard
-// deviations (ddof 0), the convention of the Pima oracle in research/peers.md §4(e), computed on
-// the column divided by its largest |x| so that no magnitude overflows; `with_intercept` prepends
-// a column of ones.
+// deviations (ddof 0), the convention of the Pima oracle in research/peers.md §4(e); a column whose
+// largest |x| is beyond 1e±100 is divided by it first, so that no sum or square overflows or
+// underflows; `with_intercept` prepends a column of ones.
 #pragma once
 
 #include <cstddef>

@@ -378,13 +378,18 @@ Standardizer Standardizer::fit(const Matrix& x, const std::vector<std::string>& 
   check(x.rows() > 0, "Standardisation needs at least one row.");
   Standardizer s;
   s.names = names;
+  const Vector direct_mean = x.colwise().mean().transpose();
   s.mean.resize(x.cols());
   s.sd.resize(x.cols());
   for (Index j = 0; j < x.cols(); ++j) {
-    // Mean and sd of x / max|x|, scaled back: no square or sum overflows, whatever the magnitude.
     const double scale = x.col(j).cwiseAbs().maxCoeff();
     double mean = 0, sd = 0;
-    if (std::isfinite(scale) && scale > 0) {
+    if (scale > 1e-100 && scale < 1e100) {
+      // Moderate magnitudes: no sum or square can overflow or underflow; the direct formulas.
+      mean = direct_mean[j];
+      sd = std::sqrt((x.col(j).array() - mean).square().mean());
+    } else if (std::isfinite(scale) && scale > 0) {
+      // Mean and sd of x / max|x|, scaled back: nothing overflows (1e300) or underflows (1e-200).
       const auto y = x.col(j).array() / scale;
       const double m = y.mean();
       mean = scale * m;
