@@ -27,15 +27,12 @@ void put_le(std::string& out, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
-/// The scratch file, removed when the process ends.
+/// The scratch file of this process; removed after every input (libFuzzer may end the process
+/// without running destructors, and a crash ends it at once).
 struct Scratch {
   std::string path = (std::filesystem::temp_directory_path() /
                       ("blr_fuzz_checkpoint_" + std::to_string(::getpid()) + ".ckpt"))
                          .string();
-  ~Scratch() {
-    std::error_code ec;
-    std::filesystem::remove(path, ec);
-  }
 };
 
 }  // namespace
@@ -61,7 +58,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (std::fclose(f) != 0 || wrote != file.size()) bug("fwrite failed");
   }
   blr::torch::Checkpoint c;
-  if (!accepted([&] { c = blr::torch::load_checkpoint(scratch.path); })) return 0;
+  const bool ok = accepted([&] { c = blr::torch::load_checkpoint(scratch.path); });
+  std::error_code ec;
+  std::filesystem::remove(scratch.path, ec);
+  if (!ok) return 0;
   require(c.meta.is_object() || c.meta.is_array() || !c.meta.is_discarded(),
           "an accepted checkpoint has no readable meta block");
   return 0;

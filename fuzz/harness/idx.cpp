@@ -44,24 +44,18 @@ void write_file(const std::string& path, const uint8_t* data, size_t size, bool 
   }
 }
 
-/// Removes the scratch files when the process ends.
+/// The scratch files of this process; removed after every input (libFuzzer may end the process
+/// without running destructors).
 struct Scratch {
   std::string in = scratch(".in"), out = scratch(".out.gz");
-  ~Scratch() {
+  void remove() const {
     std::error_code ec;
     std::filesystem::remove(in, ec);
     std::filesystem::remove(out, ec);
   }
 };
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const Scratch files;
-  const std::string& path = files.in;
-  const std::string& again = files.out;
-  if (size == 0) return 0;
-  write_file(path, data + 1, size - 1, (data[0] & 1) != 0);
+void check(const std::string& path, const std::string& again) {
   for (const int rank : {1, 3}) {
     blr::torch::IdxArray a;
     if (!accepted([&] { a = blr::torch::read_idx_gz(path, rank); })) continue;
@@ -81,5 +75,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             "an accepted array does not survive a write/read round trip");
     require(a.dims == b.dims && a.data == b.data, "the round trip changed the array");
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const Scratch files;
+  if (size == 0) return 0;
+  write_file(files.in, data + 1, size - 1, (data[0] & 1) != 0);
+  check(files.in, files.out);
+  files.remove();
   return 0;
 }
