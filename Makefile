@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 # that makes multi-threaded steps up to 20x slower. It is read when the library loads.
 export OMP_WAIT_POLICY ?= PASSIVE
 
-.PHONY: all setup configure build test demo sanitize clean format
+.PHONY: all setup configure build test demo sanitize fuzz clean format
 
 all: build
 
@@ -41,8 +41,14 @@ sanitize: setup
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS)
 
+# libFuzzer + ASan + UBSan runs of every fuzz harness (clang), FUZZ_SECONDS each (fuzz/run.sh);
+# found inputs stay in build-fuzz/corpus, crashes in build-fuzz/artifacts.
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	bash fuzz/run.sh $(FUZZ_SECONDS) build-fuzz
+
 format:
 	find include src apps tests bench -name '*.hpp' -o -name '*.cpp' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -9,6 +9,7 @@ packages=(
   libtorch-dev libopenblas0-pthread
   dataset-fashion-mnist gnuplot-nox
   python3-torch
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

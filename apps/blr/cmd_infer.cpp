@@ -143,13 +143,14 @@ Supervised load_supervised(const Options& o, Response response, bool intercept) 
       if (s.has_test) s.y_test = test->count_column(label);
       break;
     case Response::binary: {
-      const auto classes = train.distinct(label);
+      const auto classes = train.distinct(label, 2);  // stops at a third class
       std::string list;
       for (std::size_t i = 0; i < classes.size(); ++i) list += (i ? ", " : "") + classes[i];
       check(classes.size() == 2,
             fmt::format("The label column '{}' of '{}' must hold exactly two classes; it holds {} "
                         "({}).",
-                        label, o.train, classes.size(), list));
+                        label, o.train, classes.size() > 2 ? "more" : std::to_string(classes.size()),
+                        classes.size() > 2 ? list + ", ..." : list));
       std::string positive = o.positive;
       if (positive.empty()) {
         const bool zero_one =

@@ -223,7 +223,7 @@ nlohmann::json run_conjugate(const Options& o) {
   std::vector<std::string> names;
   if (lik == "bernoulli") {
     need(2, {1, 1}, "a,b of Beta(a, b)");
-    const auto classes = table.distinct(col);
+    const auto classes = table.distinct(col, 2);  // stops at a third class
     const std::string positive = o.positive.empty() ? "1" : o.positive;
     const std::vector<std::string> declared =
         o.positive.empty() ? std::vector<std::string>{"0", "1"} : classes;

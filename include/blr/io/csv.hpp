@@ -1,17 +1,26 @@
 // CSV tables with a header row, and the design matrices built from them.
 //
 // `CsvTable` reads comma-separated text (RFC 4180 quoting: "a, b" and "" inside quotes) whose
-// first line names the columns. Cells stay text until a column is asked for, so one file may hold
-// numeric covariates and a text label ("Yes"/"No"). Every failure is a `blr::Error` naming the
-// file, the 1-based line and the column: a row with the wrong number of fields, an unterminated
-// quote, a missing column, an empty, non-numeric or non-finite value, a label outside the declared
-// classes, a count that is not a non-negative integer.
+// first line names the columns. A UTF-8 byte-order mark at the start is skipped; CR, LF and CRLF
+// each end a record (inside quotes they are text). Cells stay text until a column is asked for,
+// so one file may hold numeric covariates and a text label ("Yes"/"No"). A number is a whole
+// decimal token — optional sign, digits with an optional point, optional exponent — read with
+// `std::from_chars`: no hexadecimal floats, no "inf"/"nan" spellings, nothing beyond the range of
+// a double. Every failure is a `blr::Error` naming the file, the 1-based line and the column: a
+// row with the wrong number of fields, an unterminated quote, a missing column, an empty,
+// non-numeric, non-finite or out-of-range value, a label outside the declared classes, a count
+// that is not a non-negative integer. A file larger than `kMaxCsvBytes` is refused before it is
+// read.
 //
 // `Standardizer` centres and scales columns with the *training* means and population standard
-// deviations (ddof 0), the convention of the Pima oracle in research/peers.md §4(e);
-// `with_intercept` prepends a column of ones.
+// deviations (ddof 0), the convention of the Pima oracle in research/peers.md §4(e); a column whose
+// largest |x| is beyond 1e±100 is divided by it first, so that no sum or square overflows or
+// underflows; `with_intercept` prepends a column of ones.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -19,10 +28,15 @@
 
 namespace blr::io {
 
+/// The largest CSV file `CsvTable::read` accepts (4 GiB); the table in memory takes a few times
+/// more.
+inline constexpr std::uintmax_t kMaxCsvBytes = std::uintmax_t{4} << 30;
+
 class CsvTable {
  public:
-  /// Reads and parses a file; `source` in messages is the path.
-  static CsvTable read(const std::string& path);
+  /// Reads and parses a file; `source` in messages is the path. A file of more than `max_bytes`
+  /// is refused, with its size, before anything is read.
+  static CsvTable read(const std::string& path, std::uintmax_t max_bytes = kMaxCsvBytes);
   /// Parses text held in memory; `source` names it in messages.
   static CsvTable parse(const std::string& text, const std::string& source);
 
@@ -43,8 +57,12 @@ class CsvTable {
   Matrix numeric_columns(const std::vector<std::string>& names) const;
   /// All column names except the ones listed (in file order).
   std::vector<std::string> columns_except(const std::vector<std::string>& excluded) const;
-  /// Distinct labels of a column in order of first appearance.
-  std::vector<std::string> distinct(const std::string& name) const;
+  /// Distinct labels of a column (as `same_label` compares them) in order of first appearance,
+  /// in one pass. The scan stops at the first label beyond `max_count` distinct ones, so a result
+  /// of more than `max_count` labels (max_count + 1 of them) means "more than allowed".
+  std::vector<std::string> distinct(
+      const std::string& name,
+      std::size_t max_count = std::numeric_limits<std::size_t>::max()) const;
   /// 1 where the label equals `positive`, 0 where it equals another declared class; a label
   /// outside `classes` is an error naming the line. Labels match as text, or as numbers when both
   /// sides parse as numbers ("1" = "1.0").
@@ -63,22 +81,28 @@ class CsvTable {
   std::vector<long> lines_;
 };
 
-/// Parses a whole cell as a finite double; throws a sentence naming `where` otherwise.
+/// Parses a whole cell (spaces and tabs around it ignored) as a decimal number within the range
+/// of a double; throws a sentence naming `where` otherwise.
 double parse_number(const std::string& text, const std::string& where);
-/// True when `text` parses completely as a double (NaN and infinities included).
+/// True when `parse_number` accepts `text`.
 bool looks_numeric(const std::string& text);
-/// Labels are equal as text, or as numbers when both are numeric.
+/// Labels are equal as text (trimmed), or as numbers when both are numeric.
 bool same_label(const std::string& a, const std::string& b);
 
 /// Column-wise standardisation with training statistics.
 struct Standardizer {
-  Vector mean;  ///< training means
-  Vector sd;    ///< training population standard deviations (ddof 0)
+  Vector mean;                     ///< training means
+  Vector sd;                       ///< training population standard deviations (ddof 0)
+  std::vector<std::string> names;  ///< column names for messages (may be empty)
 
-  /// Fits on the rows of `x`; a constant column is an error naming it (`names` may be empty).
+  /// Fits on the rows of `x`; a constant column, or one whose mean or sd is not finite, is an
+  /// error naming it (`names` may be empty).
   static Standardizer fit(const Matrix& x, const std::vector<std::string>& names = {});
-  /// (x − mean) / sd, column by column.
+  /// (x − mean) / sd, column by column; a result that is not finite is an error naming the
+  /// column and the row.
   Matrix transform(const Matrix& x) const;
+  /// "'name'" or the 1-based column number.
+  std::string column_name(Index j) const;
 };
 
 /// [1, x]: a column of ones before the columns of x.

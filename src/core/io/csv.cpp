@@ -2,12 +2,17 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
-#include <sstream>
+#include <system_error>
+#include <unordered_map>
 
 #include "blr/core/error.hpp"
 
@@ -56,7 +61,9 @@ std::vector<std::vector<std::string>> split_records(const std::string& text,
     field.clear();
     field_quoted = after_quote = record_has_content = false;
   };
-  for (std::size_t i = 0; i < text.size(); ++i) {
+  // A UTF-8 byte-order mark is not part of the first column's name.
+  const std::size_t start = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  for (std::size_t i = start; i < text.size(); ++i) {
     const char c = text[i];
     if (in_quotes) {
       if (c == '"') {
@@ -68,13 +75,14 @@ std::vector<std::vector<std::string>> split_records(const std::string& text,
           after_quote = true;
         }
       } else {
-        if (c == '\n') ++line;
+        // A line break inside quotes is text; it still counts for the line numbers.
+        if (c == '\n' || (c == '\r' && !(i + 1 < text.size() && text[i + 1] == '\n'))) ++line;
         field += c;
       }
       continue;
     }
-    if (c == '\r') continue;
-    if (c == '\n') {
+    if (c == '\r' || c == '\n') {  // CR, LF and CRLF each end a record
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
       end_record();
       ++line;
       record_line = line;
@@ -108,46 +116,111 @@ std::vector<std::vector<std::string>> split_records(const std::string& text,
   return records;
 }
 
+enum class NumberStatus { kOk, kNotANumber, kNotFinite, kOutOfRange };
+struct Parsed {
+  NumberStatus status = NumberStatus::kNotANumber;
+  double value = 0;
+};
+
+/// A number is a whole decimal token (already trimmed): an optional sign ('+' or '-'), digits
+/// with an optional point, an optional exponent. Hexadecimal floats are not numbers; "inf",
+/// "nan" and "infinity" (any case, any sign) are reported as not finite; a value beyond the
+/// range of a double (1e400, 1e-400) is out of range.
+Parsed parse_decimal(const std::string& t) {
+  const char* b = t.data();
+  const char* const e = t.data() + t.size();
+  const char* digits = b;
+  if (digits < e && (*digits == '+' || *digits == '-')) ++digits;
+  if (digits == e) return {};
+  if (!(std::isdigit(static_cast<unsigned char>(*digits)) || *digits == '.')) {
+    const std::string rest(digits, e);
+    for (const char* word : {"inf", "infinity", "nan"}) {
+      if (rest.size() == std::strlen(word) &&
+          std::equal(rest.begin(), rest.end(), word, [](char x, char y) {
+            return std::tolower(static_cast<unsigned char>(x)) == y;
+          })) {
+        return {NumberStatus::kNotFinite, 0};
+      }
+    }
+    return {};
+  }
+  // from_chars takes no '+'; a '-' is passed to it.
+  if (*b == '+') ++b;
+  double v = 0;
+  const auto r = std::from_chars(b, e, v, std::chars_format::general);
+  if (r.ptr != e) return {};
+  if (r.ec == std::errc::result_out_of_range) return {NumberStatus::kOutOfRange, 0};
+  if (r.ec != std::errc()) return {};
+  if (!std::isfinite(v)) return {NumberStatus::kNotFinite, 0};
+  return {NumberStatus::kOk, v};
+}
+
+/// The class a label belongs to: its value for a number (so "1" and "1.0" agree, and -0 is 0),
+/// its trimmed text otherwise. Two labels are `same_label` exactly when their keys are equal.
+std::string label_key(const std::string& cell) {
+  std::string t = trim(cell);
+  const Parsed p = parse_decimal(t);
+  if (p.status != NumberStatus::kOk) return "t" + t;
+  const double v = p.value == 0 ? 0.0 : p.value;
+  std::string key(1 + sizeof v, 'n');
+  std::memcpy(key.data() + 1, &v, sizeof v);
+  return key;
+}
+
 }  // namespace
 
 bool looks_numeric(const std::string& text) {
-  const std::string t = trim(text);
-  if (t.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  std::strtod(t.c_str(), &end);
-  return end == t.c_str() + t.size();
+  return parse_decimal(trim(text)).status == NumberStatus::kOk;
 }
 
 double parse_number(const std::string& text, const std::string& where) {
   const std::string t = trim(text);
   if (t.empty()) throw Error(fmt::format("{}: the value is empty.", where));
-  char* end = nullptr;
-  const double v = std::strtod(t.c_str(), &end);
-  if (end != t.c_str() + t.size()) {
-    throw Error(fmt::format("{}: '{}' is not a number.", where, t));
+  const Parsed p = parse_decimal(t);
+  switch (p.status) {
+    case NumberStatus::kOk:
+      return p.value;
+    case NumberStatus::kNotFinite:
+      throw Error(fmt::format("{}: the value '{}' is not a finite number.", where, t));
+    case NumberStatus::kOutOfRange:
+      throw Error(fmt::format("{}: the value '{}' is outside the range of a double.", where, t));
+    case NumberStatus::kNotANumber:
+      break;
   }
-  if (!std::isfinite(v)) {
-    throw Error(fmt::format("{}: the value '{}' is not a finite number.", where, t));
-  }
-  return v;
+  throw Error(fmt::format("{}: '{}' is not a number.", where, t));
 }
 
 bool same_label(const std::string& a, const std::string& b) {
   const std::string ta = trim(a), tb = trim(b);
   if (ta == tb) return true;
-  if (looks_numeric(ta) && looks_numeric(tb)) {
-    return std::strtod(ta.c_str(), nullptr) == std::strtod(tb.c_str(), nullptr);
-  }
-  return false;
+  const Parsed pa = parse_decimal(ta), pb = parse_decimal(tb);
+  return pa.status == NumberStatus::kOk && pb.status == NumberStatus::kOk && pa.value == pb.value;
 }
 
-CsvTable CsvTable::read(const std::string& path) {
+CsvTable CsvTable::read(const std::string& path, std::uintmax_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("File '{}' cannot be opened for reading.", path));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return parse(buffer.str(), path);
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > max_bytes) {
+    throw Error(fmt::format("File '{}' holds {} bytes, more than the {} bytes a CSV table may have.",
+                            path, size, max_bytes));
+  }
+  // The size is checked again while reading (a pipe or a growing file has no size up front).
+  std::string text;
+  if (!ec) text.reserve(static_cast<std::size_t>(size));
+  std::vector<char> chunk(1 << 16);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (text.size() + got > max_bytes) {
+      throw Error(fmt::format("File '{}' holds more than the {} bytes a CSV table may have.", path,
+                              max_bytes));
+    }
+    text.append(chunk.data(), got);
+  }
+  if (in.bad()) throw Error(fmt::format("File '{}' cannot be read to its end.", path));
+  return parse(text, path);
 }
 
 CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
@@ -227,31 +300,47 @@ std::vector<std::string> CsvTable::columns_except(const std::vector<std::string>
   return out;
 }
 
-std::vector<std::string> CsvTable::distinct(const std::string& name) const {
+std::vector<std::string> CsvTable::distinct(const std::string& name,
+                                            std::size_t max_count) const {
   const Index j = column_index(name);
   std::vector<std::string> out;
+  std::unordered_map<std::string, std::size_t> seen;
   for (Index i = 0; i < rows(); ++i) {
-    bool found = false;
-    for (const auto& v : out) found = found || same_label(v, cells_[i][j]);
-    if (!found) out.push_back(cells_[i][j]);
+    if (seen.emplace(label_key(cells_[i][j]), out.size()).second) {
+      out.push_back(cells_[i][j]);
+      if (out.size() > max_count) break;  // more classes than allowed: no need to look further
+    }
   }
   return out;
 }
 
+namespace {
+
+/// Position of each declared class by its label key (the first one when two coincide).
+std::unordered_map<std::string, int> class_index(const std::vector<std::string>& classes) {
+  std::unordered_map<std::string, int> out;
+  for (std::size_t c = 0; c < classes.size(); ++c)
+    out.emplace(label_key(classes[c]), static_cast<int>(c));
+  return out;
+}
+
+}  // namespace
+
 Vector CsvTable::binary_labels(const std::string& name, const std::string& positive,
                                const std::vector<std::string>& classes) const {
   const Index j = column_index(name);
+  const auto index = class_index(classes);
+  const std::string positive_key = label_key(positive);
   Vector out(rows());
   for (Index i = 0; i < rows(); ++i) {
     const std::string& v = cells_[i][j];
-    bool declared = false;
-    for (const auto& c : classes) declared = declared || same_label(c, v);
-    if (!declared) {
+    const std::string key = label_key(v);
+    if (!index.contains(key)) {
       throw Error(fmt::format(
           "File '{}', line {}, column '{}': label '{}' is outside the declared classes ({}).",
           source_, lines_[i], name, v, join(classes)));
     }
-    out[i] = same_label(v, positive) ? 1.0 : 0.0;
+    out[i] = key == positive_key ? 1.0 : 0.0;
   }
   return out;
 }
@@ -259,17 +348,16 @@ Vector CsvTable::binary_labels(const std::string& name, const std::string& posit
 std::vector<int> CsvTable::class_labels(const std::string& name,
                                         const std::vector<std::string>& classes) const {
   const Index j = column_index(name);
+  const auto index = class_index(classes);
   std::vector<int> out(rows());
   for (Index i = 0; i < rows(); ++i) {
-    int k = -1;
-    for (std::size_t c = 0; c < classes.size() && k < 0; ++c)
-      if (same_label(classes[c], cells_[i][j])) k = static_cast<int>(c);
-    if (k < 0) {
+    const auto it = index.find(label_key(cells_[i][j]));
+    if (it == index.end()) {
       throw Error(fmt::format(
           "File '{}', line {}, column '{}': label '{}' is outside the declared classes ({}).",
           source_, lines_[i], name, cells_[i][j], join(classes)));
     }
-    out[i] = k;
+    out[i] = it->second;
   }
   return out;
 }
@@ -289,27 +377,65 @@ Vector CsvTable::count_column(const std::string& name) const {
 Standardizer Standardizer::fit(const Matrix& x, const std::vector<std::string>& names) {
   check(x.rows() > 0, "Standardisation needs at least one row.");
   Standardizer s;
-  s.mean = x.colwise().mean().transpose();
+  s.names = names;
+  const Vector direct_mean = x.colwise().mean().transpose();
+  s.mean.resize(x.cols());
   s.sd.resize(x.cols());
   for (Index j = 0; j < x.cols(); ++j) {
-    const double var = (x.col(j).array() - s.mean[j]).square().mean();
-    s.sd[j] = std::sqrt(var);
-    if (!(s.sd[j] > 0)) {
-      const std::string col =
-          j < static_cast<Index>(names.size()) ? "'" + names[j] + "'" : fmt::format("{}", j + 1);
-      throw Error(fmt::format(
-          "Column {} is constant in the training data, so it cannot be standardised.", col));
+    const double scale = x.col(j).cwiseAbs().maxCoeff();
+    double mean = 0, sd = 0;
+    if (scale > 1e-100 && scale < 1e100) {
+      // Moderate magnitudes: no sum or square can overflow or underflow; the direct formulas.
+      mean = direct_mean[j];
+      sd = std::sqrt((x.col(j).array() - mean).square().mean());
+    } else if (std::isfinite(scale) && scale > 0) {
+      // Mean and sd of x / max|x|, scaled back: nothing overflows (1e300) or underflows (1e-200).
+      const auto y = x.col(j).array() / scale;
+      const double m = y.mean();
+      mean = scale * m;
+      sd = scale * std::sqrt((y - m).square().mean());
+    } else if (!std::isfinite(scale)) {
+      mean = sd = scale;  // a NaN or infinite value: reported below
     }
+    if (!std::isfinite(mean) || !std::isfinite(sd)) {
+      throw Error(fmt::format(
+          "Column {} has a value that is not finite, so its mean and standard deviation are not "
+          "finite and it cannot be standardised.",
+          s.column_name(j)));
+    }
+    if (!(sd > 0)) {
+      throw Error(fmt::format(
+          "Column {} is constant in the training data, so it cannot be standardised.",
+          s.column_name(j)));
+    }
+    s.mean[j] = mean;
+    s.sd[j] = sd;
   }
   return s;
+}
+
+std::string Standardizer::column_name(Index j) const {
+  return j < static_cast<Index>(names.size()) ? "'" + names[j] + "'" : fmt::format("{}", j + 1);
 }
 
 Matrix Standardizer::transform(const Matrix& x) const {
   check(x.cols() == mean.size(),
         fmt::format("Standardisation was fitted on {} columns but is applied to {}.", mean.size(),
                     x.cols()));
-  Matrix out = x;
-  for (Index j = 0; j < x.cols(); ++j) out.col(j) = (x.col(j).array() - mean[j]) / sd[j];
+  Matrix out(x.rows(), x.cols());
+  for (Index j = 0; j < x.cols(); ++j) {
+    for (Index i = 0; i < x.rows(); ++i) {
+      double d = x(i, j) - mean[j];
+      // x − mean may overflow where x and the mean are huge with opposite signs.
+      out(i, j) = std::isfinite(d) ? d / sd[j] : 2 * ((0.5 * x(i, j) - 0.5 * mean[j]) / sd[j]);
+      if (!std::isfinite(out(i, j))) {
+        throw Error(fmt::format(
+            "Column {}, row {}: the value {} is not finite once standardised with the training "
+            "mean {} and standard deviation {}.",
+            column_name(j), i + 1, x(i, j), mean[j], sd[j]));
+      }
+    }
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <memory>
 
@@ -76,14 +77,27 @@ IdxArray read_idx_gz(const std::string& path, int expected_rank) {
                               path, n, d));
     }
     out.dims.push_back(n);
-    count *= n;
-    if (count > (int64_t{1} << 34)) {
+    // Checked before multiplying: three sizes of up to 2^31 would overflow int64.
+    if (n > (int64_t{1} << 34) / count) {
       throw Error(fmt::format("The IDX file '{}' declares an implausibly large array.", path));
     }
+    count *= n;
   }
-  out.data.resize(static_cast<size_t>(count));
-  const size_t got = read_exact(file.get(), out.data.data(), out.data.size(), path);
-  if (got != out.data.size()) {
+  // The data is read in chunks, the vector growing as bytes arrive: a header that claims more
+  // than the file holds costs at most what was read plus one chunk, not the size it claims.
+  // Chunks start at 64 KiB and double up to kIdxChunkBytes, so a small file stays cheap.
+  const auto total = static_cast<size_t>(count);
+  size_t got = 0;
+  while (got < total) {
+    const size_t chunk = std::clamp<size_t>(got, size_t{1} << 16, kIdxChunkBytes);
+    const size_t want = std::min(chunk, total - got);
+    out.data.resize(got + want);
+    const size_t n = read_exact(file.get(), out.data.data() + got, want, path);
+    got += n;
+    if (n < want) break;
+  }
+  out.data.resize(got);
+  if (got != total) {
     throw Error(fmt::format(
         "The IDX file '{}' is truncated: its header declares {} values but it holds only {}.", path,
         count, got));

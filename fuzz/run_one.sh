@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer harness from its seed corpus (fuzz/corpus/<harness>/); new inputs are kept
+# in BUILD_DIR/corpus/<harness>/ and crashes written to BUILD_DIR/artifacts/<harness>/, never
+# into the source tree. Any crash, leak or sanitizer report makes it exit non-zero.
+# With BLR_FUZZ_FRESH=1 (ctest) new inputs go to a fresh folder that is removed afterwards, so
+# that a run with a fixed -seed is the same every time.
+# Usage: fuzz/run_one.sh BUILD_DIR HARNESS [libFuzzer flags...]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+build="$1"
+harness="$2"
+shift 2
+corpus="$build/corpus/$harness"
+if [ "${BLR_FUZZ_FRESH:-0}" = 1 ]; then
+  corpus="$(mktemp -d)"
+  trap 'rm -rf "$corpus"' EXIT
+fi
+mkdir -p "$corpus" "$build/artifacts/$harness"
+extra=()
+if [ "$harness" = checkpoint ]; then
+  # LibTorch 1.13 (Debian, not instrumented) leaks when a payload is not a valid archive, and
+  # allocates whatever a tensor's size in the archive claims (a 14 KB file: 2 GB; both in
+  # fuzz/known/checkpoint/ and docs/reliability.md). Leaks are not reported for this harness, an
+  # allocation over 512 MB is counted as an out-of-memory and the run goes on (fork mode);
+  # crashes and sanitizer reports still stop it.
+  extra+=(-detect_leaks=0 -malloc_limit_mb=512 -rss_limit_mb=1536 -fork=1 -ignore_ooms=1)
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"  # also at exit of fork jobs
+fi
+"$build/fuzz_$harness" -artifact_prefix="$build/artifacts/$harness/" -print_final_stats=1 \
+  "${extra[@]}" "$@" "$corpus" "$here/corpus/$harness"
