@@ -2,6 +2,8 @@
 // correction, rank-one updates, NaN reporting and exact save/restore.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <Eigen/Eigenvalues>
 
 #include "blr/core/rng.hpp"
@@ -231,6 +233,26 @@ TEST(GaussianRule, MalformedSavedStatesAreRefused) {
   EXPECT_THROW(load_state<GaussianDiag>(R"({"format":"blr.rule_state","version":99})"), Error);
   auto s = init(GaussianDiag(Vector::Zero(2), Vector::Ones(2)));
   EXPECT_THROW(load_state<GaussianFull>(save_state(s)), Error);
+}
+
+// Found by the state fuzz harness (fuzz/corpus/state/): each was accepted or undefined behaviour.
+TEST(GaussianRule, SavedStatesWithImpossibleValuesAreRefused) {
+  const std::string good = save_state(init(GaussianDiag(Vector::Zero(2), Vector::Ones(2))));
+  EXPECT_NO_THROW(load_state<GaussianDiag>(good));
+  auto edited = [&](const char* key, const nlohmann::json& value) {
+    auto j = nlohmann::json::parse(good);
+    j[key] = value;
+    return j.dump();
+  };
+  EXPECT_THROW(load_state<GaussianDiag>(edited("version", 1e300)), Error);  // float → int
+  EXPECT_THROW(load_state<GaussianDiag>(edited("step", 1e300)), Error);     // float → long
+  EXPECT_THROW(load_state<GaussianDiag>(edited("step", -1)), Error);
+  EXPECT_THROW(load_state<GaussianDiag>(edited("gradient_average", {0.0, 0.0, 0.0})), Error);
+  auto q = nlohmann::json::parse(good)["q"];
+  q["precision"] = {1.0, 0.0};
+  EXPECT_THROW(load_state<GaussianDiag>(edited("q", q)), Error);  // precision must be positive
+  q["precision"] = {1.0, 1.0, 1.0};
+  EXPECT_THROW(load_state<GaussianDiag>(edited("q", q)), Error);  // size differs from the mean
 }
 
 TEST(Policy, InvalidOptionsNameTheOption) {
