@@ -20,7 +20,7 @@ extra=()
 if [ "$harness" = checkpoint ]; then
   # LibTorch 1.13 (Debian, not instrumented) leaks when a payload is not a valid archive, and
   # allocates whatever a tensor's size in the archive claims (a 14 KB file: 2 GB; both in
-  # fuzz/known/checkpoint/ and docs/reliability.md). Leaks are not reported for this harness, an
+  # fuzz/corpus/checkpoint/ and docs/reliability.md). Leaks are not reported for this harness, an
   # allocation over 512 MB is counted as an out-of-memory and the run goes on (fork mode);
   # crashes and sanitizer reports still stop it.
   extra+=(-detect_leaks=0 -malloc_limit_mb=512 -rss_limit_mb=1536 -fork=1 -ignore_ooms=1)

@@ -6,6 +6,8 @@
 #    checkpoint intact and loadable, no temporary file left;
 #  - a corrupted newest checkpoint in a --checkpoint-every directory: --resume DIR picks the newest
 #    valid one and says so; a stale temporary file of a dead process is removed on the next write;
+#  - crafted checkpoints with a valid CRC that crash LibTorch or make it allocate gigabytes:
+#    refused in one sentence (decoded first in a capped child process);
 #  - divergence that stays finite: flagged in the JSON and on stderr, exit 4 with
 #    --fail-on-divergence, and a sound run is not flagged.
 # Usage: torch_faults.sh <path-to-blr> <source-dir>
@@ -72,6 +74,21 @@ grep -q "skipped: .*ivon-epoch-4.ckpt" "$work/err" || fail "resume DIR: the brok
 json_true "$work/resumed.json" 'd["optimizers"]["ivon"]["steps"] == 16'   # 4 epochs × 4 steps
 mkdir -p "$work/empty"
 expect_fail resume-empty-dir "holds no valid checkpoint" train --resume "$work/empty" --threads 1
+
+# ---- crafted checkpoints with a valid checksum that LibTorch cannot decode safely ---------------
+# (fuzz/corpus/checkpoint/: the first byte selects the harness mode, the rest is the payload)
+for case in "segv-jit-type-parser:LibTorch crashed (signal 11) while decoding it" \
+            "oom:needs more than 1 GiB of memory"; do
+  name=${case%%:*} text=${case#*:}
+  python3 - "$source_dir/fuzz/corpus/checkpoint/$name"-* "$work/$name.ckpt" <<'PY'
+import struct, sys, zlib
+payload = open(sys.argv[1], "rb").read()[1:]
+header = b"BLRCKPT\n" + struct.pack("<IQI", 1, len(payload), zlib.crc32(payload) & 0xFFFFFFFF)
+open(sys.argv[2], "wb").write(header + payload)
+PY
+  expect_fail "crafted-$name" "$text" eval --checkpoint "$work/$name.ckpt" --quiet
+  grep -q "unexpected\|Internal error" "$work/err" && fail "crafted-$name: reported as a bug"
+done
 
 # ---- divergence that stays finite ---------------------------------------------------------------
 "$blr" train --optimizer sgd --sgd-lr 5 --epochs 2 "${tiny[@]}" --json "$work/div.json" \
