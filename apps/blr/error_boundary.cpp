@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <ios>
 #include <new>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
@@ -59,6 +60,12 @@ Failure describe_failure(std::exception_ptr error) {
   } catch (const c10::Error& e) {
     return {one_sentence(fmt::format("LibTorch refused the operation: {}", e.msg())), kExitError};
 #endif
+  } catch (const std::runtime_error& e) {
+    // blr throws blr::Error; a plain runtime_error comes from a library (LibTorch reports a
+    // learning rate beyond float's range this way: "value cannot be converted to type float
+    // without overflow"). logic_error (out_of_range, invalid_argument, ...) stays a bug.
+    return {one_sentence(fmt::format("A library blr uses refused the operation: {}", e.what())),
+            kExitError};
   } catch (const std::exception& e) {
     return {one_sentence(fmt::format("Internal error (a bug in blr; please report it): {}",
                                      e.what())),

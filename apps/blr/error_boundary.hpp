@@ -5,9 +5,9 @@
 // Exit statuses (docs/reliability.md):
 //   0  success
 //   2  the input, the options or the environment are wrong (blr::Error, and everything from
-//      outside blr: out of memory, file-system and stream errors, LibTorch's c10::Error, malformed
-//      JSON)
-//   3  a bug in blr (any other exception); the fuzz harnesses treat it as one
+//      outside blr: out of memory, file-system and stream errors, LibTorch's c10::Error and the
+//      plain std::runtime_error it also throws, malformed JSON)
+//   3  a bug in blr (std::logic_error and any other exception); the fuzz harnesses treat it as one
 //   4  training diverged and --fail-on-divergence was given
 // CLI11's own parse errors keep CLI11's statuses (non-zero) and messages.
 #pragma once

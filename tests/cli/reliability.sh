@@ -65,6 +65,9 @@ if "$blr" --help 2>/dev/null | grep -q '^ *train '; then
     train --epochs 1 --out "$work/afile/run"
   expect_status out-is-file 2 "which is a file, not a directory" train --epochs 1 --out "$work/afile"
   expect_fail threads-negative "--threads: it must be at least 0" train --threads -2
+  # LibTorch's own runtime_error (a learning rate beyond float's range): exit 2, not "a bug".
+  expect_status lr-beyond-float 2 "cannot be converted to type float without overflow" \
+    train --optimizer sgd --sgd-lr 1e39 --epochs 1 --train-limit 64 --test-limit 64 --quiet
   cores=$(nproc)
   "$blr" bench step --params 1000 --repeats 1 --threads $((cores + 3)) >/dev/null 2>"$work/err" ||
     { fail "bench step --threads: exit $?"; cat "$work/err" >&2; }
