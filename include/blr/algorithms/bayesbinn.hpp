@@ -4,8 +4,10 @@
 // q(θ) = Π_j Bernoulli on {−1, +1} with natural parameter λ_j = ½log(p_j/(1−p_j)), μ_j = tanh λ_j.
 // The BLR (eq. 49) is λ ← (1−ρ)λ − ρ ∇_μ E_q[ℓ̄] (natural_step); the prior Π Bernoulli(λ₀) adds −λ₀:
 //   BayesBiNN (eq. 52): ∇_μ E_q[ℓ̄] by the Concrete relaxation (eqs. 50–51, K samples, temperature τ);
-//                       `momentum` β > 0 averages the natural gradient ĝ + λ − λ₀ as the reference code
-//                       does (research/algorithms.md §4); β = 0 is eq. 52 exactly.
+//                       `beta1` β > 0 averages the natural gradient ĝ + λ − λ₀ as the reference code
+//                       does (research/algorithms.md §4); β = 0 is eq. 52 exactly. The step
+//                       (bayesbinn_natural_step) and the relaxation's formulas (estimator/concrete.hpp)
+//                       are shared with the LibTorch optimizer (blr/torch/optim/bayesbinn.hpp).
 //   STE (eq. 48):       the zero-noise, zero-temperature, zero-entropy limit: the gradient at sign(λ)
 //                       with the relaxation's scale s taken as 1 (STE's own approximation) and entropy
 //                       weight 0 in E_q[ℓ̄] − w·H(q), so λ ← λ − α∇ℓ̄(sign λ).
@@ -13,6 +15,7 @@
 
 #include <cmath>
 
+#include "blr/core/option_table.hpp"
 #include "blr/core/rng.hpp"
 #include "blr/estimator/concrete.hpp"
 #include "blr/model/loss.hpp"
@@ -33,23 +36,44 @@ struct BernoulliState {
 };
 
 struct BayesBinnOptions {
-  double lr = 1e-4;           ///< α (ρ)
-  double momentum = 0.0;      ///< β ∈ [0, 1)
+  double lr = 1e-4;            ///< α (ρ)
+  double beta1 = 0.0;          ///< β ∈ [0, 1): average of the natural gradient (the reference's betas)
   double temperature = 1e-10;  ///< τ > 0
-  int samples = 1;            ///< K
+  int mc_samples = 1;          ///< K
   double prior_natural = 0.0;  ///< λ₀ (0 = uniform prior)
-  void validate() const {
-    check_range("lr", lr, 0.0, 1.0, true, false);
-    check_range("momentum", momentum, 0.0, 1.0, false, true);
-    check_positive("temperature", temperature);
-    check(samples >= 1, "Option 'samples' must be at least 1.");
-  }
+
+  static const OptionTable<BayesBinnOptions>& table();
+  void validate() const { validate_options(*this); }
 };
+
+/// The BayesBiNN step on the natural parameter, written once for the core (Eigen arrays) and the
+/// LibTorch optimizer (tensors):
+///
+///   d = ĝ + λ − λ₀                      (∇_μ of E_q[ℓ̄] − H(q) − log prior, in λ's coordinates)
+///   u' = β·u + (1 − β)·d,   λ' = λ − α·u'/(1 − βᵗ)     (the reference's momentum, debiased)
+///
+/// With β = 0 it is written as eq. 52, λ' = (1 − α)λ − α(ĝ − λ₀) (the average stays 0), so that it
+/// rounds exactly as the plain equation. `prior` is λ₀ per coordinate.
+template <class V>
+void bayesbinn_natural_step(const V& natural, const V& grad_mu, const V& prior, const V& average,
+                            double beta, long t, double lr, V& new_natural, V& new_average) {
+  if (beta == 0.0) {
+    new_natural = (1.0 - lr) * natural - lr * (grad_mu - prior);
+    new_average = average;
+    return;
+  }
+  stage::Coordinate<V> c;
+  c.gradient = grad_mu + natural - prior;
+  c.average = average;
+  stage::GradientAverage{beta, true}.at<double>({t}).direction(c);
+  new_average = c.new_average;
+  new_natural = natural - lr * c.direction;
+}
 
 class BayesBinn {
  public:
   explicit BayesBinn(BayesBinnOptions options)
-      : options_(options), estimator_(ConcreteOptions{options.samples, options.temperature, false}) {
+      : options_(options), estimator_(ConcreteOptions{options.mc_samples, options.temperature, false}) {
     options_.validate();
   }
 
@@ -58,20 +82,14 @@ class BayesBinn {
     const ConcreteEstimate e = estimator_.estimate(state.natural, loss, rng);
     const long t = state.step + 1;
     check_finite(e.grad_mu, "BayesBiNN natural gradient", t);
-    const Vector prior = Vector::Constant(state.natural.size(), options_.prior_natural);
-    if (options_.momentum == 0.0) {
-      state.natural = natural_step(state.natural, e.grad_mu - prior, options_.lr);
-    } else {
-      // ∇_μ of E[ℓ̄] − H + prior term, averaged with debiasing (the shared stage's equation).
-      if (state.gradient_average.size() != state.natural.size())
-        state.gradient_average = Vector::Zero(state.natural.size());
-      stage::Coordinate<Eigen::ArrayXd> c;
-      c.gradient = (e.grad_mu + state.natural - prior).array();
-      c.average = state.gradient_average.array();
-      stage::GradientAverage{options_.momentum, true}.at<double>({t}).direction(c);
-      state.gradient_average = c.new_average.matrix();
-      state.natural -= options_.lr * c.direction.matrix();
-    }
+    const Index p = state.natural.size();
+    if (state.gradient_average.size() != p) state.gradient_average = Vector::Zero(p);
+    Eigen::ArrayXd natural, average;
+    bayesbinn_natural_step<Eigen::ArrayXd>(
+        state.natural.array(), e.grad_mu.array(), Eigen::ArrayXd::Constant(p, options_.prior_natural),
+        state.gradient_average.array(), options_.beta1, t, options_.lr, natural, average);
+    state.natural = natural.matrix();
+    state.gradient_average = average.matrix();
     check_finite(state.natural, "natural parameter", t);
     state.step = t;
     return e.loss;

@@ -23,6 +23,55 @@
 
 namespace blr {
 
+/// The per-coordinate formulas of the relaxation, written once for every value type: a scalar
+/// (float, double), an Eigen array (the core, below) or a tensor (the LibTorch BayesBiNN,
+/// blr/torch/optim/bayesbinn.hpp). They use +, −, ×, ÷ and the functions tanh_of and log_of, which
+/// a tensor type provides by argument-dependent lookup.
+namespace concrete {
+
+inline float tanh_of(float x) { return std::tanh(x); }
+inline double tanh_of(double x) { return std::tanh(x); }
+inline float log_of(float x) { return std::log(x); }
+inline double log_of(double x) { return std::log(x); }
+template <class D>
+auto tanh_of(const Eigen::ArrayBase<D>& x) {
+  return x.tanh();
+}
+template <class D>
+auto log_of(const Eigen::ArrayBase<D>& x) {
+  return x.log();
+}
+
+/// The reference code's safeguard against 0/0 where the relaxation saturates.
+inline constexpr double kSafeguard = 1e-10;
+
+/// δ(ε) = ½·log(ε/(1 − ε)) for ε ~ U(0, 1): logistic noise (eq. 50).
+template <class V>
+V logistic_noise(const V& uniform) {
+  return 0.5 * log_of(uniform / (1.0 - uniform));
+}
+
+/// θ̂ = tanh((λ + δ)/τ): the relaxed sample on (−1, 1) (eq. 50).
+template <class V>
+V relaxed_sample(const V& natural, const V& delta, double temperature) {
+  return tanh_of((natural + delta) / temperature);
+}
+
+/// τ·(1 − μ² + 10⁻¹⁰), μ = tanh λ: the denominator of the scale below (fixed between steps).
+template <class V>
+V relaxation_denominator(const V& mean, double temperature) {
+  return temperature * (1.0 - mean * mean + kSafeguard);
+}
+
+/// s = (1 − θ̂² + 10⁻¹⁰) / (τ·(1 − μ² + 10⁻¹⁰)): the chain rule from θ̂ to μ (eq. 51), given the
+/// denominator from relaxation_denominator.
+template <class V>
+V relaxation_scale(const V& relaxed, const V& denominator) {
+  return (1.0 - relaxed * relaxed + kSafeguard) / denominator;
+}
+
+}  // namespace concrete
+
 /// ∇_μ E_q[ℓ̄] in expectation coordinates and the mean loss at the relaxed samples.
 struct ConcreteEstimate {
   Vector grad_mu;
@@ -43,7 +92,7 @@ struct ConcreteOptions {
 class Concrete {
  public:
   using Options = ConcreteOptions;
-  static constexpr double kSafeguard = 1e-10;
+  static constexpr double kSafeguard = concrete::kSafeguard;
 
   explicit Concrete(Options options = {}) : options_(options) { options_.validate(); }
   const Options& options() const { return options_; }
@@ -84,8 +133,9 @@ class Concrete {
     }
     check(!uniforms.empty(), "Concrete: at least one uniform noise vector is needed.");
     const double tau = options_.temperature;
-    const Vector mu = natural.array().tanh().matrix();
-    const Vector denominator = tau * (1.0 - mu.array().square() + kSafeguard).matrix();
+    const Eigen::ArrayXd lambda = natural.array();
+    const Eigen::ArrayXd denominator =
+        concrete::relaxation_denominator<Eigen::ArrayXd>(lambda.tanh(), tau);
     e.grad_mu = Vector::Zero(p);
     for (std::size_t k = 0; k < uniforms.size(); ++k) {
       const Vector& u = uniforms[k];
@@ -94,12 +144,10 @@ class Concrete {
                         p));
       check((u.array() > 0.0).all() && (u.array() < 1.0).all(),
             fmt::format("Concrete: noise vector {} must lie in the open interval (0, 1).", k));
-      const Vector delta = 0.5 * (u.array() / (1.0 - u.array())).log().matrix();
-      const Vector theta = ((natural + delta) / tau).array().tanh().matrix();
-      e.loss += value_and_gradient(loss, theta, g);
-      const Vector s =
-          (1.0 - theta.array().square() + kSafeguard).matrix().cwiseQuotient(denominator);
-      e.grad_mu += s.cwiseProduct(g);
+      const Eigen::ArrayXd delta = concrete::logistic_noise<Eigen::ArrayXd>(u.array());
+      const Eigen::ArrayXd theta = concrete::relaxed_sample<Eigen::ArrayXd>(lambda, delta, tau);
+      e.loss += value_and_gradient(loss, theta.matrix(), g);
+      e.grad_mu += (concrete::relaxation_scale<Eigen::ArrayXd>(theta, denominator) * g.array()).matrix();
     }
     const double inv_k = 1.0 / static_cast<double>(uniforms.size());
     e.grad_mu *= inv_k;
