@@ -48,7 +48,7 @@ inline void add_model_flags(CLI::App* cmd, TrainFlags& f) {
   cmd->add_option("--data-dir", c.data_options.directory,
                   "Directory of the Fashion-MNIST *-ubyte.gz files (default "
                   "$BLR_FASHION_MNIST_DIR or /usr/share/datasets/fashion-mnist).");
-  cmd->add_option("--model", c.model.kind, "Model: mlp or lenet.")->capture_default_str();
+  cmd->add_option("--model", c.model.kind, "Model: mlp, lenet or binary-mlp (bias-free Linear + batch norm without affine parameters: every parameter a binary weight, for bayesbinn and ste).")->capture_default_str();
   cmd->add_option("--hidden", f.hidden, "Hidden widths of the MLP, comma-separated.")
       ->capture_default_str();
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/nn/binary_mlp.hpp"
 #include "blr/torch/nn/lenet.hpp"
 #include "blr/torch/nn/mlp.hpp"
 
@@ -43,8 +44,8 @@ void check_fits_in_memory(double parameters) {
 }  // namespace
 
 void ModelSpec::validate() const {
-  check(kind == "mlp" || kind == "lenet",
-        fmt::format("Unknown model '{}'; choose mlp or lenet.", kind));
+  check(kind == "mlp" || kind == "lenet" || kind == "binary-mlp",
+        fmt::format("Unknown model '{}'; choose mlp, lenet or binary-mlp.", kind));
   for (auto w : hidden) {
     check(w >= 1 && w <= 1'000'000,
           fmt::format("Hidden widths must lie in [1, 1000000]; got {}.", w));
@@ -69,6 +70,10 @@ std::shared_ptr<Classifier> make_classifier(const ModelSpec& spec) {
   spec.validate();
   if (spec.kind == "lenet") {
     return std::make_shared<LeNet5>(spec.input_channels, spec.image_size, spec.classes);
+  }
+  if (spec.kind == "binary-mlp") {
+    return std::make_shared<BinaryMlp>(spec.input_channels * spec.image_size * spec.image_size,
+                                       spec.hidden, spec.classes);
   }
   return std::make_shared<Mlp>(spec.input_channels * spec.image_size * spec.image_size, spec.hidden,
                                spec.classes);

@@ -24,7 +24,11 @@ inline TensorValue operator-(const TensorValue& a, double b) { return a.t.sub(b)
 inline TensorValue operator*(double a, const TensorValue& b) { return b.t.mul(a); }
 inline TensorValue operator*(const TensorValue& a, double b) { return a.t.mul(b); }
 inline TensorValue operator/(const TensorValue& a, double b) { return a.t.div(b); }
+inline TensorValue operator+(double a, const TensorValue& b) { return b.t.add(a); }
+inline TensorValue operator-(double a, const TensorValue& b) { return b.t.neg().add_(a); }
 inline TensorValue sqrt_of(const TensorValue& a) { return a.t.sqrt(); }
+inline TensorValue tanh_of(const TensorValue& a) { return a.t.tanh(); }
+inline TensorValue log_of(const TensorValue& a) { return a.t.log(); }
 inline TensorValue clip(const TensorValue& a, double r) {
   return std::isinf(r) ? a : TensorValue(a.t.clamp(-r, r));
 }

@@ -27,7 +27,7 @@ class Classifier : public ::torch::nn::Module {
   virtual std::string describe() const = 0;
 };
 
-/// What to build: "mlp" with hidden widths, or "lenet" (LeNet-5).
+/// What to build: "mlp" with hidden widths, "lenet" (LeNet-5), or "binary-mlp" (nn/binary_mlp.hpp).
 struct ModelSpec {
   std::string kind = "mlp";
   std::vector<int64_t> hidden = {500, 300};
