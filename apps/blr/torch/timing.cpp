@@ -79,9 +79,9 @@ PredictiveTiming time_predictive(const TrainConfig& base,
   check(repeats >= 1, fmt::format("The number of repeats must be at least 1; got {}.", repeats));
   Trainer trainer(base, data);
   VariationalOptimizer* v = as_variational(trainer.optimizer());
-  check(v != nullptr,
-        fmt::format("The posterior predictive needs a variational optimizer (ivon, vogn, ogn, "
-                    "vadam); got '{}'.",
+  check(v != nullptr && v->has_posterior(),
+        fmt::format("The posterior predictive needs an optimizer with a posterior (ivon, vogn, "
+                    "ogn, vadam, bayesbinn, bsam); got '{}'.",
                     base.optimizer));
   const at::Tensor& images = data->test.images;
   std::vector<double> mean_times, predictive_times;

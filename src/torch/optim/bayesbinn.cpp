@@ -33,9 +33,10 @@ std::string shape_string(::at::IntArrayRef sizes) {
   return out + "]";
 }
 
-/// All values finite: max |x| is NaN or infinite otherwise (cheaper than isfinite().all()).
+/// All values finite: an infinity or NaN propagates into the sum, accumulated in double (one
+/// pass instead of isfinite().all()'s two).
 bool all_finite(const ::at::Tensor& x) {
-  return x.numel() == 0 || std::isfinite(x.abs().max().item<double>());
+  return std::isfinite(x.sum(::at::kDouble).item<double>());
 }
 
 }  // namespace

@@ -61,7 +61,9 @@ at::Tensor predictive_log_probs(const Model& model, VariationalOptimizer& optimi
 }
 
 std::vector<at::Tensor> posterior_variance(::torch::optim::Optimizer& optimizer) {
-  if (auto* v = as_variational(optimizer)) return v->posterior_variance();
+  if (auto* v = as_variational(optimizer); v != nullptr && v->has_posterior()) {
+    return v->posterior_variance();
+  }
   return {};
 }
 

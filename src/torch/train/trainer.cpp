@@ -255,7 +255,7 @@ Evaluation Trainer::evaluate(int samples) {
     ev.validation_mean =
         classification_metrics(predict_log_probs(model_, validation_x), data_->validation.labels, bins);
   }
-  if (auto* v = as_variational(*optimizer_)) {
+  if (auto* v = as_variational(*optimizer_); v != nullptr && v->has_posterior()) {
     // One set of draws for all sets, so their comparison is not blurred by different samples.
     std::vector<at::Tensor> sets = {test_x, shifted_x};
     if (ev.has_validation) sets.push_back(validation_x);

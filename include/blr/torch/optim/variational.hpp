@@ -50,6 +50,9 @@ class VariationalOptimizer : public ::torch::optim::Optimizer {
   virtual void discard_sample() { restore_parameters(); }
   /// True between sample_parameters() and restore_parameters().
   virtual bool sampled() const = 0;
+  /// False for optimizers that use training samples but hold no posterior (SAM: its second
+  /// sample is the ascent point): the trainer then computes no posterior predictive.
+  virtual bool has_posterior() const { return true; }
 };
 
 /// RAII guard: samples on construction, restores on destruction — also when an exception escapes

@@ -1,0 +1,365 @@
+// SAM and bSAM (sam.hpp): the two-gradient protocol, both updates, saving and registration.
+#include "blr/torch/optim/sam.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/serialize/archive.h>
+
+#include <cmath>
+
+#include "blr/core/error.hpp"
+#include "blr/torch/optim/registry.hpp"
+#include "gaussian_impl.hpp"
+
+namespace blr::torch {
+
+namespace {
+
+std::string param_key(size_t group, size_t index, const char* what) {
+  return fmt::format("group{}/param{}/{}", group, index, what);
+}
+
+/// LibTorch 2.x replaces a custom optimizer's group options by the defaults: keep the groups'.
+void keep_options(std::vector<::torch::optim::OptimizerParamGroup>& mine,
+                  const std::vector<::torch::optim::OptimizerParamGroup>& given) {
+  for (size_t g = 0; g < given.size(); ++g) {
+    if (given[g].has_options()) mine[g].set_options(given[g].options().clone());
+  }
+}
+
+}  // namespace
+
+// ---- the protocol ------------------------------------------------------------------------------
+
+void TwoPointOptimizer::ensure_slots() {
+  ::at::NoGradGuard no_grad;
+  slots_.resize(param_groups_.size());
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const auto& params = param_groups_[g].params();
+    slots_[g].resize(params.size());
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (!slots_[g][i].average.defined()) init_slot(g, params[i], slots_[g][i]);
+    }
+  }
+}
+
+void TwoPointOptimizer::sample_parameters(bool train) {
+  check(!sampled_, fmt::format("{}: sample_parameters() was called twice without "
+                               "restore_parameters() in between.",
+                               name()));
+  check(!train || collected_ < 2,
+        fmt::format("{}: a step takes exactly two training samples (the point and the ascent "
+                    "point); call step() after the second.",
+                    name()));
+  ensure_slots();
+  ::at::NoGradGuard no_grad;
+  if (train && collected_ == 1) prepare_ascent();
+  size_t j = 0;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    auto& params = param_groups_[g].params();
+    for (size_t i = 0; i < params.size(); ++i, ++j) {
+      Slot& s = slots_[g][i];
+      s.mean = params[i].detach().clone();
+      const ::at::Tensor point = !train            ? posterior_draw(g, j, s)
+                                 : collected_ == 0 ? first_point(g, j, s)
+                                                   : ascent_point(g, s);
+      if (!point.is_same(s.mean)) params[i].copy_(point);  // SAM's first point is μ itself
+    }
+  }
+  sampled_ = true;
+  train_sample_ = train;
+}
+
+void TwoPointOptimizer::restore(bool collect) {
+  check(sampled_, fmt::format("{}: restore_parameters() was called without a sample.", name()));
+  ::at::NoGradGuard no_grad;
+  collect = collect && train_sample_;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    auto& params = param_groups_[g].params();
+    for (size_t i = 0; i < params.size(); ++i) {
+      Slot& s = slots_[g][i];
+      params[i].copy_(s.mean);
+      s.mean = ::at::Tensor();
+      if (!collect) continue;
+      // A parameter the loss did not reach has gradient zero.
+      ::at::Tensor grad = params[i].grad().defined()
+                              ? params[i].grad().detach().to(params[i].options()).clone()
+                              : ::at::zeros_like(params[i]);
+      (collected_ == 0 ? s.first_grad : s.second_grad) = std::move(grad);
+    }
+  }
+  if (collect) ++collected_;
+  sampled_ = false;
+}
+
+::at::Tensor TwoPointOptimizer::step(LossClosure closure) {
+  check(!sampled_, fmt::format("{}: step() was called while the parameters hold a sample; "
+                               "restore them first.",
+                               name()));
+  ::at::Tensor loss;
+  if (closure) {
+    double total = 0.0;
+    for (int k = collected_; k < 2; ++k) {
+      SampledParameters sampled(*this, true);
+      ::at::AutoGradMode grad_mode(true);
+      const double value = closure().item<double>();
+      if (k == 0) total = value;  // the loss at the first point is the step's loss
+    }
+    loss = ::at::scalar_tensor(total, ::at::kDouble);
+  }
+  check(collected_ == 2,
+        fmt::format("{}: step() needs the gradients of two training samples on the same "
+                    "minibatch (the point and the ascent point); it has {}.",
+                    name(), collected_));
+  validate();
+  ++step_;
+  ::at::NoGradGuard no_grad;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    auto& params = param_groups_[g].params();
+    for (size_t i = 0; i < params.size(); ++i) {
+      Slot& s = slots_[g][i];
+      update(g, params[i], s);
+      s.first_grad = ::at::Tensor();
+      s.second_grad = ::at::Tensor();
+      // Finite iff the sum is (an infinity or NaN propagates; finite values of a trained network
+      // do not overflow it): one pass instead of isfinite().all()'s two.
+      if (!std::isfinite(params[i].sum(::at::kDouble).item<double>())) {
+        collected_ = 0;
+        throw Error(fmt::format("{} step {} produced a non-finite value in parameter {} of param "
+                                "group {} (learning rate too large, or NaN/Inf in the gradients?).",
+                                name(), step_, i, g));
+      }
+    }
+  }
+  collected_ = 0;
+  return loss;
+}
+
+void TwoPointOptimizer::save(::torch::serialize::OutputArchive& archive) const {
+  check(!sampled_ && collected_ == 0,
+        fmt::format("{}: the state can only be saved between steps (no sample pending).", name()));
+  archive.write("blr/optimizer", c10::IValue(name()));
+  archive.write("blr/step", c10::IValue(step_));
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    archive.write(fmt::format("group{}/lr", g), c10::IValue(param_groups_[g].options().get_lr()));
+    for (size_t i = 0; g < slots_.size() && i < slots_[g].size(); ++i) {
+      const Slot& s = slots_[g][i];
+      if (s.average.defined()) archive.write(param_key(g, i, "average"), s.average);
+      if (s.precision.defined()) archive.write(param_key(g, i, "precision"), s.precision);
+    }
+  }
+}
+
+void TwoPointOptimizer::load(::torch::serialize::InputArchive& archive) {
+  check(!sampled_, fmt::format("{}: cannot load a state while the parameters hold a sample.", name()));
+  c10::IValue value;
+  check(archive.try_read("blr/optimizer", value) && value.isString() &&
+            value.toStringRef() == name(),
+        fmt::format("The archive holds no {} optimizer state.", name()));
+  ensure_slots();
+  std::vector<std::vector<Slot>> slots = slots_;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const auto& params = param_groups_[g].params();
+    for (size_t i = 0; i < params.size(); ++i) {
+      Slot& s = slots[g][i];
+      for (auto [key, tensor] : {std::pair{"average", &s.average}, std::pair{"precision", &s.precision}}) {
+        ::at::Tensor t;
+        if (!archive.try_read(param_key(g, i, key), t)) continue;
+        check(t.sizes() == params[i].sizes() && std::isfinite(t.abs().max().item<double>()),
+              fmt::format("The saved {} state of parameter {} in group {} has the wrong shape or "
+                          "is not finite.",
+                          name(), i, g));
+        *tensor = t.to(params[i].options()).contiguous();
+      }
+    }
+  }
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    archive.read(fmt::format("group{}/lr", g), value);
+    param_groups_[g].options().set_lr(value.toDouble());
+  }
+  archive.read("blr/step", value);
+  step_ = value.toInt();
+  slots_ = std::move(slots);
+  collected_ = 0;
+}
+
+// ---- SAM ---------------------------------------------------------------------------------------
+
+const OptionTable<SamOptions>& SamOptions::table() {
+  using O = SamOptions;
+  static const OptionTable<O> t =
+      OptionTable<O>("SAM")
+          .number("lr", &O::lr, Range::at_least(0.0), "learning rate α")
+          .number("momentum", &O::momentum, Range::between(0.0, 1.0, false, true),
+                  "heavy-ball momentum β")
+          .number("weight_decay", &O::weight_decay, Range::at_least(0.0),
+                  "L2 weight decay δ (inside the momentum)")
+          .number("rho", &O::rho, Range::at_least(0.0), "radius ρ of the ascent step");
+  return t;
+}
+
+Sam::Sam(std::vector<::torch::optim::OptimizerParamGroup> param_groups, Options defaults)
+    : TwoPointOptimizer(param_groups, std::make_unique<Options>(defaults)) {
+  keep_options(param_groups_, param_groups);
+  validate();
+}
+
+Sam::Sam(std::vector<::at::Tensor> params, Options defaults)
+    : Sam(std::vector<::torch::optim::OptimizerParamGroup>{
+              ::torch::optim::OptimizerParamGroup(std::move(params))},
+          std::move(defaults)) {}
+
+const SamOptions& Sam::options(size_t group) const {
+  return group_options_as<Options>(param_groups_.at(group), group, name());
+}
+
+void Sam::validate() const { validate_groups(param_groups_, options(), name()); }
+
+void Sam::init_slot(size_t, const ::at::Tensor& param, Slot& s) {
+  s.average = ::at::zeros_like(param);
+}
+
+::at::Tensor Sam::first_point(size_t, size_t, Slot& s) { return s.mean; }
+
+void Sam::prepare_ascent() {
+  double squared = 0.0;
+  for (auto& group : slots()) {
+    for (Slot& s : group) {
+      const double norm =
+          ::at::linalg_vector_norm(s.first_grad, 2, c10::nullopt, false, ::at::kDouble).item<double>();
+      squared += norm * norm;
+    }
+  }
+  inverse_norm_ = squared > 0.0 ? 1.0 / std::sqrt(squared) : 0.0;
+}
+
+::at::Tensor Sam::ascent_point(size_t group, Slot& s) {
+  return s.mean.add(s.first_grad, options(group).rho * inverse_norm_);
+}
+
+void Sam::update(size_t group, ::at::Tensor& param, Slot& s) {
+  const Options& o = options(group);
+  s.average.mul_(o.momentum).add_(s.second_grad).add_(param, o.weight_decay);  // param holds μ
+  param.add_(s.average, -o.lr);
+}
+
+// ---- bSAM --------------------------------------------------------------------------------------
+
+const OptionTable<BsamOptions>& BsamOptions::table() {
+  using O = BsamOptions;
+  static const OptionTable<O> t = with_noise_seed(
+      OptionTable<O>("bSAM")
+          .number("lr", &O::lr, Range::at_least(0.0), "learning rate α")
+          .number("ess", &O::ess, Range::positive(),
+                  "effective sample size N (training-set size × data-augmentation factor)")
+          .required(DefaultFrom::kTrainingSetSize)
+          .number("beta1", &O::beta1, Range::between(0.0, 1.0, false, true),
+                  "momentum (gradient average) factor β₁")
+          .number("beta2", &O::beta2, Range::between(0.0, 1.0, false, true),
+                  "precision average factor β₂")
+          .number("rho", &O::rho, Range::at_least(0.0), "radius ρ of the ascent step μ + ρ·g/s")
+          .number("prior_precision", &O::prior_precision, Range::at_least(0.0),
+                  "prior precision λp (weight decay δ = λp/N)")
+          .number("damping", &O::damping, Range::at_least(0.0), "damping added to the precision")
+          .number("hess_init", &O::hess_init, Range::positive(), "initial precision per example s₀"));
+  return t;
+}
+
+Bsam::Bsam(std::vector<::torch::optim::OptimizerParamGroup> param_groups, Options defaults)
+    : TwoPointOptimizer(param_groups, std::make_unique<Options>(defaults)),
+      generator_(::at::make_generator<::at::CPUGeneratorImpl>(defaults.seed)) {
+  keep_options(param_groups_, param_groups);
+  validate();
+}
+
+Bsam::Bsam(std::vector<::at::Tensor> params, Options defaults)
+    : Bsam(std::vector<::torch::optim::OptimizerParamGroup>{
+               ::torch::optim::OptimizerParamGroup(std::move(params))},
+           std::move(defaults)) {}
+
+const BsamOptions& Bsam::options(size_t group) const {
+  return group_options_as<Options>(param_groups_.at(group), group, name());
+}
+
+void Bsam::validate() const { validate_groups(param_groups_, options(), name()); }
+
+void Bsam::init_slot(size_t group, const ::at::Tensor& param, Slot& s) {
+  s.average = ::at::zeros_like(param);
+  s.precision = ::at::full_like(param, options(group).hess_init);
+}
+
+::at::Tensor Bsam::noise(size_t index, const ::at::Tensor& like) {
+  if (!next_noise_.empty()) {
+    check(index < next_noise_.size() && next_noise_[index].sizes() == like.sizes(),
+          fmt::format("bSAM: the given noise does not match parameter {}.", index));
+    return next_noise_[index].to(like.options(), /*non_blocking=*/false, /*copy=*/true);
+  }
+  return like.is_cpu() ? ::at::randn(like.sizes(), generator_, like.options())
+                       : ::at::randn(like.sizes(), like.options());
+}
+
+::at::Tensor Bsam::first_point(size_t group, size_t index, Slot& s) {
+  ::at::Tensor point = noise(index, s.mean).mul_((s.precision * options(group).ess).rsqrt_()).add_(s.mean);
+  if (index + 1 == next_noise_.size()) next_noise_.clear();  // used once, by the last parameter
+  return point;
+}
+
+::at::Tensor Bsam::ascent_point(size_t group, Slot& s) {
+  return ::at::addcdiv(s.mean, s.first_grad, s.precision, options(group).rho);
+}
+
+::at::Tensor Bsam::posterior_draw(size_t group, size_t index, Slot& s) {
+  return noise(index, s.mean).mul_((s.precision * options(group).ess).rsqrt_()).add_(s.mean);
+}
+
+void Bsam::update(size_t group, ::at::Tensor& param, Slot& s) {
+  const Options& o = options(group);
+  const double delta = o.prior_precision / o.ess;
+  const ::at::Tensor c = s.precision.sqrt().mul_(s.first_grad.abs());
+  s.average.mul_(o.beta1).add_(s.second_grad, 1.0 - o.beta1).add_(param, (1.0 - o.beta1) * delta);
+  param.addcdiv_(s.average, s.precision, -o.lr);  // the old s
+  s.precision.mul_(o.beta2).add_(c, 1.0 - o.beta2).add_((1.0 - o.beta2) * (o.damping + delta));
+}
+
+std::vector<::at::Tensor> Bsam::posterior_variance() {
+  ensure_slots();
+  std::vector<::at::Tensor> out;
+  for (size_t g = 0; g < slots().size(); ++g) {
+    for (Slot& s : slots()[g]) out.push_back((s.precision * options(g).ess).reciprocal());
+  }
+  return out;
+}
+
+std::vector<::at::Tensor> Bsam::precision() {
+  ensure_slots();
+  std::vector<::at::Tensor> out;
+  for (auto& group : slots()) {
+    for (Slot& s : group) out.push_back(s.precision.clone());
+  }
+  return out;
+}
+
+namespace {
+
+template <class Optimizer>
+bool register_two_point(std::string name, std::string summary, bool posterior) {
+  using Options = typename Optimizer::Options;
+  return register_optimizer(
+      {std::move(name), std::move(summary), posterior, &Options::table(),
+       [](std::vector<::torch::optim::OptimizerParamGroup> groups, const OptionValues& given,
+          const OptimizerContext& context) -> std::unique_ptr<::torch::optim::Optimizer> {
+         return std::make_unique<Optimizer>(std::move(groups),
+                                            detail::options_from<Options>(given, context));
+       }});
+}
+
+const bool sam_registered = register_two_point<Sam>(
+    "sam", "SAM (Foret et al. 2021): SGD with momentum at the ascent point, a point estimate",
+    false);
+const bool bsam_registered = register_two_point<Bsam>(
+    "bsam", "Bayesian SAM (Möllenhoff & Khan 2023): SAM as a relaxation of Bayes, a diagonal "
+            "Gaussian posterior",
+    true);
+
+}  // namespace
+}  // namespace blr::torch
