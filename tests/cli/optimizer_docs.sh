@@ -16,7 +16,7 @@ sed -n '/<!-- BEGIN optimizer reference/,/<!-- END optimizer reference -->/p' "$
 [ -s "$tmp/documented.md" ] || fail "docs/torch.md has no generated optimizer reference"
 diff -u "$tmp/documented.md" "$tmp/generated.md" > "$tmp/diff.txt" ||
   fail "docs/torch.md is out of date with the option tables (run scripts/update_optimizer_docs.sh): $(head -20 "$tmp/diff.txt")"
-for name in ivon vogn ogn vadam bayesbinn bsam adamw sgd ste sam; do
+for name in ivon vogn ogn vadam bayesbinn bsam mc-dropout adamw sgd ste sam; do
   grep -q "^### \`$name\`" "$tmp/generated.md" || fail "optimizer $name missing from the reference"
 done
 "$blr" optimizers --json "$tmp/o.json" > /dev/null || fail "blr optimizers --json failed"
@@ -25,6 +25,6 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 entries = doc if isinstance(doc, list) else doc.get("optimizers", doc)
 names = {e["name"] for e in entries} if isinstance(entries, list) else set(entries)
-assert {"ivon", "vogn", "ogn", "vadam", "bayesbinn", "bsam", "adamw", "sgd", "ste", "sam"} <= names, names
+assert {"ivon", "vogn", "ogn", "vadam", "bayesbinn", "bsam", "mc-dropout", "adamw", "sgd", "ste", "sam"} <= names, names
 PY
 echo "optimizer docs: OK"
