@@ -13,19 +13,16 @@
 #include "error_boundary.hpp"
 #include "json_output.hpp"
 #include "preflight.hpp"
+#include "torch_part.hpp"
 
 namespace {
 
-#ifdef BLR_HAVE_TORCH
-// Commands that never run LibTorch (and --help, --version): starting them again would only cost
-// the second load of LibTorch (about a second on the 2-core machine).
+#ifdef BLR_TORCH_PART
+// Commands of the torch part that never run LibTorch's OpenMP (and --help, --version): starting
+// them again would only cost the second load of LibTorch (about a second on the 2-core machine).
 bool needs_no_openmp(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return true;
-  const std::string command = argv[1];
-  if (command == "table1" || command == "infer" || command == "multimodal" ||
-      command == "optimizers") {
-    return true;
-  }
+  if (std::strcmp(argv[1], "optimizers") == 0) return true;
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
   }
@@ -39,7 +36,7 @@ bool needs_no_openmp(int argc, char** argv) {
 // libgomp sees it. The started image finds the variable set and goes on: no loop. If exec fails
 // (no /proc), the run goes on with libgomp's default.
 void default_omp_wait_policy([[maybe_unused]] int argc, [[maybe_unused]] char** argv) {
-#ifdef BLR_HAVE_TORCH
+#ifdef BLR_TORCH_PART
   if (std::getenv("OMP_WAIT_POLICY") != nullptr || needs_no_openmp(argc, argv)) return;
   if (::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0 || std::getenv("OMP_WAIT_POLICY") == nullptr) {
     return;
@@ -62,6 +59,9 @@ void reserve_stdout_if_json_goes_there(const CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef BLR_TORCH_FRONT
+  blr::cli::run_torch_part_if_asked(argc, argv);  // `blr train ...` becomes `blr-torch train ...`
+#endif
   default_omp_wait_policy(argc, argv);
   // Past a file-size limit (ulimit -f) a write then fails with EFBIG, reported like a full disk,
   // instead of the signal killing the process in the middle of a file.
@@ -74,6 +74,9 @@ int main(int argc, char** argv) {
   std::sort(registry.begin(), registry.end(),
             [](const auto& a, const auto& b) { return a.order < b.order; });
   for (auto& entry : registry) entry.setup(app, exit_code);
+#ifdef BLR_TORCH_FRONT
+  blr::cli::add_torch_part_placeholders(app);
+#endif
   blr::cli::add_common_option_checks(app);
   app.parse_complete_callback([&app] {
     reserve_stdout_if_json_goes_there(app);

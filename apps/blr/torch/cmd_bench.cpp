@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../command.hpp"
+#include "../torch_part.hpp"
 #include "../json_output.hpp"
 #include "bench.hpp"
 #include "commands.hpp"
@@ -180,8 +181,7 @@ int run_step_bench(const StepOptions& o) {
 }
 
 void setup_bench(CLI::App& app, int& exit_code) {
-  CLI::App* bench = app.add_subcommand(
-      "bench", "Measure speed, as ratios to a baseline run in the same process.");
+  CLI::App* bench = app.add_subcommand("bench", blr::cli::torch_command("bench").summary);
   bench->require_subcommand(1);
   auto options = std::make_shared<StepOptions>();
   CLI::App* step = bench->add_subcommand(
@@ -216,4 +216,4 @@ void setup_bench(CLI::App& app, int& exit_code) {
 
 }  // namespace
 
-BLR_REGISTER_COMMAND("bench", 60, setup_bench);
+BLR_REGISTER_COMMAND("bench", blr::cli::torch_command("bench").order, setup_bench);

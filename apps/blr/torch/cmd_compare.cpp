@@ -2,15 +2,13 @@
 #include <memory>
 
 #include "../command.hpp"
+#include "../torch_part.hpp"
 #include "cli.hpp"
 
 namespace {
 
 void setup(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand(
-      "compare",
-      "Train several optimizers on the same task (same data, initialisation and minibatch "
-      "order) and print one table: accuracy, NLL, ECE, Brier, OOD AUROC, time.");
+  auto* cmd = app.add_subcommand("compare", blr::cli::torch_command("compare").summary);
   auto flags = std::make_shared<blr::torch::cli::TrainFlags>();
   auto names = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--optimizers", *names, "Comma-separated optimizers, e.g. ivon,adamw,sgd.")
@@ -25,6 +23,6 @@ void setup(CLI::App& app, int& exit_code) {
   });
 }
 
-BLR_REGISTER_COMMAND("compare", 42, setup);
+BLR_REGISTER_COMMAND("compare", blr::cli::torch_command("compare").order, setup);
 
 }  // namespace

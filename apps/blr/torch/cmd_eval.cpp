@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "../command.hpp"
+#include "../torch_part.hpp"
 #include "blr/core/error.hpp"
 #include "commands.hpp"
 
@@ -19,10 +20,7 @@ struct EvalFlags {
 };
 
 void setup(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand(
-      "eval",
-      "Evaluate a checkpoint on the Fashion-MNIST test set: accuracy, NLL, ECE, Brier, entropy "
-      "and OOD AUROC at the mean and with the posterior predictive.");
+  auto* cmd = app.add_subcommand("eval", blr::cli::torch_command("eval").summary);
   auto f = std::make_shared<EvalFlags>();
   cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint file (.ckpt) to evaluate (required).");
   // `blr eval FILE` worked once; it now gets an error naming the one spelling.
@@ -47,6 +45,6 @@ void setup(CLI::App& app, int& exit_code) {
   });
 }
 
-BLR_REGISTER_COMMAND("eval", 41, setup);
+BLR_REGISTER_COMMAND("eval", blr::cli::torch_command("eval").order, setup);
 
 }  // namespace

@@ -3,16 +3,13 @@
 #include <memory>
 
 #include "../command.hpp"
+#include "../torch_part.hpp"
 #include "cli.hpp"
 
 namespace {
 
 void setup(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand(
-      "train",
-      "Train an MLP or LeNet-5 on Fashion-MNIST with a BLR optimizer (ivon, vogn, ogn, vadam) or "
-      "a baseline (adamw, sgd); report accuracy, NLL, ECE, Brier and OOD AUROC at the mean and "
-      "with the posterior predictive.");
+  auto* cmd = app.add_subcommand("train", blr::cli::torch_command("train").summary);
   auto flags = std::make_shared<blr::torch::cli::TrainFlags>();
   auto resume = std::make_shared<std::string>();
   cmd->add_option("--optimizer", flags->config.optimizer,
@@ -53,6 +50,6 @@ void setup(CLI::App& app, int& exit_code) {
   });
 }
 
-BLR_REGISTER_COMMAND("train", 40, setup);
+BLR_REGISTER_COMMAND("train", blr::cli::torch_command("train").order, setup);
 
 }  // namespace

@@ -1,0 +1,54 @@
+// The LibTorch part of the `blr` tool is a second executable, `blr-torch`, next to `blr`: the
+// Eigen commands (infer, table1, multimodal) start without loading LibTorch (about a second on a
+// 2-core machine), and `blr <torch command> ...` runs `blr-torch <torch command> ...` in its place
+// (exec, same arguments, same process id). The commands of the torch part are listed here once:
+// the front shows them in `blr --help` and suggests them for misspellings; the torch part takes
+// its commands' one-line summaries and help order from this list.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string_view>
+
+namespace blr::cli {
+
+struct PartCommand {
+  const char* name;
+  int order;            ///< position in --help
+  const char* summary;  ///< one line
+};
+
+inline constexpr PartCommand kTorchCommands[] = {
+    {"optimizers", 39,
+     "List every optimizer (BLR and baselines) with its options: key, CLI flag, type, default, "
+     "allowed values, meaning."},
+    {"train", 40,
+     "Train an MLP, LeNet-5 or binary MLP on Fashion-MNIST with a BLR optimizer or a baseline "
+     "(`blr optimizers` lists them); report accuracy, NLL, ECE, Brier and OOD AUROC at the mean "
+     "and with the posterior predictive."},
+    {"eval", 41,
+     "Evaluate a checkpoint on the Fashion-MNIST test set: accuracy, NLL, ECE, Brier, entropy and "
+     "OOD AUROC at the mean and with the posterior predictive."},
+    {"compare", 42,
+     "Train several optimizers on the same task (same data, initialisation and minibatch order) "
+     "and print one table: accuracy, NLL, ECE, Brier, OOD AUROC, time."},
+    {"laplace", 43,
+     "Fit the post-hoc Laplace posterior of a trained run (diagonal Gauss-Newton or empirical "
+     "Fisher, all weights or the last layer, prior precision by the marginal likelihood), save "
+     "it for `blr eval`, and score it."},
+    {"bench", 60, "Measure speed, as ratios to a baseline run in the same process."},
+};
+
+/// The entry of torch command `name` (a name not in the list is a bug: std::logic_error).
+const PartCommand& torch_command(std::string_view name);
+
+/// In the front: when argv[1] is a command of the torch part, replaces this process by
+/// `blr-torch` (found next to this executable) with the same arguments; returns otherwise. When
+/// the torch part is missing, says so in one sentence and exits with status 2.
+void run_torch_part_if_asked(int argc, char** argv);
+
+/// In the front: the torch part's commands as entries of `blr --help` (never run: the front
+/// hands them over before parsing).
+void add_torch_part_placeholders(CLI::App& app);
+
+}  // namespace blr::cli
