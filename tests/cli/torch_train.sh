@@ -132,7 +132,7 @@ expect_fail bench-epoch-rounds "--rounds must be at least 1" bench epoch --round
 expect_fail bench-epoch-twice "appears twice" bench epoch --optimizers adamw,adamw --train-limit 256
 expect_fail bench-epoch-foreign-option "not in --optimizers" \
   bench epoch --optimizers ivon,adamw --sgd-lr 0.1 --train-limit 256
-expect_fail bench-predict-point-estimate "needs a variational optimizer" \
+expect_fail bench-predict-point-estimate "needs an optimizer with a posterior" \
   bench predict --optimizer adamw --test-limit 200 --hidden 32
 expect_fail bench-predict-samples "at least 1" bench predict --samples 0 --test-limit 200 --hidden 32
 

@@ -111,6 +111,7 @@ inline std::string flag_spelling(std::string key) {
 /// parsed.
 inline void add_optimizer_flags(CLI::App* cmd, TrainFlags& f) {
   for (const auto& entry : optimizers()) {
+    if (!entry.trains) continue;  // a post-hoc posterior has its own command (blr laplace)
     for (const auto& info : entry.options->options()) {
       auto* values = &f.optimizer_options;
       const std::string name = entry.name;

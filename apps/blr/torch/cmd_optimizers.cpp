@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../command.hpp"
+#include "../torch_part.hpp"
 #include "../json_output.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
@@ -19,9 +20,12 @@ using blr::DefaultFrom;
 using blr::OptionInfo;
 using blr::OptionType;
 
-std::string flag_of(const std::string& optimizer, std::string key) {
+// The flag of an option on train/compare; a posterior fitted after training (laplace) is set up
+// by its own command instead.
+std::string flag_of(const blr::torch::OptimizerEntry& entry, std::string key) {
+  if (!entry.trains) return fmt::format("(blr {})", entry.name);
   std::replace(key.begin(), key.end(), '_', '-');
-  return fmt::format("--{}-{}", optimizer, key);
+  return fmt::format("--{}-{}", entry.name, key);
 }
 
 std::string default_of(const OptionInfo& o) {
@@ -48,7 +52,7 @@ std::string markdown() {
     out += "| option | CLI flag | type | default | allowed | scope | meaning |\n";
     out += "|---|---|---|---|---|---|---|\n";
     for (const auto& o : e.options->options()) {
-      out += fmt::format("| `{}` | `{}` | {} | {} | {} | {} | {} |\n", o.key, flag_of(e.name, o.key),
+      out += fmt::format("| `{}` | `{}` | {} | {} | {} | {} | {} |\n", o.key, flag_of(e, o.key),
                          blr::type_name(o.type), default_of(o), allowed_of(o),
                          o.scope == blr::OptionScope::kGroup ? "group" : "optimizer", o.help);
     }
@@ -63,7 +67,7 @@ nlohmann::json to_json() {
     nlohmann::json options = nlohmann::json::array();
     for (const auto& o : e.options->options()) {
       options.push_back({{"key", o.key},
-                         {"flag", flag_of(e.name, o.key)},
+                         {"flag", flag_of(e, o.key)},
                          {"type", blr::type_name(o.type)},
                          {"default", default_of(o)},
                          {"allowed", allowed_of(o)},
@@ -73,6 +77,7 @@ nlohmann::json to_json() {
     out.push_back({{"name", e.name},
                    {"summary", e.summary},
                    {"variational", e.variational},
+                   {"trains", e.trains},
                    {"options", options}});
   }
   return out;
@@ -85,7 +90,7 @@ int run(bool as_markdown, const std::string& json_path) {
     for (const auto& e : blr::torch::optimizers()) {
       fmt::print("{} — {}\n", e.name, e.summary);
       for (const auto& o : e.options->options()) {
-        fmt::print("  {:<28} {:<8} default {:<18} {}\n", flag_of(e.name, o.key),
+        fmt::print("  {:<28} {:<8} default {:<18} {}\n", flag_of(e, o.key),
                    blr::type_name(o.type), default_of(o), o.help);
       }
       fmt::print("\n");
@@ -96,9 +101,7 @@ int run(bool as_markdown, const std::string& json_path) {
 }
 
 void setup(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand(
-      "optimizers", "List every optimizer (BLR and baselines) with its options: key, CLI flag, "
-                    "type, default, allowed values, meaning.");
+  auto* cmd = app.add_subcommand("optimizers", blr::cli::torch_command("optimizers").summary);
   auto markdown_flag = std::make_shared<bool>(false);
   auto json = std::make_shared<std::string>();
   cmd->add_flag("--markdown", *markdown_flag, "Print the reference as Markdown (docs/torch.md).");
@@ -106,6 +109,6 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->callback([markdown_flag, json, &exit_code] { exit_code = run(*markdown_flag, *json); });
 }
 
-BLR_REGISTER_COMMAND("optimizers", 39, setup);
+BLR_REGISTER_COMMAND("optimizers", blr::cli::torch_command("optimizers").order, setup);
 
 }  // namespace

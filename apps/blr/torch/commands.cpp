@@ -6,6 +6,7 @@
 #include <torch/cuda.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -15,6 +16,9 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/checkpoint.hpp"
 #include "blr/torch/data/batches.hpp"
+#include "blr/torch/laplace_fit.hpp"
+#include "blr/torch/optim/laplace.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/train/trainer.hpp"
 #include "../error_boundary.hpp"
 #include "plots.hpp"
@@ -95,10 +99,12 @@ RunResult train_one(Trainer& trainer, const RunSettings& s, ProgressReporter& pr
 
 // Prints the table and writes the outputs; returns the exit status (4 when a run diverged and
 // --fail-on-divergence was given).
-int finish(const std::string& command, const std::vector<RunResult>& runs, const RunSettings& s) {
+int finish(const std::string& command, const std::vector<RunResult>& runs, const RunSettings& s,
+           const nlohmann::json& extra = nlohmann::json::object()) {
   print_table(std::cout, runs);
   std::cout.flush();
-  const nlohmann::json report = report_to_json(command, runs);
+  nlohmann::json report = report_to_json(command, runs);
+  for (const auto& [key, value] : extra.items()) report[key] = value;
   write_json(s.json, report);
   if (!s.out.empty()) {
     write_json((fs::path(s.out) / "results.json").string(), report);
@@ -173,7 +179,7 @@ int run_train(const TrainConfig& config_in, const RunSettings& settings,
       config.epochs = resume_epochs;
     }
   }
-  config.validate();
+  config.validate_for_training();
   const auto device = parse_device(settings.device);
   const auto data = load_data(config);
   Trainer trainer(config, data, device);
@@ -212,7 +218,7 @@ int run_compare(const TrainConfig& base, const std::vector<std::string>& optimiz
     c.optimizer = name;
     auto it = options.find(name);
     c.optimizer_options = it != options.end() ? it->second : OptionValues{};
-    c.validate();  // all configurations are checked before any training starts
+    c.validate_for_training();  // all configurations are checked before any training starts
     configs.push_back(c);
   }
   apply_run_settings(settings);
@@ -235,46 +241,139 @@ int run_compare(const TrainConfig& base, const std::vector<std::string>& optimiz
   return finish("compare", runs, settings);
 }
 
-int run_eval(const std::string& checkpoint_path, int test_samples, const std::string& data_dir,
-             int ece_bins, const RunSettings& settings) {
-  apply_run_settings(settings);
-  check(settings.checkpoint_every == 0, "blr eval writes no periodic checkpoints.");
-  const Checkpoint checkpoint = load_checkpoint(checkpoint_path);
+namespace {
+
+// A checkpoint of blr train with its configuration and the data it was trained on (the same
+// training images, checked by their pixel mean), for eval and laplace.
+struct LoadedRun {
+  Checkpoint checkpoint;
   TrainConfig config;
+  std::shared_ptr<FashionMnist> data;
+};
+
+LoadedRun load_run(const std::string& checkpoint_path, int test_samples,
+                   const std::string& data_dir, int ece_bins) {
+  LoadedRun run{load_checkpoint(checkpoint_path), {}, nullptr};
   try {
-    config = TrainConfig::from_json(checkpoint.meta.at("config"));
+    run.config = TrainConfig::from_json(run.checkpoint.meta.at("config"));
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("The checkpoint '{}' holds no training configuration: {}",
                             checkpoint_path, e.what()));
   }
-  if (test_samples > 0) config.test_samples = test_samples;
-  if (ece_bins > 0) config.ece_bins = ece_bins;
-  if (!data_dir.empty()) config.data_options.directory = data_dir;
-  config.validate();
-  if (!settings.out.empty()) {
-    std::error_code ec;
-    fs::create_directories(settings.out, ec);
-    check(!ec, fmt::format("Cannot create the output directory '{}'.", settings.out));
-  }
-  const auto device = parse_device(settings.device);
-  const auto data = load_data(config);
-  if (checkpoint.meta.contains("pixel_mean")) {
-    const double m = checkpoint.meta.at("pixel_mean").get<double>();
-    check(std::abs(m - data->pixel_mean) < 1e-9,
+  if (test_samples > 0) run.config.test_samples = test_samples;
+  if (ece_bins > 0) run.config.ece_bins = ece_bins;
+  if (!data_dir.empty()) run.config.data_options.directory = data_dir;
+  run.config.validate();
+  run.data = load_data(run.config);
+  if (run.checkpoint.meta.contains("pixel_mean")) {
+    const double m = run.checkpoint.meta.at("pixel_mean").get<double>();
+    check(std::abs(m - run.data->pixel_mean) < 1e-9,
           fmt::format("The training images now have pixel mean {} but the checkpoint was trained "
                       "with {}: the data set differs from the one used for training.",
-                      data->pixel_mean, m));
+                      run.data->pixel_mean, m));
   }
-  Trainer trainer(config, data, device);
-  trainer.restore(checkpoint);
+  return run;
+}
+
+void create_out(const RunSettings& settings) {
+  if (settings.out.empty()) return;
+  std::error_code ec;
+  fs::create_directories(settings.out, ec);
+  check(!ec, fmt::format("Cannot create the output directory '{}'.", settings.out));
+}
+
+}  // namespace
+
+int run_eval(const std::string& checkpoint_path, int test_samples, const std::string& data_dir,
+             int ece_bins, const RunSettings& settings) {
+  apply_run_settings(settings);
+  check(settings.checkpoint_every == 0, "blr eval writes no periodic checkpoints.");
+  create_out(settings);
+  const auto device = parse_device(settings.device);
+  const LoadedRun run = load_run(checkpoint_path, test_samples, data_dir, ece_bins);
+  Trainer trainer(run.config, run.data, device);
+  trainer.restore(run.checkpoint);
   if (!settings.quiet) {
     std::cerr << fmt::format("blr eval: {} with {} after {} epochs; evaluating on {} test images\n",
-                             trainer.result().model_description, config.optimizer, trainer.epoch(),
-                             data->test.size());
+                             trainer.result().model_description, run.config.optimizer,
+                             trainer.epoch(), run.data->test.size());
   }
   trainer.evaluate();
   std::vector<RunResult> runs{trainer.result()};
   return finish("eval", runs, settings);
+}
+
+int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
+  apply_run_settings(settings);
+  check(settings.checkpoint_every == 0, "blr laplace writes no periodic checkpoints.");
+  check_options("laplace", {{"subset", request.subset}, {"curvature", request.curvature}});
+  check(request.prior_precision == 0 ||
+            (request.prior_precision > 0 && std::isfinite(request.prior_precision)),
+        fmt::format("The prior precision must be a positive finite number (0: choose it by the "
+                    "marginal likelihood); got {}.",
+                    request.prior_precision));
+  create_out(settings);
+  const auto device = parse_device(settings.device);
+  const LoadedRun run = load_run(request.checkpoint, request.test_samples, request.data_dir, 0);
+  check(find_optimizer(run.config.optimizer).trains,
+        fmt::format("The checkpoint '{}' already holds a {} posterior; give the checkpoint of the "
+                    "trained run.",
+                    request.checkpoint, run.config.optimizer));
+  Trainer trainer(run.config, run.data, device);
+  trainer.restore(run.checkpoint);
+  LaplaceCurvatureOptions fit_options;
+  fit_options.subset = request.subset == "last_layer" ? LaplaceSubset::kLastLayer : LaplaceSubset::kAll;
+  fit_options.curvature = request.curvature == "ef" ? LaplaceCurvature::kEmpiricalFisher
+                                                    : LaplaceCurvature::kGaussNewton;
+  if (!settings.quiet) {
+    std::cerr << fmt::format(
+        "blr laplace: {} trained with {} for {} epochs; diagonal {} of {} weights over {} "
+        "training images\n",
+        trainer.result().model_description, run.config.optimizer, trainer.epoch(),
+        request.curvature == "ef" ? "empirical Fisher" : "Gauss-Newton",
+        request.subset == "last_layer" ? "the last layer's" : "all", run.data->train.size());
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const LaplaceCurvatureResult fit =
+      laplace_curvature(trainer.model(), run.data->train.images.to(device),
+                        run.data->train.labels.to(device), fit_options);
+  const bool chosen = !(request.prior_precision > 0);
+  const double delta = chosen ? laplace_optimal_prior_precision(fit) : request.prior_precision;
+  const double log_evidence = laplace_log_marginal_likelihood(fit, delta);
+  const double fit_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  trainer.replace_optimizer("laplace", {{"prior_precision", delta},
+                                        {"ess", static_cast<double>(fit.examples)},
+                                        {"subset", request.subset},
+                                        {"curvature", request.curvature}});
+  dynamic_cast<LaplacePosterior&>(trainer.optimizer()).set_curvature(fit.curvature);
+  if (!settings.quiet) {
+    std::cerr << fmt::format(
+        "blr laplace: {} weights in the posterior, prior precision {:.6g} ({}), log marginal "
+        "likelihood {:.6g}, fitted in {:.2f} s\n",
+        fit.subset_size, delta, chosen ? "maximises the marginal likelihood" : "given",
+        log_evidence, fit_seconds);
+  }
+  if (!request.save.empty()) {
+    trainer.save(request.save);
+    if (!settings.quiet) std::cerr << fmt::format("blr laplace: posterior saved to {}\n", request.save);
+  }
+  trainer.evaluate();
+  std::vector<RunResult> runs{trainer.result()};
+  const nlohmann::json extra = {
+      {"laplace",
+       {{"source_optimizer", run.config.optimizer},
+        {"subset", request.subset},
+        {"curvature", request.curvature},
+        {"weights", fit.subset_size},
+        {"examples", fit.examples},
+        {"prior_precision", delta},
+        {"prior_precision_chosen", chosen},
+        {"log_marginal_likelihood", log_evidence},
+        {"train_nll_sum", fit.nll_sum},
+        {"fit_seconds", fit_seconds},
+        {"posterior", request.save}}}};
+  return finish("laplace", runs, settings, extra);
 }
 
 }  // namespace blr::torch

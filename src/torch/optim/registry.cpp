@@ -27,6 +27,7 @@ bool register_optimizer(OptimizerEntry entry) {
   }
   entries.push_back(std::move(entry));
   std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    if (a.trains != b.trains) return a.trains;
     if (a.variational != b.variational) return a.variational;
     return a.name < b.name;
   });
@@ -37,7 +38,9 @@ const std::vector<OptimizerEntry>& optimizers() { return registry(); }
 
 std::vector<std::string> optimizer_names() {
   std::vector<std::string> names;
-  for (const auto& e : registry()) names.push_back(e.name);
+  for (const auto& e : registry()) {
+    if (e.trains) names.push_back(e.name);
+  }
   return names;
 }
 

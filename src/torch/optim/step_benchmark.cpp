@@ -12,7 +12,9 @@ namespace blr::torch {
 
 std::vector<std::string> benchmark_optimizers() {
   std::vector<std::string> names;
-  for (const auto& entry : optimizers()) names.push_back(entry.name);  // every registered one
+  for (const auto& entry : optimizers()) {
+    if (entry.trains) names.push_back(entry.name);  // every registered one that steps
+  }
   return names;
 }
 
@@ -33,9 +35,12 @@ StepBenchmark::~StepBenchmark() = default;
 
 void StepBenchmark::run() {
   if (variational_ != nullptr) {
-    variational_->sample_parameters(true);
-    if (squared_.defined()) variational_->add_squared_gradients({squared_});
-    variational_->restore_parameters();
+    // SAM/bSAM take two samples (the point and the ascent point) per step.
+    for (int s = 0; s < variational_->training_samples(); ++s) {
+      variational_->sample_parameters(true);
+      if (squared_.defined()) variational_->add_squared_gradients({squared_});
+      variational_->restore_parameters();
+    }
   }
   optimizer_->step();
 }

@@ -33,6 +33,14 @@ void TrainConfig::validate() const {
         fmt::format("Option 'ece-bins' must lie in [1, 10000]; got {}.", ece_bins));
 }
 
+void TrainConfig::validate_for_training() const {
+  validate();
+  check(find_optimizer(optimizer).trains,
+        fmt::format("'{}' is a posterior fitted after training, not an optimizer that trains: "
+                    "train with one of {}, then fit it with `blr {} --checkpoint FILE`.",
+                    optimizer, fmt::join(optimizer_names(), ", "), optimizer));
+}
+
 Schedule TrainConfig::learning_rate_schedule(double base_lr, int64_t steps_per_epoch) const {
   const long total = static_cast<long>(epochs * steps_per_epoch);
   if (schedule == "cosine") return Schedule::cosine(base_lr, total);

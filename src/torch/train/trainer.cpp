@@ -117,6 +117,20 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<const FashionMnist> data, a
 
 Trainer::~Trainer() = default;
 
+void Trainer::replace_optimizer(const std::string& optimizer, const OptionValues& options) {
+  TrainConfig config = config_;
+  config.optimizer = optimizer;
+  config.optimizer_options = options;
+  config.validate();
+  const OptimizerContext context{data_->train.size(), config.seed};
+  optimizer_ = make_optimizer(config.optimizer, model_.parameters(), config.optimizer_options,
+                              context);
+  config_ = std::move(config);
+  base_lr_ = learning_rate(*optimizer_);
+  result_.config = config_;
+  result_.options = effective_options(config_.optimizer, config_.optimizer_options, context);
+}
+
 double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
   auto& opt = *optimizer_;
   if (auto* v = as_variational(opt)) {
@@ -145,6 +159,7 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
 }
 
 void Trainer::train(const TrainHooks& hooks) {
+  config_.validate_for_training();
   check(hooks.checkpoint_every == 0 || !hooks.checkpoint_dir.empty(),
         "Periodic checkpoints need an output directory (--out DIR).");
   check(hooks.divergence_factor > 1 && std::isfinite(hooks.divergence_factor),

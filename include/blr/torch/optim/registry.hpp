@@ -36,6 +36,9 @@ struct OptimizerEntry {
   bool variational = false;  ///< samples weights (a posterior), or a point estimate
   const OptionSchema* options = nullptr;
   OptimizerFactory make;
+  /// False for a posterior fitted after training (Laplace): it is built and saved by its own
+  /// command, scored by `blr eval`, and refused by train/compare/bench.
+  bool trains = true;
 };
 
 /// Adds an optimizer (called by the registration lines); a second one with the same name is an
@@ -43,9 +46,9 @@ struct OptimizerEntry {
 bool register_optimizer(OptimizerEntry entry);
 
 /// Every registered optimizer, in display order: the variational ones, then the point
-/// estimates, each alphabetically.
+/// estimates, then the post-hoc posteriors, each alphabetically.
 const std::vector<OptimizerEntry>& optimizers();
-/// The names, in display order.
+/// The names of the optimizers that train, in display order (what --optimizer(s) accept).
 std::vector<std::string> optimizer_names();
 /// The entry named `name`; an unknown name is a sentence error listing the names (with a
 /// "did you mean" suggestion).
@@ -95,14 +98,15 @@ Options options_from(const OptionValues& given, const OptimizerContext& context)
 }
 
 template <class Optimizer>
-bool register_table_optimizer(std::string name, std::string summary) {
+bool register_table_optimizer(std::string name, std::string summary, bool trains = true) {
   using Options = typename Optimizer::Options;
   return register_optimizer(
       {std::move(name), std::move(summary), true, &Options::table(),
        [](std::vector<::torch::optim::OptimizerParamGroup> groups, const OptionValues& given,
           const OptimizerContext& context) -> std::unique_ptr<::torch::optim::Optimizer> {
          return std::make_unique<Optimizer>(std::move(groups), options_from<Options>(given, context));
-       }});
+       },
+       trains});
 }
 
 }  // namespace detail
@@ -114,3 +118,8 @@ bool register_table_optimizer(std::string name, std::string summary) {
 #define BLR_REGISTER_OPTIMIZER(Type, name, summary)                                      \
   [[maybe_unused]] static const bool BLR_OPTIMIZER_CONCAT(blr_optimizer_registered_, __LINE__) = \
       ::blr::torch::detail::register_table_optimizer<Type>(name, summary)
+/// Registers a posterior fitted after training (it has a table, samples, is saved and evaluated,
+/// but does not train).
+#define BLR_REGISTER_POSTERIOR(Type, name, summary)                                      \
+  [[maybe_unused]] static const bool BLR_OPTIMIZER_CONCAT(blr_posterior_registered_, __LINE__) = \
+      ::blr::torch::detail::register_table_optimizer<Type>(name, summary, false)

@@ -2,7 +2,8 @@
 //
 // One flat float32 parameter of n elements on the CPU with a fixed random gradient. A step of a
 // variational optimizer is what training does around forward/backward: sample θ = μ + σ⊙ε,
-// restore μ while collecting the gradient (VOGN: plus a squared-gradient tensor), update. A step
+// restore μ while collecting the gradient (VOGN: plus a squared-gradient tensor), as many times
+// as the optimizer takes training samples (SAM, bSAM: 2), update. A step
 // of AdamW or SGD is its update alone. Forward and backward are not part of it.
 #pragma once
 

@@ -32,6 +32,8 @@ struct TrainConfig {
 
   /// Throws blr::Error with a sentence naming the offending option.
   void validate() const;
+  /// validate(), and the optimizer trains (a post-hoc posterior such as laplace is refused).
+  void validate_for_training() const;
   /// The learning-rate schedule for a base rate and a number of minibatches per epoch; steps are
   /// minibatches (the cosine decays to 0 at the last step).
   Schedule learning_rate_schedule(double base_lr, int64_t steps_per_epoch) const;

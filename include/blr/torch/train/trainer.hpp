@@ -127,6 +127,10 @@ class Trainer {
   /// samples (0: config.test_samples).
   Evaluation evaluate(int samples = 0);
 
+  /// Replaces the optimizer by a new one named `optimizer` with the given options over the same
+  /// model parameters (as they are now), keeping the epoch and the history: how `blr laplace`
+  /// turns a trained run into a run whose "optimizer" is the fitted posterior.
+  void replace_optimizer(const std::string& optimizer, const OptionValues& options);
   /// Writes a checkpoint of the current state.
   void save(const std::string& path) const;
 

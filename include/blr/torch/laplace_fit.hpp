@@ -1,0 +1,68 @@
+// Fitting the post-hoc Laplace posterior of a trained classifier (optim/laplace.hpp): the diagonal
+// curvature over the training set and the prior precision by the Laplace marginal likelihood
+// (MacKay 1992; Immer et al. 2021; Daxberger et al. 2021, "Laplace Redux", §2–3).
+//
+// Curvature, per example i with logits f_i = f(x_i; θ*), p_i = softmax(f_i), J_i = ∂f_i/∂θ:
+//   ggn  diag(J_iᵀ Λ_i J_i),  Λ_i = diag(p_i) − p_i p_iᵀ   (the Gauss–Newton of the cross-entropy)
+//        computed exactly with C backward passes: Λ_i = Σ_k v_ik v_ikᵀ for v_ik = √p_ik (e_k − p_i),
+//        so diag(J_iᵀΛ_iJ_i) = Σ_k (J_iᵀ v_ik)², and J_iᵀ v_ik is the gradient of the pseudo-loss
+//        v_ikᵀ f_i (v detached), whose per-example squares the squared-gradient engine
+//        (optim/squared_gradients.hpp) returns for any model it supports;
+//   ef   (∇_θ ℓ_i)², ℓ_i = −log p_i[y_i] (the empirical Fisher; one backward pass).
+// Ĝ = (1/N) Σ_i (the above). The model is evaluated in evaluation mode (batch norm uses its running
+// statistics), at θ* without any change to it.
+//
+// Subsets: all parameters, or the last layer: the parameters whose module path (the name up to its
+// last '.') equals that of the last parameter of the model (e.g. "fc3" of "fc3.weight",
+// "fc3.bias"): the layer that produces the logits in blr's models and in the usual nets.
+//
+// Marginal likelihood of the prior precision δ (diagonal Laplace, P weights in the subset):
+//   log Z(δ) = −Σ_i ℓ_i(θ*) − (δ/2)‖θ*_S‖² + (P/2) log δ − (1/2) Σ_j log(N Ĝ_j + δ)
+//   (the constant −(P/2) log 2π of the prior cancels against the Gaussian integral's +P/2 log 2π).
+//   d log Z / dδ = (1/2) [ Σ_j N Ĝ_j / (δ (N Ĝ_j + δ)) − ‖θ*_S‖² ]: the bracket falls strictly from
+//   +∞ (δ → 0, some Ĝ_j > 0) to −‖θ*_S‖² < 0, so log Z has exactly one maximiser, found by
+//   bisection on log δ to relative precision 1e-12.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "blr/torch/nn/model.hpp"
+#include "blr/torch/optim/laplace.hpp"
+
+namespace blr::torch {
+
+struct LaplaceCurvatureOptions {
+  LaplaceSubset subset = LaplaceSubset::kAll;
+  LaplaceCurvature curvature = LaplaceCurvature::kGaussNewton;
+  int64_t batch_size = 500;  ///< examples per forward/backward pass
+};
+
+struct LaplaceCurvatureResult {
+  /// Ĝ per parameter of model.named_parameters() (undefined outside the subset).
+  std::vector<::at::Tensor> curvature;
+  std::vector<std::string> names;  ///< the parameters' names, same order
+  int64_t examples = 0;            ///< N
+  double nll_sum = 0.0;            ///< Σ_i ℓ_i(θ*) (nats)
+  int64_t subset_size = 0;         ///< P
+  double subset_norm_squared = 0.0;  ///< ‖θ*_S‖²
+};
+
+/// Which parameters (by their names, in order) are in the subset.
+std::vector<bool> laplace_subset(const std::vector<std::string>& names, LaplaceSubset subset);
+
+/// Ĝ over the examples (inputs N×..., labels N) at the model's current parameters.
+LaplaceCurvatureResult laplace_curvature(const Model& model, const ::at::Tensor& inputs,
+                                         const ::at::Tensor& labels,
+                                         const LaplaceCurvatureOptions& options = {});
+
+/// log Z(δ) of the header.
+double laplace_log_marginal_likelihood(const LaplaceCurvatureResult& fit, double prior_precision);
+
+/// The δ that maximises log Z(δ) (the header's bisection).
+double laplace_optimal_prior_precision(const LaplaceCurvatureResult& fit);
+
+}  // namespace blr::torch
