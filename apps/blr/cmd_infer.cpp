@@ -325,7 +325,9 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-intercept", o->no_intercept, "Do not prepend an intercept column.");
   cmd->add_option("--categorical", o->categorical,
                   "Feature columns to one-hot code (repeatable or comma list): levels in sorted "
-                  "order, the first the reference, columns named COL=level.");
+                  "order, the first the reference, columns named COL=level.")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--missing", o->missing,
                   "error: a missing cell (empty or NA) is an error naming its line and column; "
                   "drop: rows with one are left out and counted (kalman: no update at that step).")

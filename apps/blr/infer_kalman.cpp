@@ -111,17 +111,13 @@ nlohmann::json run_kalman(const Options& o) {
     check_nonnegative("slope-var", o.slope_var);
     double v = o.obs_var, w = o.state_var, z = o.slope_var;
     if (o.fit) {
-      Index observed = 0;
-      double sum = 0, sum2 = 0;
+      // The variance of the observed values (all of them unless --missing drop left gaps).
+      Vector observed(y.rows());
+      Index count = 0;
       for (Index t = 0; t < y.rows(); ++t)
-        if (!std::isnan(y(t, 0))) {
-          ++observed;
-          sum += y(t, 0);
-        }
-      const double mean = sum / static_cast<double>(observed);
-      for (Index t = 0; t < y.rows(); ++t)
-        if (!std::isnan(y(t, 0))) sum2 += (y(t, 0) - mean) * (y(t, 0) - mean);
-      const double var_y = sum2 / static_cast<double>(observed);
+        if (!std::isnan(y(t, 0))) observed[count++] = y(t, 0);
+      const Vector obs = observed.head(count);
+      const double var_y = (obs.array() - obs.mean()).square().mean();
       check(var_y > 0,
             fmt::format("Column '{}' is constant; its noise variances cannot be fitted.", col));
       Vector start(trend ? 3 : 2);

@@ -100,6 +100,8 @@ TEST(Intervals, BadLevelIsAnErrorNamingTheOption) {
   }
   EXPECT_THROW(beta_interval(0.0, 1.0, 0.95), Error);
   EXPECT_THROW(gamma_interval(1.0, -1.0, 0.95), Error);
+  EXPECT_TRUE(std::isnan(gamma_interval(3.0, std::nan(""), 0.95).lower));
+  EXPECT_TRUE(std::isnan(beta_interval(INFINITY, 1.0, 0.95).upper));
 }
 
 }  // namespace

@@ -29,7 +29,8 @@ void check_level(double level);
 /// z = Φ⁻¹((1 + level)/2), the half-width of a Gaussian interval in standard deviations.
 double gaussian_z(double level);
 
-/// Equal-tailed intervals of the distributions above.
+/// Equal-tailed intervals of the distributions above. Non-finite parameters give NaN bounds (for
+/// the caller's finiteness check to name); finite parameters outside the domain are an error.
 Interval gaussian_interval(double mean, double sd, double level);
 Interval beta_interval(double a, double b, double level);
 Interval gamma_interval(double shape, double rate, double level);

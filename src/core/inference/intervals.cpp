@@ -19,6 +19,13 @@ namespace {
 double lower_tail(double level) { return (1.0 - level) / 2.0; }
 double upper_tail(double level) { return (1.0 + level) / 2.0; }
 
+/// Non-finite parameters give a non-finite interval, which the caller's finiteness check reports
+/// by name (the parameters themselves are results that are not finite).
+Interval not_finite() {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  return {nan, nan};
+}
+
 }  // namespace
 
 void check_level(double level) {
@@ -41,26 +48,29 @@ Interval gaussian_interval(double mean, double sd, double level) {
 
 Interval beta_interval(double a, double b, double level) {
   check_level(level);
-  check(a > 0 && b > 0 && std::isfinite(a) && std::isfinite(b),
-        fmt::format("A Beta distribution needs finite positive parameters; got ({}, {}).", a, b));
+  if (!std::isfinite(a) || !std::isfinite(b)) return not_finite();
+  check(a > 0 && b > 0,
+        fmt::format("A Beta distribution needs positive parameters; got ({}, {}).", a, b));
   const boost::math::beta_distribution<double> d(a, b);
   return {boost::math::quantile(d, lower_tail(level)), boost::math::quantile(d, upper_tail(level))};
 }
 
 Interval gamma_interval(double shape, double rate, double level) {
   check_level(level);
-  check(shape > 0 && rate > 0 && std::isfinite(shape) && std::isfinite(rate),
-        fmt::format("A Gamma distribution needs finite positive shape and rate; got ({}, {}).",
-                    shape, rate));
+  if (!std::isfinite(shape) || !std::isfinite(rate)) return not_finite();
+  check(shape > 0 && rate > 0,
+        fmt::format("A Gamma distribution needs positive shape and rate; got ({}, {}).", shape,
+                    rate));
   const boost::math::gamma_distribution<double> d(shape, 1.0 / rate);
   return {boost::math::quantile(d, lower_tail(level)), boost::math::quantile(d, upper_tail(level))};
 }
 
 Interval student_t_interval(double dof, double location, double scale, double level) {
   check_level(level);
-  check(dof > 0 && std::isfinite(dof),
-        fmt::format("A Student t distribution needs finite positive degrees of freedom; got {}.",
-                    dof));
+  if (!std::isfinite(dof) || !std::isfinite(location) || !std::isfinite(scale))
+    return not_finite();
+  check(dof > 0,
+        fmt::format("A Student t distribution needs positive degrees of freedom; got {}.", dof));
   const double t =
       boost::math::quantile(boost::math::students_t_distribution<double>(dof), upper_tail(level));
   return {location - t * scale, location + t * scale};

@@ -99,11 +99,10 @@ DesignEncoder DesignEncoder::fit(const CsvTable& train, const DesignSpec& spec) 
     for (std::size_t k = 1; k < c.levels.size(); ++k)
       d.names_.push_back(c.name + "=" + c.levels[k]);
   }
-  if (spec.standardize && !d.numeric_.empty()) {
-    Matrix x(train.rows(), static_cast<Index>(d.numeric_.size()));
-    for (std::size_t k = 0; k < d.numeric_.size(); ++k) x.col(k) = numeric(train, d.numeric_[k]);
-    d.standardizer_ = Standardizer::fit(x, d.numeric_);
-  }
+  // The numeric columns are read (and so checked) here, whether or not they are standardised.
+  Matrix x(train.rows(), static_cast<Index>(d.numeric_.size()));
+  for (std::size_t k = 0; k < d.numeric_.size(); ++k) x.col(k) = numeric(train, d.numeric_[k]);
+  if (spec.standardize && !d.numeric_.empty()) d.standardizer_ = Standardizer::fit(x, d.numeric_);
   return d;
 }
 
