@@ -12,6 +12,7 @@
 #include "command.hpp"
 #include "json_output.hpp"
 #include "infer_common.hpp"
+#include "blr/io/design.hpp"
 
 namespace blr::cli::infer {
 
@@ -89,50 +90,103 @@ nlohmann::json to_json(const Matrix& m) {
   return a;
 }
 
-void print_table(const std::vector<std::string>& names, const Vector& mean, const Vector& sd,
+Marginals Marginals::gaussian(const Vector& mean, const Vector& sd, double level) {
+  Marginals m{mean, sd, Vector(mean.size()), Vector(mean.size()), level};
+  for (Index i = 0; i < mean.size(); ++i) {
+    const auto ci = inference::gaussian_interval(mean[i], sd[i], level);
+    m.lower[i] = ci.lower;
+    m.upper[i] = ci.upper;
+  }
+  return m;
+}
+
+void Marginals::to(nlohmann::json& j) const {
+  j.update({{"mean", to_json(mean)},
+            {"sd", to_json(sd)},
+            {"level", level},
+            {"lower", to_json(lower)},
+            {"upper", to_json(upper)}});
+}
+
+std::string lower_heading(double level) { return fmt::format("{:g}%", 50 * (1 - level)); }
+std::string upper_heading(double level) { return fmt::format("{:g}%", 50 * (1 + level)); }
+
+void print_table(const std::vector<std::string>& names, const Marginals& m,
                  const std::string& title) {
   std::size_t width = 9;
   for (const auto& n : names) width = std::max(width, n.size());
-  fmt::print("{}\n{:<{}}  {:>12}  {:>12}\n", title, "parameter", width, "mean", "sd");
-  for (std::size_t i = 0; i < names.size(); ++i)
-    fmt::print("{:<{}}  {:>12.6g}  {:>12.6g}\n", names[i], width, mean[static_cast<Index>(i)],
-               sd[static_cast<Index>(i)]);
+  fmt::print("{}\n{:<{}}  {:>12}  {:>12}  {:>12}  {:>12}\n", title, "parameter", width, "mean", "sd",
+             lower_heading(m.level), upper_heading(m.level));
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto k = static_cast<Index>(i);
+    fmt::print("{:<{}}  {:>12.6g}  {:>12.6g}  {:>12.6g}  {:>12.6g}\n", names[i], width, m.mean[k],
+               m.sd[k], m.lower[k], m.upper[k]);
+  }
+}
+
+io::CsvTable handle_missing(const Options& o, const io::CsvTable& table,
+                            const std::vector<std::string>& used, const std::string& role,
+                            nlohmann::json& dropped) {
+  for (const auto& c : used) table.column_index(c);  // names the file and its columns
+  if (o.missing == "error") {
+    if (const auto m = table.first_missing(used)) {
+      throw Error(fmt::format(
+          "File '{}', line {}, column '{}': the value is missing; give --missing drop to leave "
+          "out the rows with a missing value.",
+          table.source(), table.line_of(m->row), m->column));
+    }
+    return table;
+  }
+  io::CsvTable kept = table.without_missing(used);
+  const Index n = table.rows() - kept.rows();
+  check(kept.rows() > 0,
+        fmt::format("Every row of '{}' has a missing value in the columns used, so --missing drop "
+                    "leaves nothing.",
+                    table.source()));
+  dropped[role] = n;
+  fmt::print("--missing drop: {} of {} rows of '{}' dropped (a missing value in the columns used)\n",
+             n, table.rows(), table.source());
+  return kept;
 }
 
 Supervised load_supervised(const Options& o, Response response, bool intercept) {
   check(!o.train.empty(), fmt::format("Model '{}' needs a training file: --train FILE.", o.model));
-  const auto train = io::CsvTable::read(o.train);
-  const std::string label = o.label.empty() ? train.columns().back() : o.label;
-  train.column_index(label);  // names the file and its columns when missing
+  Supervised s;
+  const auto raw_train = io::CsvTable::read(o.train);
+  const std::string label = o.label.empty() ? raw_train.columns().back() : o.label;
+  raw_train.column_index(label);  // names the file and its columns when missing
   std::vector<std::string> features =
-      o.features.empty() ? train.columns_except({label}) : split_list(o.features);
+      o.features.empty() ? raw_train.columns_except({label}) : split_list(o.features);
   check(!features.empty(),
         fmt::format("File '{}' has no feature columns besides the label '{}'.", o.train, label));
   for (const auto& f : features)
     check(f != label, fmt::format("Column '{}' cannot be both a feature and the label.", f));
-  Supervised s;
-  Matrix x = train.numeric_columns(features);
+  std::vector<std::string> categorical;
+  for (const auto& c : o.categorical)
+    for (const auto& name : split_list(c)) {
+      check(name != label,
+            fmt::format("Column '{}' is the label; --categorical names feature columns.", name));
+      categorical.push_back(name);
+    }
+  std::vector<std::string> used = features;
+  used.push_back(label);
+  const auto train = handle_missing(o, raw_train, used, "train", s.dropped);
+  const auto encoder = io::DesignEncoder::fit(train, {features, categorical, o.standardize, intercept});
+  s.names = encoder.names();
+  s.x_train = encoder.transform(train);
   std::optional<io::CsvTable> test;
-  Matrix xt;
   if (!o.test.empty()) {
-    test = io::CsvTable::read(o.test);
-    xt = test->numeric_columns(features);
-    test->column_index(label);
+    test = handle_missing(o, io::CsvTable::read(o.test), used, "test", s.dropped);
+    s.x_test = encoder.transform(*test);
     s.has_test = true;
   }
-  if (o.standardize) {
-    const auto st = io::Standardizer::fit(x, features);
-    x = st.transform(x);
-    if (s.has_test) xt = st.transform(xt);
+  if (!o.predict.empty()) {
+    const auto predict = handle_missing(o, io::CsvTable::read(o.predict), features, "predict",
+                                        s.dropped);
+    s.x_predict = encoder.transform(predict);
+    for (Index i = 0; i < predict.rows(); ++i) s.predict_lines.push_back(predict.line_of(i));
+    s.has_predict = true;
   }
-  s.names = features;
-  if (intercept) {
-    x = io::with_intercept(x);
-    if (s.has_test) xt = io::with_intercept(xt);
-    s.names.insert(s.names.begin(), "(intercept)");
-  }
-  s.x_train = x;
-  s.x_test = xt;
   switch (response) {
     case Response::real:
       s.y_train = train.numeric_column(label);
@@ -177,14 +231,37 @@ Supervised load_supervised(const Options& o, Response response, bool intercept) 
 
 namespace {
 
-nlohmann::json run_model(const Options& o) {
+bool supervised(const std::string& model) {
+  return model == "linreg" || model == "logistic" || model == "poisson" || model == "gpc" ||
+         model == "gpr";
+}
+
+void check_output_options(const Options& o) {
+  inference::check_level(o.level);
+  check(o.missing == "error" || o.missing == "drop",
+        fmt::format("Option '--missing' must be error or drop; got '{}'.", o.missing));
+  check(o.categorical.empty() || supervised(o.model),
+        "Option '--categorical' applies to the models with --train (linreg, logistic, poisson, "
+        "gpc, gpr).");
+  check(o.predict.empty() || supervised(o.model),
+        "Option '--predict' applies to linreg, logistic, poisson, gpc and gpr.");
+  check(o.predict.empty() == o.predict_out.empty(),
+        o.predict.empty() ? "Option '--predict-out' needs '--predict FILE' (the inputs to predict)."
+                          : "Option '--predict' needs '--predict-out FILE' (where the CSV goes).");
+  check(o.predict_out != "-",
+        "Option '--predict-out' needs a file name; stdout carries the tables ('-' is not taken).");
+  check(o.model_file.empty() || o.model == "kalman",
+        "Option '--model-file' applies only to model 'kalman'.");
+}
+
+nlohmann::json run_model(const Options& o, PredictionTable* predictions) {
   nlohmann::json out;
   if (o.model == "linreg" || o.model == "logistic" || o.model == "poisson") {
-    out = run_regression(o);
+    out = run_regression(o, predictions);
   } else if (o.model == "gpc") {
-    out = run_gpc(o);
+    out = run_gpc(o, predictions);
   } else if (o.model == "gpr") {
-    out = run_gpr(o);
+    out = run_gpr(o, predictions);
   } else if (o.model == "kalman") {
     out = run_kalman(o);
   } else if (o.model == "gmm") {
@@ -198,11 +275,15 @@ nlohmann::json run_model(const Options& o) {
 }
 
 int run(const Options& o) {
+  check_output_options(o);
   HeldStdout tables;  // shown only once the results are known to be finite
-  nlohmann::json out = run_model(o);
+  PredictionTable predictions;
+  nlohmann::json out = run_model(o, &predictions);
   require_finite(out, fmt::format("blr infer {}", o.model));
+  if (!o.predict.empty()) require_finite_predictions(predictions, o.predict);
   tables.release();
   out["model"] = o.model;
+  if (!o.predict.empty()) write_predictions(o.predict_out, predictions);
   if (!o.json.empty()) write_json_text(o.json, out.dump(2));
   return 0;
 }
@@ -242,6 +323,23 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->add_flag("--standardize", o->standardize,
                 "Standardise features with training means and population sds.");
   cmd->add_flag("--no-intercept", o->no_intercept, "Do not prepend an intercept column.");
+  cmd->add_option("--categorical", o->categorical,
+                  "Feature columns to one-hot code (repeatable or comma list): levels in sorted "
+                  "order, the first the reference, columns named COL=level.")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--missing", o->missing,
+                  "error: a missing cell (empty or NA) is an error naming its line and column; "
+                  "drop: rows with one are left out and counted (kalman: no update at that step).")
+      ->capture_default_str();
+  cmd->add_option("--level", o->level,
+                  "Credible level of every interval, in (0, 1) (equal-tailed; exact quantiles of "
+                  "each posterior).")
+      ->capture_default_str();
+  cmd->add_option("--predict", o->predict,
+                  "CSV of inputs without labels (the feature columns): writes the predictive of "
+                  "every row to --predict-out (linreg, logistic, poisson, gpc, gpr).");
+  cmd->add_option("--predict-out", o->predict_out, "Where --predict writes its CSV.");
   cmd->add_option("--json", o->json, "Write the results as JSON to this file ('-' = stdout, the table then goes to stderr).");
   // priors and solver
   cmd->add_option("--prior-precision", o->prior_precision,
@@ -277,6 +375,10 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->add_option("--init-var", o->init_var, "kalman: prior variance of the first state.")
       ->capture_default_str();
   cmd->add_flag("--fit", o->fit, "kalman: maximum-likelihood noise variances (Nelder–Mead).");
+  cmd->add_option("--model-file", o->model_file,
+                  "kalman: a general linear-Gaussian model from JSON: A, C, Q, R (arrays of rows), "
+                  "init_mean, init_cov, optional states (names); --column lists one column per "
+                  "row of C.");
   // gmm
   cmd->add_option("--components", o->components, "gmm: number of components K.")
       ->capture_default_str();

@@ -1,6 +1,8 @@
-// Shared pieces of `blr infer`: the options of every model, data loading from CSV, tables and
-// JSON helpers. The runners live in infer_glm.cpp (linreg, logistic, poisson, gpc) and
-// infer_series.cpp (kalman, gmm, conjugate); cmd_infer.cpp registers the command.
+// Shared pieces of `blr infer`: the options of every model, data loading from CSV (missing values,
+// categorical columns), tables with credible intervals and JSON helpers. The runners live in
+// infer_glm.cpp (linreg, logistic, poisson, gpc), infer_gpr.cpp, infer_series.cpp (gmm,
+// conjugate) and infer_kalman.cpp; predictions for `--predict` in infer_predict.cpp;
+// cmd_infer.cpp registers the command.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 
 #include "blr/core/types.hpp"
 #include "blr/inference/glm.hpp"
+#include "blr/inference/intervals.hpp"
 #include "blr/io/csv.hpp"
 
 namespace blr::cli::infer {
@@ -22,6 +25,10 @@ struct Options {
   // data
   std::string train, test, data, label, positive, features, column, json;
   bool standardize = false, no_intercept = false;
+  std::vector<std::string> categorical;  ///< features to one-hot code (repeatable, comma lists)
+  std::string missing = "error";         ///< error or drop
+  std::string predict, predict_out;      ///< --predict FILE --predict-out FILE
+  double level = 0.95;                   ///< credible level of every interval
   // priors and solver
   double prior_precision = 1.0;
   double noise_precision = 1.0;  ///< linreg: known β
@@ -40,6 +47,7 @@ struct Options {
   double slope_var = 0;
   double init_mean = std::numeric_limits<double>::quiet_NaN(), init_var = 1e7;
   bool fit = false;
+  std::string model_file;  ///< general A, C, Q, R (JSON)
   // gmm
   int components = 2;
   std::string covariance = "full";
@@ -59,16 +67,25 @@ std::vector<std::string> split_list(const std::string& s);
 /// Parses "1.5,2" into numbers; names the option on error.
 std::vector<double> parse_numbers(const std::string& s, const std::string& option);
 
-/// A supervised data set from CSV: design (with intercept unless disabled), labels, names.
+/// A supervised data set from CSV: design (with intercept unless disabled), labels, names; the
+/// test and prediction files pass the same checks and get the training encoding.
 struct Supervised {
-  Matrix x_train, x_test;
+  Matrix x_train, x_test, x_predict;
   Vector y_train, y_test;
   std::vector<std::string> names;  ///< column names of the design ("(intercept)" first)
-  bool has_test = false;
+  bool has_test = false, has_predict = false;
+  std::vector<long> predict_lines;   ///< file line of each prediction row
   std::vector<std::string> classes;  ///< classification: {negative, positive}
+  nlohmann::json dropped;            ///< --missing drop: rows dropped per file role
 };
 enum class Response { real, binary, count };
 Supervised load_supervised(const Options& o, Response response, bool intercept);
+
+/// Applies --missing to the columns `used` of a table: drops incomplete rows (reporting how many
+/// under `role` in `dropped` and on stdout) or throws naming the first missing cell.
+io::CsvTable handle_missing(const Options& o, const io::CsvTable& table,
+                            const std::vector<std::string>& used, const std::string& role,
+                            nlohmann::json& dropped);
 
 /// Throws unless the method is one of `allowed` (the first is the default); returns the method.
 std::string resolve_method(const Options& o, const std::vector<std::string>& allowed);
@@ -79,16 +96,57 @@ int parse_family(const std::string& family);
 nlohmann::json to_json(const Vector& v);
 nlohmann::json to_json(const Matrix& m);  ///< array of rows
 
-/// name, mean, sd as an aligned table on stdout.
-void print_table(const std::vector<std::string>& names, const Vector& mean, const Vector& sd,
+/// Posterior marginals: mean, sd and the equal-tailed interval at `level`.
+struct Marginals {
+  Vector mean, sd, lower, upper;
+  double level = 0.95;
+  /// Gaussian marginals N(mean, sd²).
+  static Marginals gaussian(const Vector& mean, const Vector& sd, double level);
+  /// Adds "level", "mean", "sd", "lower" and "upper" to a JSON object.
+  void to(nlohmann::json& j) const;
+};
+
+/// name, mean, sd and the interval as an aligned table on stdout.
+void print_table(const std::vector<std::string>& names, const Marginals& m,
                  const std::string& title);
+/// "2.5%" / "97.5%": the tail probabilities of an interval at `level`, as column headings.
+std::string lower_heading(double level);
+std::string upper_heading(double level);
 
 inference::PredictiveMethod predictive_method(const std::string& name);
 
+// ---- predictions (infer_predict.cpp) ------------------------------------------------------------
+/// One row per predicted input: named numeric columns and, for classification, a class label.
+struct PredictionTable {
+  std::vector<std::string> columns;
+  std::vector<long> lines;  ///< file line of each row
+  Matrix values;            ///< rows × columns
+  std::vector<std::string> predicted;  ///< classification: the more probable class per row
+};
+/// The predictive of each row from its latent a* ~ Σ_k w_k N(m_ik, v_ik) (one column per
+/// component; one component for a Gaussian posterior): linreg/gpr y* = a* + noise (mean, sd and
+/// interval), logistic/gpc the predictive probability `probability` of the positive class and
+/// the interval of σ(a*), poisson the rate e^{a*} (mean, sd, interval).
+PredictionTable prediction_table(inference::Likelihood l, const Vector& weights,
+                                 const Matrix& latent_mean, const Matrix& latent_variance,
+                                 const Vector& probability, double noise_variance, double level,
+                                 const std::vector<long>& lines,
+                                 const std::vector<std::string>& classes);
+/// A one-line description of how the positive-class probability is computed.
+std::string probability_method(const Options& o);
+/// Prints one line on what was predicted and returns the JSON "predict" object.
+nlohmann::json report_predictions(const Options& o, inference::Likelihood l,
+                                  const PredictionTable& t, const std::vector<std::string>& classes);
+/// Throws naming the line and column of the first entry that is not finite.
+void require_finite_predictions(const PredictionTable& t, const std::string& file);
+/// Writes the table as CSV ("line" first); throws naming the file when it cannot be written.
+void write_predictions(const std::string& path, const PredictionTable& t);
+
 // ---- runners: each prints its human-readable report and returns the JSON object --------------
-nlohmann::json run_regression(const Options& o);  ///< linreg, logistic, poisson
-nlohmann::json run_gpc(const Options& o);
-nlohmann::json run_gpr(const Options& o);  ///< infer_gpr.cpp
+/// linreg, logistic, poisson; with --predict, fills `predictions`.
+nlohmann::json run_regression(const Options& o, PredictionTable* predictions);
+nlohmann::json run_gpc(const Options& o, PredictionTable* predictions);
+nlohmann::json run_gpr(const Options& o, PredictionTable* predictions);  ///< infer_gpr.cpp
 nlohmann::json run_kalman(const Options& o);
 nlohmann::json run_gmm(const Options& o);
 nlohmann::json run_conjugate(const Options& o);

@@ -13,6 +13,7 @@
 #include "blr/inference/cvi.hpp"
 #include "blr/inference/gaussian_natural.hpp"
 #include "blr/inference/glm.hpp"
+#include "blr/inference/intervals.hpp"
 #include "blr/inference/gp_hyperparameters.hpp"
 #include "blr/inference/gp_laplace.hpp"
 #include "blr/inference/kernels.hpp"
@@ -51,7 +52,7 @@ inference::PredictiveOptions predictive_options(const Options& o) {
 
 /// Mixture-of-Gaussians posterior by eqs. 29–30, started around the Laplace mode.
 nlohmann::json run_mixture(const Options& o, const inference::Glm& model, const Supervised& s,
-                           int k) {
+                           int k, PredictionTable* predictions) {
   check(o.iterations >= 1, "Option '--iterations' must be at least 1.");
   const inference::LaplaceResult lap = inference::laplace(model);
   const Index d = model.dimension();
@@ -83,9 +84,24 @@ nlohmann::json run_mixture(const Options& o, const inference::Glm& model, const 
     means.push_back(to_json(comp.mean));
     covs.push_back(to_json(comp_cov.back()));
   }
-  const Vector sd = (second - mean * mean.transpose()).diagonal().cwiseMax(0.0).cwiseSqrt();
-  print_table(s.names, mean, sd,
-              fmt::format("posterior: mixture of {} Gaussians (moments of the mixture)", k));
+  const Matrix cov = second - mean * mean.transpose();
+  const Vector sd = cov.diagonal().cwiseMax(0.0).cwiseSqrt();
+  // Each coefficient's marginal is the mixture Σ_c w_c N(m_cj, Σ_c,jj): its exact quantiles.
+  Marginals marginals{mean, sd, Vector(d), Vector(d), o.level};
+  for (Index j = 0; j < d; ++j) {
+    inference::GaussianMixture1d m{fit.weights, Vector(k), Vector(k)};
+    for (int c = 0; c < k; ++c) {
+      m.means[c] = fit.components[c].mean[j];
+      m.variances[c] = comp_cov[c](j, j);
+    }
+    const auto ci = m.interval(o.level);
+    marginals.lower[j] = ci.lower;
+    marginals.upper[j] = ci.upper;
+  }
+  print_table(s.names, marginals,
+              fmt::format("posterior: mixture of {} Gaussians (moments of the mixture; intervals "
+                          "from its marginals)",
+                          k));
   for (int c = 0; c < k; ++c) {
     fmt::print("component {} (weight {:.3g}): mean", c + 1, fit.weights[c]);
     for (Index j = 0; j < d; ++j) fmt::print(" {:.4g}", fit.components[c].mean[j]);
@@ -96,16 +112,35 @@ nlohmann::json run_mixture(const Options& o, const inference::Glm& model, const 
   nlohmann::json j{{"method", "cvi"},
                    {"family", fmt::format("mixture:{}", k)},
                    {"features", s.names},
-                   {"mean", to_json(mean)},
-                   {"sd", to_json(sd)},
                    {"weights", to_json(fit.weights)},
                    {"means", means},
                    {"covariances", covs},
+                   {"covariance", to_json(cov)},
+                   {"correlation", to_json(inference::correlation(cov))},
                    {"elbo", fit.elbo},
                    {"elbo_se", fit.elbo_se},
                    {"iterations", fit.iterations},
                    {"converged", true},
                    {"prior_precision", o.prior_precision}};
+  marginals.to(j);
+  if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
+  if (s.has_predict) {
+    const auto popt = predictive_options(o);
+    const Index n = s.x_predict.rows();
+    Matrix lm(n, k), lv(n, k);
+    Vector probability = Vector::Zero(n);
+    for (int c = 0; c < k; ++c) {
+      const auto p = inference::predict(model.likelihood, fit.components[c].mean, comp_cov[c],
+                                        s.x_predict, Vector(), popt, model.noise_precision);
+      lm.col(c) = p.latent_mean;
+      lv.col(c) = p.latent_variance;
+      probability += fit.weights[c] * p.mean;
+    }
+    *predictions = prediction_table(model.likelihood, fit.weights, lm, lv, probability,
+                                    1.0 / model.noise_precision, o.level, s.predict_lines,
+                                    s.classes);
+    j["predict"] = report_predictions(o, model.likelihood, *predictions, s.classes);
+  }
   if (s.has_test) {
     const auto popt = predictive_options(o);
     Vector pmean = Vector::Zero(s.y_test.size());
@@ -129,7 +164,7 @@ nlohmann::json run_mixture(const Options& o, const inference::Glm& model, const 
 
 }  // namespace
 
-nlohmann::json run_regression(const Options& o) {
+nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
   const Likelihood lik = o.model == "linreg"     ? Likelihood::gaussian
                          : o.model == "logistic" ? Likelihood::logistic
                                                  : Likelihood::poisson;
@@ -154,9 +189,10 @@ nlohmann::json run_regression(const Options& o) {
   fmt::print("blr infer {} — {} on {} ({} rows, {} parameters){}\n", o.model, method, o.train,
              s.x_train.rows(), s.x_train.cols(),
              s.classes.empty() ? "" : fmt::format("; positive class '{}'", s.classes[1]));
-  if (method == "cvi" && family > 0) return run_mixture(o, model, s, family);
+  if (method == "cvi" && family > 0) return run_mixture(o, model, s, family, predictions);
 
   nlohmann::json j{{"method", method}, {"features", s.names}};
+  if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
   Vector mean;
   Matrix cov;
   double prior_precision = o.prior_precision, noise_precision = o.noise_precision;
@@ -229,10 +265,11 @@ nlohmann::json run_regression(const Options& o) {
                r.converged ? "yes" : "no", r.elbo);
   }
   const Vector sd = cov.diagonal().cwiseSqrt();
-  print_table(s.names, mean, sd, "posterior:");
-  j.update({{"mean", to_json(mean)},
-            {"sd", to_json(sd)},
-            {"covariance", to_json(cov)},
+  const auto marginals = Marginals::gaussian(mean, sd, o.level);
+  print_table(s.names, marginals, "posterior:");
+  marginals.to(j);
+  j.update({{"covariance", to_json(cov)},
+            {"correlation", to_json(inference::correlation(cov))},
             {"prior_precision", prior_precision}});
   if (lik == Likelihood::gaussian) j["noise_precision"] = noise_precision;
   if (s.has_test) {
@@ -242,10 +279,17 @@ nlohmann::json run_regression(const Options& o) {
     print_test(lik, t, o.test);
     j["test"] = test_json(lik, t);
   }
+  if (s.has_predict) {
+    const auto p =
+        inference::predict(lik, mean, cov, s.x_predict, Vector(), predictive_options(o), noise_precision);
+    *predictions = prediction_table(lik, Vector::Ones(1), p.latent_mean, p.latent_variance, p.mean,
+                                    1.0 / noise_precision, o.level, s.predict_lines, s.classes);
+    j["predict"] = report_predictions(o, lik, *predictions, s.classes);
+  }
   return j;
 }
 
-nlohmann::json run_gpc(const Options& o) {
+nlohmann::json run_gpc(const Options& o, PredictionTable* predictions) {
   // Laplace (GPML Algs. 3.1, 3.2) or CVI (eq. 60) for the latent values; with
   // --learn-hyperparameters, ℓ and σ² first maximise the Laplace evidence or the CVI ELBO (L-BFGS
   // in log space, gp_hyperparameters.hpp).
@@ -277,6 +321,7 @@ nlohmann::json run_gpc(const Options& o) {
                    {"kernel", inference::to_string(kernel.kind)},
                    {"features", s.names},
                    {"learned_hyperparameters", o.learn_hyperparameters}};
+  if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
   fmt::print("blr infer gpc — {}, full Gaussian over {} latent values; {} kernel\n",
              laplace ? "Laplace (GPML Alg. 3.1)" : "CVI", s.x_train.rows(),
              inference::to_string(kernel.kind));
@@ -340,7 +385,7 @@ nlohmann::json run_gpc(const Options& o) {
   const Vector sd = var.cwiseMax(0.0).cwiseSqrt();
   fmt::print("latent f at the training inputs: mean in [{:.4g}, {:.4g}], sd in [{:.4g}, {:.4g}]\n",
              mean.minCoeff(), mean.maxCoeff(), sd.minCoeff(), sd.maxCoeff());
-  j.update({{"mean", to_json(mean)}, {"sd", to_json(sd)}});
+  Marginals::gaussian(mean, sd, o.level).to(j);
   if (s.has_test) {
     Vector tm, tv;
     predict(kernel.matrix(s.x_train, s.x_test), tm, tv);
@@ -349,6 +394,15 @@ nlohmann::json run_gpc(const Options& o) {
     const auto t = inference::test_metrics(Likelihood::logistic, p, s.y_test);
     print_test(Likelihood::logistic, t, o.test);
     j["test"] = test_json(Likelihood::logistic, t);
+  }
+  if (s.has_predict) {
+    Vector pm, pv;
+    predict(kernel.matrix(s.x_train, s.x_predict), pm, pv);
+    const auto p =
+        inference::predict_latent(Likelihood::logistic, pm, pv, Vector(), predictive_options(o));
+    *predictions = prediction_table(Likelihood::logistic, Vector::Ones(1), pm, pv, p.mean, 0.0,
+                                    o.level, s.predict_lines, s.classes);
+    j["predict"] = report_predictions(o, Likelihood::logistic, *predictions, s.classes);
   }
   return j;
 }

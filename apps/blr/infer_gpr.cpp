@@ -15,7 +15,7 @@
 
 namespace blr::cli::infer {
 
-nlohmann::json run_gpr(const Options& o) {
+nlohmann::json run_gpr(const Options& o, PredictionTable* predictions) {
   const std::string method = resolve_method(o, {"exact"});
   check(parse_family(o.family) == 0,
         "Model 'gpr' has an exact Gaussian posterior; --family does not apply.");
@@ -39,6 +39,7 @@ nlohmann::json run_gpr(const Options& o) {
                    {"features", s.names},
                    {"y_mean", y_mean},
                    {"learned_hyperparameters", o.learn_hyperparameters}};
+  if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
   if (o.learn_hyperparameters) {
     const auto h = inference::learn_gpr_kernel(kernel, noise, s.x_train, y);
     fmt::print(
@@ -78,9 +79,8 @@ nlohmann::json run_gpr(const Options& o) {
             {"log_marginal_likelihood", e.value},
             {"hyperparameter_gradient", to_json(e.gradient)},
             {"iterations", 1},
-            {"converged", true},
-            {"mean", to_json(mean)},
-            {"sd", to_json(sd)}});
+            {"converged", true}});
+  Marginals::gaussian(mean, sd, o.level).to(j);
   if (s.has_test) {
     Vector tm, tv;
     inference::gp_regression_predict(fit, kernel.matrix(s.x_train, s.x_test),
@@ -91,6 +91,15 @@ nlohmann::json run_gpr(const Options& o) {
     const auto t = inference::test_metrics(inference::Likelihood::gaussian, p, s.y_test);
     fmt::print("test ({}, {} rows): NLL {:.6f}, RMSE {:.6f}\n", o.test, t.n, t.nll, t.rmse);
     j["test"] = {{"n", t.n}, {"nll", t.nll}, {"rmse", t.rmse}};
+  }
+  if (s.has_predict) {
+    Vector pm, pv;
+    inference::gp_regression_predict(fit, kernel.matrix(s.x_train, s.x_predict),
+                                     kernel.diagonal(s.x_predict.rows()), pm, pv);
+    pm.array() += y_mean;
+    *predictions = prediction_table(inference::Likelihood::gaussian, Vector::Ones(1), pm, pv,
+                                    Vector(), noise, o.level, s.predict_lines, s.classes);
+    j["predict"] = report_predictions(o, inference::Likelihood::gaussian, *predictions, s.classes);
   }
   return j;
 }

@@ -1,13 +1,14 @@
-// `blr infer kalman|gmm|conjugate`: Kalman filter/smoother, EM/VMP/SVI for Gaussian mixtures,
-// and one-step conjugate posteriors (with VMP/SVI for the Normal–Gamma model).
+// `blr infer gmm|conjugate`: EM/VMP/SVI for Gaussian mixtures, and one-step conjugate posteriors
+// (with VMP/SVI for the Normal–Gamma model) with exact credible intervals. Kalman: infer_kalman.cpp.
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "blr/core/error.hpp"
 #include "blr/inference/conjugate.hpp"
 #include "blr/inference/gmm.hpp"
-#include "blr/inference/kalman.hpp"
+#include "blr/inference/intervals.hpp"
 #include "blr/inference/vmp.hpp"
 #include "infer_common.hpp"
 
@@ -27,94 +28,12 @@ std::string series_column(const Options& o, const io::CsvTable& t) {
 
 }  // namespace
 
-nlohmann::json run_kalman(const Options& o) {
-  const std::string method = resolve_method(o, {"exact"});
-  const auto table = read_data(o);
-  const std::string col = series_column(o, table);
-  const Matrix y = table.numeric_column(col);
-  const bool trend = o.ssm == "local-linear-trend";
-  check(
-      trend || o.ssm == "local-level",
-      fmt::format("Option '--model' must be local-level or local-linear-trend; got '{}'.", o.ssm));
-  const double m0 = std::isnan(o.init_mean) ? y(0, 0) : o.init_mean;
-  check(std::isfinite(m0), "Option '--init-mean' must be finite.");
-  check_positive("init-var", o.init_var);
-  auto build = [&](double v, double w, double z) {
-    if (!trend) return inference::StateSpaceModel::local_level(v, w, m0, o.init_var);
-    return inference::StateSpaceModel::local_linear_trend(
-        v, w, z, (Vector(2) << m0, 0.0).finished(), o.init_var * Matrix::Identity(2, 2));
-  };
-  const bool has_v = !std::isnan(o.obs_var), has_w = !std::isnan(o.state_var);
-  if (has_v) check_positive("obs-var", o.obs_var);
-  if (has_w) check_nonnegative("state-var", o.state_var);
-  check_nonnegative("slope-var", o.slope_var);
-  double v = o.obs_var, w = o.state_var, z = o.slope_var;
-  nlohmann::json j{{"method", method}, {"state_model", o.ssm}, {"column", col}};
-  int evaluations = 0;
-  bool converged = true;
-  if (o.fit) {
-    const double var_y = (y.array() - y.mean()).square().mean();
-    check(var_y > 0,
-          fmt::format("Column '{}' is constant; its noise variances cannot be fitted.", col));
-    Vector start(trend ? 3 : 2);
-    start[0] = has_v ? o.obs_var : var_y / 2;
-    start[1] = has_w && o.state_var > 0 ? o.state_var : var_y / 10;
-    if (trend) start[2] = o.slope_var > 0 ? o.slope_var : var_y / 1000;
-    inference::NelderMeadOptions nm;
-    if (o.max_iterations > 0) nm.max_evaluations = o.max_iterations;
-    const auto fit = inference::fit_variances(
-        [&](const Vector& p) { return build(p[0], p[1], trend ? p[2] : 0.0); }, y, start, nm);
-    v = fit.variances[0];
-    w = fit.variances[1];
-    if (trend) z = fit.variances[2];
-    evaluations = fit.evaluations;
-    converged = fit.converged;
-    fmt::print("maximum likelihood (Nelder–Mead on log variances): {} evaluations, converged: {}\n",
-               fit.evaluations, fit.converged ? "yes" : "no");
-  } else {
-    check(has_v && has_w,
-          "Model 'kalman' needs --obs-var V > 0 and --state-var W ≥ 0, or --fit to estimate them.");
-  }
-  const auto model = build(v, w, z);
-  auto r = inference::kalman_filter(model, y);  // each update one ρ = 1 BLR step
-  inference::kalman_smooth(model, y, r);
-  const Index n = model.state_dim(), T = y.rows();
-  const Vector fm = r.filtered_mean.col(0), fv = r.filtered_cov.col(0);
-  const Vector sm = r.smoothed_mean.col(0), sv = r.smoothed_cov.col(0);
-  fmt::print("blr infer kalman — {} on {} ('{}', {} steps); V = {:.6g}, W = {:.6g}{}\n", o.ssm,
-             o.data, col, T, v, w, trend ? fmt::format(", slope variance {:.6g}", z) : "");
-  fmt::print("log-likelihood (prediction-error decomposition) {:.9g}\n", r.log_likelihood);
-  fmt::print("{:>6}  {:>12}  {:>12}  {:>10}  {:>12}  {:>10}\n", "t", "y", "filtered", "sd",
-             "smoothed", "sd");
-  for (Index t = 0; t < T; ++t) {
-    if (T > 12 && t == 5) fmt::print("{:>6}\n", "...");
-    if (T > 12 && t >= 5 && t < T - 5) continue;
-    fmt::print("{:>6}  {:>12.6g}  {:>12.6g}  {:>10.4g}  {:>12.6g}  {:>10.4g}\n", t + 1, y(t, 0),
-               fm[t], std::sqrt(fv[t]), sm[t], std::sqrt(sv[t]));
-  }
-  j.update({{"converged", converged},
-            {"iterations", o.fit ? evaluations : 1},
-            {"log_likelihood", r.log_likelihood},
-            {"obs_var", v},
-            {"state_var", w},
-            {"init_mean", m0},
-            {"init_var", o.init_var},
-            {"filtered_mean", to_json(fm)},
-            {"filtered_var", to_json(fv)},
-            {"smoothed_mean", to_json(sm)},
-            {"smoothed_var", to_json(sv)}});
-  if (trend) {
-    j["slope_var"] = z;
-    j["smoothed_slope"] = to_json(Vector(r.smoothed_mean.col(1)));
-  }
-  (void)n;
-  return j;
-}
-
 nlohmann::json run_gmm(const Options& o) {
   const std::string method = resolve_method(o, {"em", "vmp", "svi"});
-  const auto table = read_data(o);
-  const auto cols = o.features.empty() ? table.columns() : split_list(o.features);
+  nlohmann::json dropped;
+  const auto raw = read_data(o);
+  const auto cols = o.features.empty() ? raw.columns() : split_list(o.features);
+  const auto table = handle_missing(o, raw, cols, "data", dropped);
   Matrix x = table.numeric_columns(cols);
   if (o.standardize) x = io::Standardizer::fit(x, cols).transform(x);
   check(o.components >= 1,
@@ -132,6 +51,7 @@ nlohmann::json run_gmm(const Options& o) {
   std::vector<Matrix> covs;
   nlohmann::json j{
       {"method", method}, {"columns", cols}, {"components", k}, {"covariance", o.covariance}};
+  if (!dropped.empty()) j["dropped_rows"] = dropped;
   if (method == "em") {
     inference::EmOptions eo;
     eo.components = o.components;
@@ -209,8 +129,10 @@ nlohmann::json run_conjugate(const Options& o) {
                   lik));
   const std::string method =
       lik == "normal" ? resolve_method(o, {"exact", "vmp", "svi"}) : resolve_method(o, {"exact"});
-  const auto table = read_data(o);
-  const std::string col = series_column(o, table);
+  nlohmann::json dropped;
+  const auto raw = read_data(o);
+  const std::string col = series_column(o, raw);
+  const auto table = handle_missing(o, raw, {col}, "data", dropped);
   std::vector<double> prior =
       o.prior.empty() ? std::vector<double>{} : parse_numbers(o.prior, "prior");
   auto need = [&](std::size_t n, std::vector<double> def, const char* what) {
@@ -219,7 +141,10 @@ nlohmann::json run_conjugate(const Options& o) {
           fmt::format("Option '--prior' for {} needs {} numbers ({}).", lik, n, what));
   };
   nlohmann::json j{{"method", method}, {"likelihood", lik}, {"column", col}};
-  Vector mean, sd;
+  if (!dropped.empty()) j["dropped_rows"] = dropped;
+  // Marginal intervals: exact quantiles of each posterior (intervals.hpp).
+  Vector mean, sd, lower, upper;
+  std::optional<Matrix> correlation;
   std::vector<std::string> names;
   if (lik == "bernoulli") {
     need(2, {1, 1}, "a,b of Beta(a, b)");
@@ -235,6 +160,9 @@ nlohmann::json run_conjugate(const Options& o) {
     const double a = m.a(post), b = m.b(post);
     mean = Vector::Constant(1, m.mean(post));
     sd = Vector::Constant(1, std::sqrt(m.variance(post)));
+    const auto ci = inference::beta_interval(a, b, o.level);
+    lower = Vector::Constant(1, ci.lower);
+    upper = Vector::Constant(1, ci.upper);
     names = {"theta"};
     j.update({{"log_evidence", inference::conjugate_log_evidence(m, data, post)},
               {"posterior", {{"a", a}, {"b", b}}}});
@@ -250,6 +178,9 @@ nlohmann::json run_conjugate(const Options& o) {
     const Vector post = inference::conjugate_posterior(m, data, m.prior_natural());
     mean = Vector::Constant(1, m.mean(post));
     sd = Vector::Constant(1, std::sqrt(m.variance(post)));
+    const auto ci = inference::gamma_interval(m.a(post), m.b(post), o.level);
+    lower = Vector::Constant(1, ci.lower);
+    upper = Vector::Constant(1, ci.upper);
     names = {"rate"};
     j.update({{"log_evidence", inference::conjugate_log_evidence(m, data, post)},
               {"posterior", {{"shape", m.a(post)}, {"rate", m.b(post)}}}});
@@ -267,6 +198,17 @@ nlohmann::json run_conjugate(const Options& o) {
     const double a0 = alpha.sum();
     mean = alpha / a0;
     sd = (alpha.array() * (a0 - alpha.array()) / (a0 * a0 * (a0 + 1))).sqrt();
+    // Marginals Beta(α_k, α₀ − α_k); Cov = (α₀ diag α − ααᵀ) / (α₀²(α₀ + 1)).
+    lower.resize(alpha.size());
+    upper.resize(alpha.size());
+    for (Index c = 0; c < alpha.size(); ++c) {
+      const auto ci = inference::beta_interval(alpha[c], a0 - alpha[c], o.level);
+      lower[c] = ci.lower;
+      upper[c] = ci.upper;
+    }
+    const Matrix cov =
+        (a0 * Matrix(alpha.asDiagonal()) - alpha * alpha.transpose()) / (a0 * a0 * (a0 + 1));
+    correlation = inference::correlation(cov);
     names = classes;
     j.update({{"log_evidence", inference::conjugate_log_evidence(m, idx, post)},
               {"posterior", {{"alpha", to_json(alpha)}}},
@@ -287,6 +229,13 @@ nlohmann::json run_conjugate(const Options& o) {
       sd = (Vector(2) << (p.alpha > 1 ? std::sqrt(p.beta / ((p.alpha - 1) * p.kappa)) : INFINITY),
             std::sqrt(p.alpha) / p.beta)
                .finished();
+      // μ ~ t_{2α}(μ_N, β/(ακ)) and τ ~ Gamma(α, β) marginally; uncorrelated (E[μ | τ] = μ_N).
+      const auto cm =
+          inference::student_t_interval(2 * p.alpha, p.mu, std::sqrt(p.beta / (p.alpha * p.kappa)), o.level);
+      const auto ct = inference::gamma_interval(p.alpha, p.beta, o.level);
+      lower = (Vector(2) << cm.lower, ct.lower).finished();
+      upper = (Vector(2) << cm.upper, ct.upper).finished();
+      correlation = Matrix::Identity(2, 2);
       j.update({{"log_evidence", inference::conjugate_log_evidence(m, data, post)},
                 {"posterior",
                  {{"mu", p.mu}, {"kappa", p.kappa}, {"alpha", p.alpha}, {"beta", p.beta}}}});
@@ -315,6 +264,12 @@ nlohmann::json run_conjugate(const Options& o) {
       const double a = r.q.shape(), b = r.q.rate();
       mean = (Vector(2) << r.q.mean(), a / b).finished();
       sd = (Vector(2) << std::sqrt(r.q.mean_variance()), std::sqrt(a) / b).finished();
+      // Mean field: q(μ) = N, q(τ) = Gamma, independent by construction.
+      const auto cm = inference::gaussian_interval(mean[0], sd[0], o.level);
+      const auto ct = inference::gamma_interval(a, b, o.level);
+      lower = (Vector(2) << cm.lower, ct.lower).finished();
+      upper = (Vector(2) << cm.upper, ct.upper).finished();
+      correlation = Matrix::Identity(2, 2);
       j.update({{"elbo", r.elbo},
                 {"iterations", r.iterations},
                 {"posterior",
@@ -332,8 +287,11 @@ nlohmann::json run_conjugate(const Options& o) {
     j.update({{"converged", true}, {"iterations", 1}});
     fmt::print("log evidence {:.12g} (one BLR step with ρ = 1)\n", j["log_evidence"].get<double>());
   }
-  print_table(names, mean, sd, "posterior:");
-  j.update({{"mean", to_json(mean)}, {"sd", to_json(sd)}, {"names", names}});
+  const Marginals marginals{mean, sd, lower, upper, o.level};
+  print_table(names, marginals, "posterior:");
+  marginals.to(j);
+  j["names"] = names;
+  if (correlation) j["correlation"] = to_json(*correlation);
   return j;
 }
 

@@ -30,7 +30,7 @@ expect_fail non-numeric "line 3, column 'y': 'abc' is not a number" \
   logistic --train "$work/nonnumeric.csv" --label label --positive Yes
 expect_fail nan-value "line 3, column 'y': the value 'NaN' is not a finite number" \
   logistic --train "$work/nan.csv" --label label --positive Yes
-expect_fail empty-value "line 3, column 'y': the value is empty" \
+expect_fail empty-value "line 3, column 'y': the value is missing; give --missing drop" \
   logistic --train "$work/empty.csv" --label label --positive Yes
 expect_fail label-outside-classes "line 3, column 'label': label 'Maybe' is outside the declared classes" \
   logistic "${good[@]}" --test "$work/outside.csv"

@@ -10,7 +10,8 @@
 // row with the wrong number of fields, an unterminated quote, a missing column, an empty,
 // non-numeric, non-finite or out-of-range value, a label outside the declared classes, a count
 // that is not a non-negative integer. A file larger than `kMaxCsvBytes` is refused before it is
-// read.
+// read. A missing value is an empty cell or NA; `first_missing` finds one and `without_missing`
+// drops the rows holding one (a caller's choice: reading such a cell as a number stays an error).
 //
 // `Standardizer` centres and scales columns with the *training* means and population standard
 // deviations (ddof 0), the convention of the Pima oracle in research/peers.md §4(e); a column whose
@@ -21,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +76,16 @@ class CsvTable {
   /// A column of non-negative integer counts (Poisson responses).
   Vector count_column(const std::string& name) const;
 
+  /// A missing cell (`is_missing`): its data row and column.
+  struct MissingCell {
+    Index row = 0;
+    std::string column;
+  };
+  /// The first missing cell in file order among `names`, if any.
+  std::optional<MissingCell> first_missing(const std::vector<std::string>& names) const;
+  /// The table less every row with a missing cell among `names` (lines keep their numbers).
+  CsvTable without_missing(const std::vector<std::string>& names) const;
+
  private:
   std::string source_;
   std::vector<std::string> header_;
@@ -84,6 +96,8 @@ class CsvTable {
 /// Parses a whole cell (spaces and tabs around it ignored) as a decimal number within the range
 /// of a double; throws a sentence naming `where` otherwise.
 double parse_number(const std::string& text, const std::string& where);
+/// A missing value: an empty cell (spaces and tabs ignored) or NA, as R writes it.
+bool is_missing(const std::string& text);
 /// True when `parse_number` accepts `text`.
 bool looks_numeric(const std::string& text);
 /// Labels are equal as text (trimmed), or as numbers when both are numeric.

@@ -169,6 +169,11 @@ std::string label_key(const std::string& cell) {
 
 }  // namespace
 
+bool is_missing(const std::string& text) {
+  const std::string t = trim(text);
+  return t.empty() || t == "NA";
+}
+
 bool looks_numeric(const std::string& text) {
   return parse_decimal(trim(text)).status == NumberStatus::kOk;
 }
@@ -372,6 +377,32 @@ Vector CsvTable::count_column(const std::string& name) const {
     }
   }
   return v;
+}
+
+std::optional<CsvTable::MissingCell> CsvTable::first_missing(
+    const std::vector<std::string>& names) const {
+  std::vector<Index> cols;
+  for (const auto& n : names) cols.push_back(column_index(n));
+  for (Index i = 0; i < rows(); ++i)
+    for (std::size_t k = 0; k < cols.size(); ++k)
+      if (is_missing(cells_[i][cols[k]])) return MissingCell{i, names[k]};
+  return std::nullopt;
+}
+
+CsvTable CsvTable::without_missing(const std::vector<std::string>& names) const {
+  std::vector<Index> cols;
+  for (const auto& n : names) cols.push_back(column_index(n));
+  CsvTable out;
+  out.source_ = source_;
+  out.header_ = header_;
+  for (Index i = 0; i < rows(); ++i) {
+    bool complete = true;
+    for (Index j : cols) complete = complete && !is_missing(cells_[i][j]);
+    if (!complete) continue;
+    out.cells_.push_back(cells_[i]);
+    out.lines_.push_back(lines_[i]);
+  }
+  return out;
 }
 
 Standardizer Standardizer::fit(const Matrix& x, const std::vector<std::string>& names) {

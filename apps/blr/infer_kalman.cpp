@@ -1,0 +1,200 @@
+// `blr infer kalman`: the Kalman filter and smoother (each update one ρ = 1 BLR step,
+// inference/kalman.hpp) for the built-in local-level and local-linear-trend models (variances from
+// the options or fitted by maximum likelihood) or a general model A, C, Q, R from a JSON file
+// (io/state_space.hpp). Intervals of each state are Gaussian: m ± z·√P.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "blr/core/error.hpp"
+#include "blr/inference/intervals.hpp"
+#include "blr/inference/kalman.hpp"
+#include "blr/io/state_space.hpp"
+#include "infer_common.hpp"
+
+namespace blr::cli::infer {
+namespace {
+
+/// The observation columns: --column (a comma list for several outputs) or the last column.
+std::vector<std::string> observation_columns(const Options& o, const io::CsvTable& t, Index p) {
+  std::vector<std::string> cols =
+      o.column.empty() ? std::vector<std::string>{t.columns().back()} : split_list(o.column);
+  check(static_cast<Index>(cols.size()) == p,
+        fmt::format("The model observes {} output{} per step, so --column must name {} column{}; "
+                    "it names {}.",
+                    p, p == 1 ? "" : "s", p, p == 1 ? "" : "s", cols.size()));
+  for (const auto& c : cols) t.column_index(c);
+  return cols;
+}
+
+/// T×p observations; with --missing drop a row with a missing cell is NaN (no update there).
+Matrix observations(const Options& o, const io::CsvTable& t, const std::vector<std::string>& cols,
+                    nlohmann::json& j) {
+  nlohmann::json unused;
+  if (o.missing == "error") handle_missing(o, t, cols, "data", unused);  // throws naming the cell
+  Matrix y(t.rows(), static_cast<Index>(cols.size()));
+  Index missing = 0;
+  for (Index i = 0; i < t.rows(); ++i) {
+    bool row_missing = false;
+    for (std::size_t k = 0; k < cols.size(); ++k)
+      row_missing = row_missing || io::is_missing(t.cell(i, t.column_index(cols[k])));
+    missing += row_missing;
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      const auto c = static_cast<Index>(k);
+      y(i, c) = row_missing ? std::nan("")
+                            : io::parse_number(t.cell(i, t.column_index(cols[k])),
+                                               fmt::format("File '{}', line {}, column '{}'",
+                                                           t.source(), t.line_of(i), cols[k]));
+    }
+  }
+  if (o.missing == "drop") {
+    check(missing < t.rows(),
+          fmt::format("Every step of '{}' has a missing observation; there is nothing to filter.",
+                      t.source()));
+    fmt::print("--missing drop: {} of {} steps of '{}' have a missing observation (no update there)\n",
+               missing, t.rows(), t.source());
+    j["missing_steps"] = missing;
+  }
+  return y;
+}
+
+}  // namespace
+
+nlohmann::json run_kalman(const Options& o) {
+  const std::string method = resolve_method(o, {"exact"});
+  check(!o.data.empty(), "Model 'kalman' needs a data file: --data FILE.");
+  const auto table = io::CsvTable::read(o.data);
+  const bool general = !o.model_file.empty();
+  nlohmann::json j{{"method", method}};
+  inference::StateSpaceModel model;
+  std::vector<std::string> states;
+  Matrix y;
+  std::string title;
+  int evaluations = 0;
+  bool converged = true;
+  if (general) {
+    check(o.ssm == "local-level" && std::isnan(o.obs_var) && std::isnan(o.state_var) &&
+              o.slope_var == 0 && std::isnan(o.init_mean) && o.init_var == 1e7 && !o.fit,
+          "Options --model, --obs-var, --state-var, --slope-var, --init-mean, --init-var and "
+          "--fit do not apply with --model-file (the file fixes every matrix).");
+    const auto file = io::read_state_space(o.model_file);
+    model = file.model;
+    states = file.states;
+    const auto cols = observation_columns(o, table, model.obs_dim());
+    y = observations(o, table, cols, j);
+    j.update({{"state_model", "file"}, {"model_file", o.model_file}, {"columns", cols}});
+    if (cols.size() == 1) j["column"] = cols[0];
+    title = fmt::format("blr infer kalman — model file '{}' ({} state{}, {} output{}) on {}",
+                        o.model_file, model.state_dim(), model.state_dim() == 1 ? "" : "s",
+                        model.obs_dim(), model.obs_dim() == 1 ? "" : "s", o.data);
+  } else {
+    const bool trend = o.ssm == "local-linear-trend";
+    check(trend || o.ssm == "local-level",
+          fmt::format("Option '--model' must be local-level or local-linear-trend; got '{}'.",
+                      o.ssm));
+    const std::string col = observation_columns(o, table, 1)[0];
+    y = observations(o, table, {col}, j);
+    const double m0 = std::isnan(o.init_mean) ? y(0, 0) : o.init_mean;
+    check(std::isfinite(m0) || !std::isnan(o.init_mean),
+          "The first observation is missing, so the initial level cannot default to it; give "
+          "--init-mean.");
+    check(std::isfinite(m0), "Option '--init-mean' must be finite.");
+    check_positive("init-var", o.init_var);
+    auto build = [&](double v, double w, double z) {
+      if (!trend) return inference::StateSpaceModel::local_level(v, w, m0, o.init_var);
+      return inference::StateSpaceModel::local_linear_trend(
+          v, w, z, (Vector(2) << m0, 0.0).finished(), o.init_var * Matrix::Identity(2, 2));
+    };
+    const bool has_v = !std::isnan(o.obs_var), has_w = !std::isnan(o.state_var);
+    if (has_v) check_positive("obs-var", o.obs_var);
+    if (has_w) check_nonnegative("state-var", o.state_var);
+    check_nonnegative("slope-var", o.slope_var);
+    double v = o.obs_var, w = o.state_var, z = o.slope_var;
+    if (o.fit) {
+      // The variance of the observed values (all of them unless --missing drop left gaps).
+      Vector observed(y.rows());
+      Index count = 0;
+      for (Index t = 0; t < y.rows(); ++t)
+        if (!std::isnan(y(t, 0))) observed[count++] = y(t, 0);
+      const Vector obs = observed.head(count);
+      const double var_y = (obs.array() - obs.mean()).square().mean();
+      check(var_y > 0,
+            fmt::format("Column '{}' is constant; its noise variances cannot be fitted.", col));
+      Vector start(trend ? 3 : 2);
+      start[0] = has_v ? o.obs_var : var_y / 2;
+      start[1] = has_w && o.state_var > 0 ? o.state_var : var_y / 10;
+      if (trend) start[2] = o.slope_var > 0 ? o.slope_var : var_y / 1000;
+      inference::NelderMeadOptions nm;
+      if (o.max_iterations > 0) nm.max_evaluations = o.max_iterations;
+      const auto fit = inference::fit_variances(
+          [&](const Vector& p) { return build(p[0], p[1], trend ? p[2] : 0.0); }, y, start, nm);
+      v = fit.variances[0];
+      w = fit.variances[1];
+      if (trend) z = fit.variances[2];
+      evaluations = fit.evaluations;
+      converged = fit.converged;
+      fmt::print(
+          "maximum likelihood (Nelder–Mead on log variances): {} evaluations, converged: {}\n",
+          fit.evaluations, fit.converged ? "yes" : "no");
+    } else {
+      check(has_v && has_w,
+            "Model 'kalman' needs --obs-var V > 0 and --state-var W ≥ 0, or --fit to estimate "
+            "them.");
+    }
+    model = build(v, w, z);
+    states = trend ? std::vector<std::string>{"level", "slope"} : std::vector<std::string>{"level"};
+    j.update({{"state_model", o.ssm},
+              {"column", col},
+              {"obs_var", v},
+              {"state_var", w},
+              {"init_mean", m0},
+              {"init_var", o.init_var}});
+    if (trend) j["slope_var"] = z;
+    title = fmt::format("blr infer kalman — {} on {} ('{}', {} steps); V = {:.6g}, W = {:.6g}{}",
+                        o.ssm, o.data, col, y.rows(), v, w,
+                        trend ? fmt::format(", slope variance {:.6g}", z) : "");
+  }
+  auto r = inference::kalman_filter(model, y);  // each update one ρ = 1 BLR step
+  inference::kalman_smooth(model, y, r);
+  const Index n = model.state_dim(), T = y.rows();
+  // Row t of *_cov is vec(P_t); the variance of state i is entry i·n + i.
+  const Vector fm = r.filtered_mean.col(0), fv = r.filtered_cov.col(0);
+  const Vector sm = r.smoothed_mean.col(0), sv = r.smoothed_cov.col(0);
+  const auto fmarg = Marginals::gaussian(fm, fv.cwiseMax(0.0).cwiseSqrt(), o.level);
+  const auto smarg = Marginals::gaussian(sm, sv.cwiseMax(0.0).cwiseSqrt(), o.level);
+  fmt::print("{}\n", title);
+  fmt::print("log-likelihood (prediction-error decomposition) {:.9g}\n", r.log_likelihood);
+  if (n > 1) fmt::print("state '{}' (the first of {}):\n", states[0], n);
+  fmt::print("{:>6}  {:>12}  {:>12}  {:>10}  {:>12}  {:>10}  {:>12}  {:>12}\n", "t", "y",
+             "filtered", "sd", "smoothed", "sd", lower_heading(o.level), upper_heading(o.level));
+  for (Index t = 0; t < T; ++t) {
+    if (T > 12 && t == 5) fmt::print("{:>6}\n", "...");
+    if (T > 12 && t >= 5 && t < T - 5) continue;
+    fmt::print("{:>6}  {:>12.6g}  {:>12.6g}  {:>10.4g}  {:>12.6g}  {:>10.4g}  {:>12.6g}  {:>12.6g}\n",
+               t + 1, y(t, 0), fm[t], fmarg.sd[t], sm[t], smarg.sd[t], smarg.lower[t],
+               smarg.upper[t]);
+  }
+  Matrix smoothed_sd(T, n);
+  for (Index i = 0; i < n; ++i)
+    smoothed_sd.col(i) = r.smoothed_cov.col(i * n + i).cwiseMax(0.0).cwiseSqrt();
+  j.update({{"converged", converged},
+            {"iterations", o.fit ? evaluations : 1},
+            {"log_likelihood", r.log_likelihood},
+            {"level", o.level},
+            {"filtered_mean", to_json(fm)},
+            {"filtered_var", to_json(fv)},
+            {"filtered_lower", to_json(fmarg.lower)},
+            {"filtered_upper", to_json(fmarg.upper)},
+            {"smoothed_mean", to_json(sm)},
+            {"smoothed_var", to_json(sv)},
+            {"smoothed_lower", to_json(smarg.lower)},
+            {"smoothed_upper", to_json(smarg.upper)},
+            {"states", states},
+            {"smoothed_states", to_json(Matrix(r.smoothed_mean))},
+            {"smoothed_states_sd", to_json(smoothed_sd)}});
+  if (o.ssm == "local-linear-trend" && !general)
+    j["smoothed_slope"] = to_json(Vector(r.smoothed_mean.col(1)));
+  return j;
+}
+
+}  // namespace blr::cli::infer

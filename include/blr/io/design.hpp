@@ -1,0 +1,57 @@
+// Design matrices from CSV feature columns: numeric columns as they are (optionally standardised),
+// text columns one-hot coded, and the same encoding for every later file (test, prediction).
+//
+// A categorical column with levels ℓ₀ < ℓ₁ < … < ℓ_{L−1} in the training data becomes L − 1
+// indicator columns named "COL=ℓ_k" (k ≥ 1): treatment coding with the first level ℓ₀ as the
+// reference, absorbed into the intercept. Levels are ordered numerically when all of them are
+// numbers, by their text (byte order) otherwise, so the coding does not depend on the order of the
+// rows. Levels compare as labels do (`same_label`: "1" and "1.0" are one level). A level that
+// appears in a later file but not in the training data is an error naming it, the file and the
+// line; so is a categorical column with a single level (it carries nothing).
+//
+// Numeric columns must hold decimal numbers in every row (`parse_number`); a text cell in a column
+// not declared categorical is an error naming the file, line and column. With `standardize`, each
+// numeric column is centred and scaled by the *training* mean and population sd (`Standardizer`);
+// indicator columns stay 0/1. With `intercept`, a column of ones named "(intercept)" comes first.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "blr/core/types.hpp"
+#include "blr/io/csv.hpp"
+
+namespace blr::io {
+
+struct DesignSpec {
+  std::vector<std::string> features;     ///< columns, in design order
+  std::vector<std::string> categorical;  ///< the subset of `features` to one-hot code
+  bool standardize = false;
+  bool intercept = true;
+};
+
+class DesignEncoder {
+ public:
+  /// Learns the levels (and standardisation) from the training table; throws naming the problem.
+  static DesignEncoder fit(const CsvTable& train, const DesignSpec& spec);
+  /// The design of any table holding the feature columns, with the training encoding.
+  Matrix transform(const CsvTable& table) const;
+  /// Column names of the design ("(intercept)", numeric names, "COL=level" indicators).
+  const std::vector<std::string>& names() const { return names_; }
+  /// Levels of a categorical feature, the reference first (empty for a numeric one).
+  const std::vector<std::string>& levels(const std::string& feature) const;
+
+ private:
+  struct Column {
+    std::string name;
+    bool categorical = false;
+    std::vector<std::string> levels;  ///< reference first
+  };
+  DesignSpec spec_;
+  std::vector<Column> columns_;
+  std::vector<std::string> names_;
+  std::vector<std::string> numeric_;  ///< names of the numeric features, in order
+  Standardizer standardizer_;
+};
+
+}  // namespace blr::io
