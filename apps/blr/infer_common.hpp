@@ -85,6 +85,29 @@ void print_table(const std::vector<std::string>& names, const Vector& mean, cons
 
 inference::PredictiveMethod predictive_method(const std::string& name);
 
+// ---- GLMs with a Gaussian posterior (infer_glm.cpp; also `blr sensitivity`) ------------------
+
+/// linreg, logistic or poisson with its options checked, data loaded and model built.
+struct RegressionProblem {
+  inference::Likelihood likelihood = inference::Likelihood::gaussian;
+  std::string method;  ///< exact, laplace or cvi
+  int family = 0;      ///< as parse_family
+  Supervised data;
+  inference::Glm model;
+};
+/// Validates the options, loads the data and prints the header line "blr <command> <model> — ...".
+RegressionProblem prepare_regression(const Options& o, const std::string& command);
+
+struct GaussianPosterior {
+  Vector mean;
+  Matrix covariance;
+};
+/// The exact, Laplace or CVI (full or diagonal) posterior; prints its summary lines and adds
+/// method, evidence or ELBO, iterations and convergence to `j`. Evidence maximisation stores the
+/// learned precisions in `p.model`.
+GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
+                                         nlohmann::json& j);
+
 // ---- runners: each prints its human-readable report and returns the JSON object --------------
 nlohmann::json run_regression(const Options& o);  ///< linreg, logistic, poisson
 nlohmann::json run_gpc(const Options& o);
