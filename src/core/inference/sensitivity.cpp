@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <Eigen/Cholesky>
 #include <cmath>
 
 #include "blr/core/error.hpp"
@@ -27,8 +28,11 @@ Sensitivity glm_sensitivity(const Glm& model, const Vector& mean, const Matrix& 
         "Sensitivity: the posterior holds a non-finite number.");
   Sensitivity s;
   s.latent_mean = model.x * mean;
-  // v_i = x_iᵀΣx_i for all i at once: the row sums of (XΣ) ⊙ X.
-  s.variance = (model.x * covariance).cwiseProduct(model.x).rowwise().sum();
+  // v_i = x_iᵀΣx_i = |Lᵀx_i|² with Σ = LLᵀ: the squared row norms of XL, a triangular product
+  // (half the work of XΣ).
+  const Eigen::LLT<Matrix> chol(covariance);
+  check(chol.info() == Eigen::Success, "Sensitivity: the covariance is not positive definite.");
+  s.variance = (model.x * chol.matrixL()).rowwise().squaredNorm();
   s.error.resize(n);
   s.curvature.resize(n);
   s.deviation.resize(n);
