@@ -142,6 +142,29 @@ void require_finite_predictions(const PredictionTable& t, const std::string& fil
 /// Writes the table as CSV ("line" first); throws naming the file when it cannot be written.
 void write_predictions(const std::string& path, const PredictionTable& t);
 
+// ---- GLMs with a Gaussian posterior (infer_glm.cpp; also `blr sensitivity`) ------------------
+
+/// linreg, logistic or poisson with its options checked, data loaded and model built.
+struct RegressionProblem {
+  inference::Likelihood likelihood = inference::Likelihood::gaussian;
+  std::string method;  ///< exact, laplace or cvi
+  int family = 0;      ///< as parse_family
+  Supervised data;
+  inference::Glm model;
+};
+/// Validates the options, loads the data and prints the header line "blr <command> <model> — ...".
+RegressionProblem prepare_regression(const Options& o, const std::string& command);
+
+struct GaussianPosterior {
+  Vector mean;
+  Matrix covariance;
+};
+/// The exact, Laplace or CVI (full or diagonal) posterior; prints its summary lines and adds
+/// method, evidence or ELBO, iterations and convergence to `j`. Evidence maximisation stores the
+/// learned precisions in `p.model`.
+GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
+                                         nlohmann::json& j);
+
 // ---- runners: each prints its human-readable report and returns the JSON object --------------
 /// linreg, logistic, poisson; with --predict, fills `predictions`.
 nlohmann::json run_regression(const Options& o, PredictionTable* predictions);

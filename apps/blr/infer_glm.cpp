@@ -164,39 +164,46 @@ nlohmann::json run_mixture(const Options& o, const inference::Glm& model, const 
 
 }  // namespace
 
-nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
-  const Likelihood lik = o.model == "linreg"     ? Likelihood::gaussian
-                         : o.model == "logistic" ? Likelihood::logistic
-                                                 : Likelihood::poisson;
-  const std::string method = o.model == "linreg" ? resolve_method(o, {"exact", "laplace", "cvi"})
-                                                 : resolve_method(o, {"laplace", "cvi"});
-  const int family = parse_family(o.family);
-  check(method == "cvi" || family == 0,
+RegressionProblem prepare_regression(const Options& o, const std::string& command) {
+  RegressionProblem p;
+  p.likelihood = o.model == "linreg"     ? Likelihood::gaussian
+                 : o.model == "logistic" ? Likelihood::logistic
+                                         : Likelihood::poisson;
+  p.method = o.model == "linreg" ? resolve_method(o, {"exact", "laplace", "cvi"})
+                                 : resolve_method(o, {"laplace", "cvi"});
+  p.family = parse_family(o.family);
+  check(p.method == "cvi" || p.family == 0,
         fmt::format("Option '--family {}' applies only to --method cvi.", o.family));
   check(o.rho >= 0 && o.rho <= 1, fmt::format("Option '--rho' must lie in (0, 1]; got {}.", o.rho));
   check_positive("prior-precision", o.prior_precision);
   check_positive("noise-precision", o.noise_precision);
-  check(!o.optimize_evidence || method == "exact",
+  check(!o.optimize_evidence || p.method == "exact",
         "Option '--optimize-evidence' applies only to linreg with --method exact.");
-  const Response resp = lik == Likelihood::gaussian   ? Response::real
-                        : lik == Likelihood::logistic ? Response::binary
-                                                      : Response::count;
-  const Supervised s = load_supervised(o, resp, !o.no_intercept);
-  inference::Glm model =
-      inference::Glm::with_isotropic_prior(s.x_train, s.y_train, lik, o.prior_precision);
-  model.noise_precision = o.noise_precision;
-  model.validate();
-  fmt::print("blr infer {} — {} on {} ({} rows, {} parameters){}\n", o.model, method, o.train,
-             s.x_train.rows(), s.x_train.cols(),
-             s.classes.empty() ? "" : fmt::format("; positive class '{}'", s.classes[1]));
-  if (method == "cvi" && family > 0) return run_mixture(o, model, s, family, predictions);
+  const Response resp = p.likelihood == Likelihood::gaussian   ? Response::real
+                        : p.likelihood == Likelihood::logistic ? Response::binary
+                                                               : Response::count;
+  p.data = load_supervised(o, resp, !o.no_intercept);
+  p.model = inference::Glm::with_isotropic_prior(p.data.x_train, p.data.y_train, p.likelihood,
+                                                 o.prior_precision);
+  p.model.noise_precision = o.noise_precision;
+  p.model.validate();
+  fmt::print("blr {} {} — {} on {} ({} rows, {} parameters){}\n", command, o.model, p.method,
+             o.train, p.data.x_train.rows(), p.data.x_train.cols(),
+             p.data.classes.empty()
+                 ? ""
+                 : fmt::format("; positive class '{}'", p.data.classes[1]));
+  return p;
+}
 
-  nlohmann::json j{{"method", method}, {"features", s.names}};
-  if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
-  Vector mean;
-  Matrix cov;
-  double prior_precision = o.prior_precision, noise_precision = o.noise_precision;
-  if (method == "exact") {
+GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
+                                         nlohmann::json& j) {
+  const Supervised& s = p.data;
+  inference::Glm& model = p.model;
+  const int family = p.family;
+  GaussianPosterior post;
+  Vector& mean = post.mean;
+  Matrix& cov = post.covariance;
+  if (p.method == "exact") {
     if (o.optimize_evidence) {
       inference::EvidenceOptions eo{o.prior_precision, o.noise_precision};
       if (o.max_iterations > 0) eo.max_iterations = o.max_iterations;
@@ -204,8 +211,6 @@ nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
       const auto r = inference::maximize_evidence(s.x_train, s.y_train, eo);
       mean = r.mean;
       cov = r.covariance;
-      prior_precision = r.alpha;
-      noise_precision = r.beta;
       model.prior_precision.setConstant(r.alpha);
       model.noise_precision = r.beta;
       j.update({{"log_evidence", r.log_evidence},
@@ -218,17 +223,17 @@ nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
           r.alpha, r.beta, r.gamma, r.iterations);
     } else {
       const inference::BayesianLinearRegression blr{o.prior_precision, o.noise_precision};
-      const Vector post = blr.posterior(s.x_train, s.y_train);  // one BLR step, ρ = 1
-      const auto m = inference::full_moments(post, s.x_train.cols());
+      const Vector natural = blr.posterior(s.x_train, s.y_train);  // one BLR step, ρ = 1
+      const auto m = inference::full_moments(natural, s.x_train.cols());
       mean = m.mean;
       cov = m.covariance;
-      j.update({{"log_evidence", blr.log_evidence(s.x_train, s.y_train, post)},
+      j.update({{"log_evidence", blr.log_evidence(s.x_train, s.y_train, natural)},
                 {"iterations", 1},
                 {"converged", true}});
     }
     j["family"] = "gaussian-full";
     fmt::print("log evidence {:.9g}\n", j["log_evidence"].get<double>());
-  } else if (method == "laplace") {
+  } else if (p.method == "laplace") {
     inference::LaplaceOptions lo;
     if (o.rho > 0) lo.rho = o.rho;
     if (o.max_iterations > 0) lo.max_iterations = o.max_iterations;
@@ -264,6 +269,22 @@ nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
     fmt::print("CVI ({}): {} iterations, converged: {}; ELBO {:.9g}\n", o.family, r.iterations,
                r.converged ? "yes" : "no", r.elbo);
   }
+  return post;
+}
+
+nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
+  RegressionProblem p = prepare_regression(o, "infer");
+  const Supervised& s = p.data;
+  const Likelihood lik = p.likelihood;
+  if (p.method == "cvi" && p.family > 0) return run_mixture(o, p.model, s, p.family, predictions);
+
+  nlohmann::json j{{"method", p.method}, {"features", s.names}};
+  if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
+  const GaussianPosterior post = fit_gaussian_posterior(o, p, j);
+  const Vector& mean = post.mean;
+  const Matrix& cov = post.covariance;
+  const double prior_precision = p.model.prior_precision[0];
+  const double noise_precision = p.model.noise_precision;
   const Vector sd = cov.diagonal().cwiseSqrt();
   const auto marginals = Marginals::gaussian(mean, sd, o.level);
   print_table(s.names, marginals, "posterior:");
@@ -273,17 +294,18 @@ nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
             {"prior_precision", prior_precision}});
   if (lik == Likelihood::gaussian) j["noise_precision"] = noise_precision;
   if (s.has_test) {
-    const auto p = inference::predict(lik, mean, cov, s.x_test, s.y_test, predictive_options(o),
-                                      noise_precision);
-    const auto t = inference::test_metrics(lik, p, s.y_test);
+    const auto pred = inference::predict(lik, mean, cov, s.x_test, s.y_test,
+                                         predictive_options(o), noise_precision);
+    const auto t = inference::test_metrics(lik, pred, s.y_test);
     print_test(lik, t, o.test);
     j["test"] = test_json(lik, t);
   }
   if (s.has_predict) {
-    const auto p =
-        inference::predict(lik, mean, cov, s.x_predict, Vector(), predictive_options(o), noise_precision);
-    *predictions = prediction_table(lik, Vector::Ones(1), p.latent_mean, p.latent_variance, p.mean,
-                                    1.0 / noise_precision, o.level, s.predict_lines, s.classes);
+    const auto pred = inference::predict(lik, mean, cov, s.x_predict, Vector(),
+                                         predictive_options(o), noise_precision);
+    *predictions = prediction_table(lik, Vector::Ones(1), pred.latent_mean, pred.latent_variance,
+                                    pred.mean, 1.0 / noise_precision, o.level, s.predict_lines,
+                                    s.classes);
     j["predict"] = report_predictions(o, lik, *predictions, s.classes);
   }
   return j;

@@ -46,7 +46,12 @@ std::vector<std::vector<std::string>> split_records(const std::string& text,
   bool in_quotes = false, field_quoted = false, after_quote = false, record_has_content = false;
   long line = 1, record_line = 1;
   auto end_field = [&] {
-    fields.push_back(field_quoted ? field : trim(field));
+    if (!field_quoted) {  // trim in place
+      const std::size_t e = field.find_last_not_of(" \t");
+      field.erase(e == std::string::npos ? 0 : e + 1);
+      field.erase(0, std::min(field.find_first_not_of(" \t"), field.size()));
+    }
+    fields.push_back(std::move(field));
     field.clear();
     field_quoted = false;
     after_quote = false;
@@ -54,8 +59,11 @@ std::vector<std::vector<std::string>> split_records(const std::string& text,
   auto end_record = [&] {
     if (record_has_content || !fields.empty()) {
       end_field();
+      const std::size_t width = fields.size();
       records.push_back(std::move(fields));
       lines.push_back(record_line);
+      fields.clear();
+      fields.reserve(width);  // the next record most likely has as many fields
     }
     fields.clear();
     field.clear();
@@ -105,7 +113,15 @@ std::vector<std::vector<std::string>> split_records(const std::string& text,
         throw Error(fmt::format(
             "File '{}', line {}: text follows a closing quote in the same field.", source, line));
       }
-      if (!after_quote) field += c;
+      if (!after_quote) {
+        // The run of ordinary characters up to the next comma, quote or line break, at once.
+        std::size_t j = i + 1;
+        while (j < text.size() && text[j] != ',' && text[j] != '"' && text[j] != '\r' &&
+               text[j] != '\n')
+          ++j;
+        field.append(text, i, j - i);
+        i = j - 1;
+      }
     }
   }
   if (in_quotes) {
@@ -283,15 +299,37 @@ Vector CsvTable::numeric_column(const std::string& name) const {
   const Index j = column_index(name);
   Vector out(rows());
   for (Index i = 0; i < rows(); ++i) {
-    out[i] = parse_number(cells_[i][j],
-                          fmt::format("File '{}', line {}, column '{}'", source_, lines_[i], name));
+    // Unquoted cells are stored trimmed: parse directly, and build the message naming the file,
+    // line and column only for a cell that does not parse so (parse_number then trims a quoted
+    // cell, or throws).
+    const Parsed p = parse_decimal(cells_[i][j]);
+    out[i] = p.status == NumberStatus::kOk
+                 ? p.value
+                 : parse_number(cells_[i][j], fmt::format("File '{}', line {}, column '{}'",
+                                                          source_, lines_[i], name));
   }
   return out;
 }
 
 Matrix CsvTable::numeric_columns(const std::vector<std::string>& names) const {
   Matrix out(rows(), static_cast<Index>(names.size()));
-  for (std::size_t k = 0; k < names.size(); ++k) out.col(k) = numeric_column(names[k]);
+  std::vector<Index> cols;
+  for (const auto& name : names) cols.push_back(column_index(name));
+  // Row by row (each row's cells lie together in memory). A cell that does not parse directly (a
+  // quoted one with spaces, or a bad one) sends the whole table through numeric_column, which
+  // trims it or names the file, line and column of the first bad cell column by column.
+  for (Index i = 0; i < rows(); ++i) {
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      const Parsed p = parse_decimal(cells_[i][cols[k]]);
+      if (p.status != NumberStatus::kOk) {
+        // Column by column, as before, so that the error names the same cell.
+        for (std::size_t l = 0; l < cols.size(); ++l)
+          out.col(static_cast<Index>(l)) = numeric_column(names[l]);
+        return out;
+      }
+      out(i, static_cast<Index>(k)) = p.value;
+    }
+  }
   return out;
 }
 
