@@ -32,7 +32,7 @@ TEST(AdaBayesPreset, CoreStepEqualsTheFilterWrittenPlainly) {
   o.beta1 = 0.7;
   o.weight_drift = 1e-3;
   const Algorithm<GaussianDiag, Delta<CurvatureSource::gradient_squared>, AdaBayesPolicy> method{
-      {}, adabayes_policy(o)};
+      Delta<CurvatureSource::gradient_squared>{}, adabayes_policy(o)};
   const double sigma2 = 0.3, d = std::exp(-0.0025 / sigma2);
   auto state = init(GaussianDiag(Vector::Zero(3), Vector::Constant(3, 1.0 / sigma2)));
   Rng rng(0);
@@ -59,7 +59,7 @@ TEST(AdaBayesPreset, FixedPointCoreStepEqualsItsEquationsWrittenPlainly) {
   o.eps = 1e-6;
   o.beta2 = 0.99;
   const Algorithm<GaussianDiag, Delta<CurvatureSource::gradient_squared>, AdaBayesFpPolicy> method{
-      {}, adabayes_fp_policy(o)};
+      Delta<CurvatureSource::gradient_squared>{}, adabayes_fp_policy(o)};
   const double a = 1.0 / (2.0 * 0.3);
   auto state = init(GaussianDiag(Vector::Zero(3), Vector::Zero(3)));
   Rng rng(0);

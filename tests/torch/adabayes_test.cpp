@@ -217,7 +217,7 @@ TEST_P(AdaBayesPaths, FixedPointWithoutPriorIsAdamWWithTheDecayAfterTheStep) {
 
 /// Steps `opt` on a problem whose loss is scaled so that g²σ² is small, compares every step's
 /// displacement Δ with SGD's lr_sgd·ĝ from the same point, and returns the largest ratio of
-/// |Δ − lr_sgd·ĝ|/|lr_sgd·ĝ| to `bound(t, max g²)`.
+/// |Δ − lr_sgd·ĝ|/|lr_sgd·ĝ| (less the rounding of reading Δ off θ) to `bound(t, max g²)`.
 double sgd_limit_ratio(MeanFieldOptimizer& opt, Problem& p, double lr_sgd, double batch,
                        const std::function<double(int, double)>& bound) {
   auto ps = p.model->parameters();
@@ -238,7 +238,10 @@ double sgd_limit_ratio(MeanFieldOptimizer& opt, Problem& p, double lr_sgd, doubl
     for (size_t i = 0; i < ps.size(); ++i) {
       const ::at::Tensor sgd = lr_sgd * grads[i];
       const ::at::Tensor mask = sgd.abs() > 0;
-      const ::at::Tensor rel = ((before[i] - ps[i]) - sgd).abs() / sgd.abs();
+      // Δ is read off the parameters: less the rounding of θ_t and θ_{t+1} (≤ 2⁻⁵²|θ| each).
+      const ::at::Tensor rounding = 4.5e-16 * before[i].abs();
+      const ::at::Tensor excess = (((before[i] - ps[i]) - sgd).abs() - rounding).clamp_min(0.0);
+      const ::at::Tensor rel = excess / sgd.abs();
       worst = std::max(worst, rel.masked_select(mask).max().item<double>() / bound(t, g2_max));
     }
   }
@@ -257,7 +260,7 @@ TEST_P(AdaBayesPaths, SmallGradientsGiveSgdWithLearningRateLrSgd) {
     AdaBayes opt(p.model->parameters(), o);
     opt.set_fused_kernels(GetParam());
     const double sigma2 = 0.1 / 4;
-    EXPECT_LE(sgd_limit_ratio(opt, p, 0.1, 4.0, [&](int t, double g2) { return t * sigma2 * g2 + 1e-12; }),
+    EXPECT_LE(sgd_limit_ratio(opt, p, 0.1, 4.0, [&](int t, double g2) { return t * sigma2 * g2; }),
               1.0);
   }
   {
@@ -268,7 +271,7 @@ TEST_P(AdaBayesPaths, SmallGradientsGiveSgdWithLearningRateLrSgd) {
     opt.set_fused_kernels(GetParam());
     const double a = 0.5 / (0.1 / 4), eta = 1e-3;
     EXPECT_LE(sgd_limit_ratio(opt, p, 0.1, 4.0,
-                              [&](int, double g2) { return g2 / (4 * eta * eta * a * a) + 1e-12; }),
+                              [&](int, double g2) { return g2 / (4 * eta * eta * a * a); }),
               1.0);
   }
 }
@@ -281,8 +284,8 @@ TEST_P(AdaBayesPaths, SmallGradientsGiveSgdWithLearningRateLrSgd) {
 TEST_P(AdaBayesPaths, StationaryGradientsGiveRmspropAndAdam) {
   const double gamma = 2.0, g2 = gamma * gamma;
   for (const double lr_sgd : {0.5, kInf}) {
-    for (const double eta : {0.01, 0.002}) {
-      const int steps = static_cast<int>(40.0 / (eta * gamma));  // (1 − 2ηγ)^steps ≈ e^−80
+    for (const double eta : {0.02, 0.005}) {
+      const int steps = static_cast<int>(30.0 / (eta * gamma));  // (1 − 2ηγ)^steps ≈ e^−60
       const double sigma2 = lr_sgd;                               // B = 1
       const double d = std::isinf(sigma2) ? 1.0 : std::exp(-eta * eta / sigma2);
       const double q = std::isinf(sigma2) ? eta * eta : -sigma2 * std::expm1(-eta * eta / sigma2);
@@ -320,7 +323,7 @@ TEST_P(AdaBayesPaths, StationaryGradientsGiveRmspropAndAdam) {
         }
         const ::at::Tensor s = opt.posterior_variance()[0];
         EXPECT_LE((s / s_star - 1.0).abs().max().item<double>(), 1e-12) << eta << " " << lr_sgd;
-        // RMSprop's average is (1 − αᵗ)G with α = 0.9: αᵗ < 1e-90 here. Coordinates whose
+        // RMSprop's average is (1 − αᵗ)G with α = 0.9: αᵗ < 1e-30 here. Coordinates whose
         // momentum nearly cancelled (|Δ| < 1e-3·η) are left out: there the ratio measures rounding.
         const ::at::Tensor kept = step_classic.abs() > 1e-3 * eta;
         ASSERT_GT(kept.sum().item<int64_t>(), 32);

@@ -2,6 +2,7 @@
 // with momentum, RMSprop and Adam from the BLR driver equal LibTorch's optimizers step by step.
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <set>
 #include <string>
 
@@ -16,6 +17,8 @@ TEST(TorchTable1Rows, EveryRowPasses) {
   for (const auto& row : rows) {
     names.insert(row.row);
     const ReductionResult r = row.check();
+    std::cout << row.row << ": deviation " << r.max_deviation << " (tolerance " << r.tolerance
+              << ", " << r.note << ")\n";
     EXPECT_TRUE(r.pass()) << row.row << ": deviation " << r.max_deviation << " > " << r.tolerance;
     EXPECT_LE(r.tolerance, 1e-12) << row.row;
   }
