@@ -239,7 +239,7 @@ TEST(OptimizerRegistry, BuildsEveryOptimizerWithDefaults) {
     EXPECT_EQ(v != nullptr && v->has_posterior(), entry.variational) << entry.name;
   }
   const auto names = optimizer_names();
-  for (const char* name : {"ivon", "vogn", "ogn", "vadam", "adamw", "sgd"}) {
+  for (const char* name : {"ivon", "vogn", "ogn", "vadam", "adabayes", "adabayes-fp", "adamw", "sgd"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
 }

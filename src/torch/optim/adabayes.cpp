@@ -1,0 +1,72 @@
+// AdaBayes and AdaBayes-FP (adabayes.hpp): option tables, the instantiation of their updates,
+// AdaBayes-FP's posterior view, and their registration (AdaBayes with a posterior, AdaBayes-FP
+// as a point estimate).
+#include "blr/torch/optim/adabayes.hpp"
+
+#include <cmath>
+
+#include "blr/torch/optim/registry.hpp"
+#include "gaussian_impl.hpp"
+
+namespace blr::torch {
+
+const OptionTable<AdaBayesOptions>& AdaBayesOptions::table() {
+  using O = AdaBayesOptions;
+  static const OptionTable<O> t =
+      with_noise_seed(OptionTable<O>("AdaBayes").inherit(::blr::AdaBayesOptions::table()));
+  return t;
+}
+
+const OptionTable<AdaBayesFpOptions>& AdaBayesFpOptions::table() {
+  static const OptionTable<AdaBayesFpOptions> t =
+      OptionTable<AdaBayesFpOptions>("AdaBayes-FP").inherit(::blr::AdaBayesFpOptions::table());
+  return t;
+}
+
+template class GaussianOptimizer<AdaBayesRule>;
+template class GaussianOptimizer<AdaBayesFpRule>;
+
+void AdaBayesFp::sample_parameters(bool train) {
+  check(train,
+        "AdaBayes-FP holds no posterior to sample from (it is a point estimate); predict with the "
+        "mean.");
+  GaussianOptimizer::sample_parameters(train);
+}
+
+std::vector<::at::Tensor> AdaBayesFp::posterior_variance() {
+  std::vector<::at::Tensor> v = curvature();  // v, parameter order
+  const double t = static_cast<double>(step_count());
+  size_t j = 0;
+  for (size_t g = 0; g < param_groups().size(); ++g) {
+    const Options& o = options(g);
+    const double sigma2 = ::blr::adabayes_prior_variance(o);
+    const double a = std::isinf(sigma2) ? 0.0 : 1.0 / (2.0 * sigma2);
+    const double debias = t > 0 ? 1.0 / (1.0 - std::pow(o.beta2, t)) : 0.0;
+    for (size_t i = 0; i < param_groups()[g].params().size(); ++i, ++j) {
+      // 1/L = 1/(√((v̂ + ε)/η² + a²) + a)
+      v[j] = v[j].mul(debias).add_(o.eps).div_(o.lr * o.lr).add_(a * a).sqrt_().add_(a).reciprocal_();
+    }
+  }
+  return v;
+}
+
+BLR_REGISTER_OPTIMIZER(AdaBayes, "adabayes",
+                       "AdaBayes (Aitchison 2020): a Kalman filter per weight, between SGD (little "
+                       "data) and Adam (much data); a diagonal Gaussian posterior, gradients at the "
+                       "mean");
+
+namespace {
+
+const bool adabayes_fp_registered = register_optimizer(
+    {"adabayes-fp",
+     "AdaBayes-FP (Aitchison 2020): AdaBayes' variance at its fixed point, Adam's state; a point "
+     "estimate",
+     /*variational=*/false, &AdaBayesFpOptions::table(),
+     [](std::vector<::torch::optim::OptimizerParamGroup> groups, const OptionValues& given,
+        const OptimizerContext& context) -> std::unique_ptr<::torch::optim::Optimizer> {
+       return std::make_unique<AdaBayesFp>(std::move(groups),
+                                           detail::options_from<AdaBayesFpOptions>(given, context));
+     }});
+
+}  // namespace
+}  // namespace blr::torch
