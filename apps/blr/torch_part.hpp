@@ -8,7 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace blr::cli {
 
@@ -50,5 +52,9 @@ void run_torch_part_if_asked(int argc, char** argv);
 /// In the front: the torch part's commands as entries of `blr --help` (never run: the front
 /// hands them over before parsing).
 void add_torch_part_placeholders(CLI::App& app);
+
+/// In the front: runs `blr-torch ARGS...` as a child process (stdout and stderr shared) and
+/// returns its exit status; −1 when it could not be started (`why` then says why).
+int run_torch_part_child(const std::vector<std::string>& args, std::string& why);
 
 }  // namespace blr::cli

@@ -18,6 +18,26 @@ for r in rows:
         assert k in r, (k, r)
     assert r["pass"] is True, r
 PY
+# The LibTorch rows (the deep-learning rows against torch::optim) come from blr-torch, run by the
+# front as a child process; --layer selects.
+if "$blr" --help 2>/dev/null | grep -q '^ *train '; then
+  python3 - "$tmp/t.json" <<'PY' || fail "the torch rows are missing from table1"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+torch = {r["row"] for r in rows if r["layer"] == "torch"}
+assert {"torch-sgd-momentum", "torch-rmsprop", "torch-adam"} <= torch, torch
+assert all(r["layer"] in ("core", "torch") for r in rows)
+PY
+  "$blr" table1 --layer torch --json "$tmp/torch.json" > "$tmp/torch.txt" || fail "table1 --layer torch failed"
+  python3 -c "import json,sys; rows=json.load(open('$tmp/torch.json')); assert rows and all(r['layer']=='torch' for r in rows)" ||
+    fail "--layer torch printed other rows"
+  "$blr" table1 --row torch-adam > "$tmp/one-torch.txt" || fail "table1 --row torch-adam failed"
+  grep -q "1 rows, 1 passed" "$tmp/one-torch.txt" || fail "--row torch-adam did not select one row"
+fi
+"$blr" table1 --layer core --json "$tmp/core.json" > /dev/null || fail "table1 --layer core failed"
+python3 -c "import json; rows=json.load(open('$tmp/core.json')); assert len(rows)>=24 and all(r['layer']=='core' for r in rows)" ||
+  fail "--layer core printed other rows"
+if "$blr" table1 --layer bogus > /dev/null 2>&1; then fail "--layer bogus accepted"; fi
 "$blr" table1 --row ivon > "$tmp/one.txt" || fail "table1 --row ivon failed"
 grep -q "1 rows, 1 passed" "$tmp/one.txt" || fail "--row did not select one row"
 if "$blr" table1 --row no-such-row > /dev/null 2> "$tmp/err.txt"; then fail "unknown row accepted"; fi

@@ -12,6 +12,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/adabayes.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "option_helpers.hpp"
 
 namespace blr::torch {
@@ -355,6 +356,27 @@ TEST(AdaBayes, PredictiveSamplesThePosterior) {
   AdaBayesFp fp({w}, AdaBayesFpOptions{});
   EXPECT_FALSE(fp.has_posterior());
   EXPECT_THROW(fp.sample_parameters(false), Error);
+}
+
+TEST(AdaBayes, BatchSizeDefaultsToTheRunsMinibatchSize) {
+  ::at::Tensor w = f64({1.0}).requires_grad_();
+  for (const char* name : {"adabayes", "adabayes-fp"}) {
+    const auto run = make_optimizer(name, {w}, {}, OptimizerContext{1000, 0, 128});
+    const auto given = make_optimizer(name, {w}, {{"batch_size", int64_t{32}}}, OptimizerContext{1000, 0, 128});
+    const auto unknown = make_optimizer(name, {w}, {}, OptimizerContext{1000, 0, 0});
+    const auto batch = [](const ::torch::optim::Optimizer& o) {
+      const auto* a = dynamic_cast<const AdaBayes*>(&o);
+      return a != nullptr ? a->options().batch_size
+                          : dynamic_cast<const AdaBayesFp&>(o).options().batch_size;
+    };
+    EXPECT_EQ(batch(*run), 128) << name;
+    EXPECT_EQ(batch(*given), 32) << name;
+    EXPECT_EQ(batch(*unknown), 1) << name;  // the reference's default when nothing is known
+  }
+  const auto effective = effective_options("adabayes", {}, OptimizerContext{1000, 0, 64});
+  for (const auto& [key, value] : effective) {
+    if (key == "batch_size") { EXPECT_EQ(std::get<int64_t>(value), 64); }
+  }
 }
 
 TEST(AdaBayes, RejectsBadOptions) {

@@ -254,7 +254,7 @@ TEST(LaplacePosterior, SamplesThroughSigmaAndRestoresTheMode) {
   for (size_t j = 0; j < params.size(); ++j) {
     const auto expected = j < 2 ? mode[j] : mode[j] + noise[j] * (fit.curvature[j] * 7.0 + 0.5).rsqrt();
     EXPECT_LT(max_abs_diff(params[j].detach(), expected), 1e-15) << j;
-    if (j < 2) EXPECT_EQ(variance[j].abs().max().item<double>(), 0.0);
+    if (j < 2) { EXPECT_EQ(variance[j].abs().max().item<double>(), 0.0); }
   }
   post.restore_parameters();
   for (size_t j = 0; j < params.size(); ++j) EXPECT_TRUE(params[j].detach().equal(mode[j]));

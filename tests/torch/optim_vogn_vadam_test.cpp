@@ -264,10 +264,10 @@ TEST(OptimizerRegistry, PassesTypedOptionsThrough) {
   const OptionValues effective = effective_options("ivon", {{"lr", 0.5}}, OptimizerContext{60, 3});
   EXPECT_EQ(effective.size(), IvonOptions::table().options().size());
   for (const auto& [key, value] : effective) {
-    if (key == "lr") EXPECT_EQ(std::get<double>(value), 0.5);
-    if (key == "ess") EXPECT_EQ(std::get<double>(value), 60.0);
-    if (key == "seed") EXPECT_EQ(std::get<int64_t>(value), 3);
-    if (key == "hess_approx") EXPECT_EQ(std::get<std::string>(value), "price");
+    if (key == "lr") { EXPECT_EQ(std::get<double>(value), 0.5); }
+    if (key == "ess") { EXPECT_EQ(std::get<double>(value), 60.0); }
+    if (key == "seed") { EXPECT_EQ(std::get<int64_t>(value), 3); }
+    if (key == "hess_approx") { EXPECT_EQ(std::get<std::string>(value), "price"); }
   }
 }
 

@@ -22,7 +22,7 @@ TEST(TorchTable1Rows, EveryRowPasses) {
     EXPECT_TRUE(r.pass()) << row.row << ": deviation " << r.max_deviation << " > " << r.tolerance;
     EXPECT_LE(r.tolerance, 1e-12) << row.row;
   }
-  for (const char* name : {"sgd-momentum (torch)", "rmsprop (torch)", "adam (torch)"}) {
+  for (const char* name : {"torch-sgd-momentum", "torch-rmsprop", "torch-adam"}) {
     EXPECT_EQ(names.count(name), 1u) << name;
   }
 }

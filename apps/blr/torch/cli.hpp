@@ -119,6 +119,7 @@ inline void add_optimizer_flags(CLI::App* cmd, TrainFlags& f) {
       switch (info.default_from) {
         case DefaultFrom::kTrainingSetSize: default_text = "the training-set size"; break;
         case DefaultFrom::kRunSeed: default_text = "the run's --seed"; break;
+        case DefaultFrom::kBatchSize: default_text = "the run's --batch-size"; break;
         case DefaultFrom::kInitialiser: default_text = OptionInfo::format(info.default_value); break;
       }
       auto* option = cmd->add_option_function<std::string>(

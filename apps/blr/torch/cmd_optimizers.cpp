@@ -32,6 +32,7 @@ std::string default_of(const OptionInfo& o) {
   switch (o.default_from) {
     case DefaultFrom::kTrainingSetSize: return "training-set size";
     case DefaultFrom::kRunSeed: return "run seed";
+    case DefaultFrom::kBatchSize: return "run batch size";
     case DefaultFrom::kInitialiser: break;
   }
   return OptionInfo::format(o.default_value);

@@ -70,8 +70,9 @@ struct Range {
 enum class OptionScope { kGroup, kOptimizer };
 
 /// Where a value comes from when the user gives none and the member's initialiser is a
-/// placeholder: the training-set size (ess) or the run's seed. Only the CLI and the registry use it.
-enum class DefaultFrom { kInitialiser, kTrainingSetSize, kRunSeed };
+/// placeholder: the training-set size (ess), the run's seed or the run's minibatch size (AdaBayes'
+/// B). Only the CLI and the registry use it.
+enum class DefaultFrom { kInitialiser, kTrainingSetSize, kRunSeed, kBatchSize };
 
 /// The description of one option, independent of the struct it lives in.
 struct OptionInfo {

@@ -20,7 +20,8 @@ const OptionTable<AdaBayesOptions>& AdaBayesOptions::table() {
           .number("weight_drift", &O::weight_drift, Range::between(0.0, 1.0, false, true),
                   "decoupled weight decay c per step, μ ← (1 − c)μ after the step")
           .integer("batch_size", &O::batch_size, Range::between(1, 1e9),
-                   "minibatch size B (the gradient of the summed loss is B × that of the mean loss)");
+                   "minibatch size B (the gradient of the summed loss is B × that of the mean loss)")
+          .default_from(DefaultFrom::kBatchSize);
   return t;
 }
 

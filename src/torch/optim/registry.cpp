@@ -84,6 +84,8 @@ OptionValues effective_options(std::string_view name, const OptionValues& given,
       value = static_cast<double>(context.training_set_size);
     } else if (info.default_from == DefaultFrom::kRunSeed) {
       value = static_cast<int64_t>(context.seed % (uint64_t{1} << 53));
+    } else if (info.default_from == DefaultFrom::kBatchSize && context.batch_size > 0) {
+      value = context.batch_size;
     }
     for (const auto& [key, v] : given) {
       if (key == info.key) value = info.coerce(v);

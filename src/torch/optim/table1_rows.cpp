@@ -210,7 +210,7 @@ const char* const kProblem = "float64 MLP 5-8-3, cross-entropy, n=200, M=16, 60 
 
 std::vector<Table1Row> torch_table1_rows() {
   std::vector<Table1Row> rows;
-  rows.push_back({"sgd-momentum (torch)", "Gaussian, fixed covariance",
+  rows.push_back({"torch-sgd-momentum", "Gaussian, fixed covariance",
                   "delta (1st order), heavy-ball gradient average",
                   "torch::optim::SGD (momentum 0.9)", kProblem,
                   "src/torch/optim/table1_rows.cpp", [] {
@@ -220,7 +220,7 @@ std::vector<Table1Row> torch_table1_rows() {
                           params, ::torch::optim::SGDOptions(o.lr).momentum(o.momentum));
                     });
                   }});
-  rows.push_back({"rmsprop (torch)", "Gaussian, diagonal", "delta, Ĥ ≈ ĝ², √ scaling",
+  rows.push_back({"torch-rmsprop", "Gaussian, diagonal", "delta, Ĥ ≈ ĝ², √ scaling",
                   "torch::optim::RMSprop", kProblem, "include/blr/algorithms/rmsprop_adam.hpp",
                   [] {
                     RmspropRowOptions o;
@@ -229,7 +229,7 @@ std::vector<Table1Row> torch_table1_rows() {
                           params, ::torch::optim::RMSpropOptions(o.lr).alpha(o.alpha).eps(o.eps));
                     });
                   }});
-  rows.push_back({"adam (torch)", "Gaussian, diagonal", "delta, Ĥ ≈ ĝ², √ scaling, debiasing",
+  rows.push_back({"torch-adam", "Gaussian, diagonal", "delta, Ĥ ≈ ĝ², √ scaling, debiasing",
                   "torch::optim::Adam", kProblem, "include/blr/algorithms/rmsprop_adam.hpp", [] {
                     AdamRowOptions o;
                     return compare<GaussianOptimizer<AdamRowRule>>(o, [&](auto params) {

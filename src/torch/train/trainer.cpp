@@ -103,7 +103,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<const FashionMnist> data, a
   model_ = Model(classifier_);
   named_parameters_ = model_.named_parameters();
   // ess defaults to the training-set size, the noise seed to the run's seed.
-  const OptimizerContext context{data_->train.size(), config_.seed};
+  const OptimizerContext context{data_->train.size(), config_.seed, config_.batch_size};
   optimizer_ =
       make_optimizer(config_.optimizer, model_.parameters(), config_.optimizer_options, context);
   base_lr_ = learning_rate(*optimizer_);
@@ -122,7 +122,7 @@ void Trainer::replace_optimizer(const std::string& optimizer, const OptionValues
   config.optimizer = optimizer;
   config.optimizer_options = options;
   config.validate();
-  const OptimizerContext context{data_->train.size(), config.seed};
+  const OptimizerContext context{data_->train.size(), config.seed, config.batch_size};
   optimizer_ = make_optimizer(config.optimizer, model_.parameters(), config.optimizer_options,
                               context);
   config_ = std::move(config);

@@ -25,6 +25,7 @@ namespace blr::torch {
 struct OptimizerContext {
   int64_t training_set_size = 0;  ///< 0: unknown (then ess must be given)
   uint64_t seed = 0;
+  int64_t batch_size = 0;  ///< the run's minibatch size; 0: unknown (the initialiser stands)
 };
 
 using OptimizerFactory = std::function<std::unique_ptr<::torch::optim::Optimizer>(
@@ -91,6 +92,8 @@ Options options_from(const OptionValues& given, const OptimizerContext& context)
       table.set(o, info.key, static_cast<double>(context.training_set_size));
     } else if (info.default_from == DefaultFrom::kRunSeed) {
       table.set(o, info.key, static_cast<int64_t>(context.seed % (uint64_t{1} << 53)));
+    } else if (info.default_from == DefaultFrom::kBatchSize && context.batch_size > 0) {
+      table.set(o, info.key, context.batch_size);
     }
   }
   table.apply(o, given);

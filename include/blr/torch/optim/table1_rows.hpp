@@ -18,7 +18,7 @@
 
 namespace blr::torch {
 
-/// The torch-layer rows: "sgd-momentum (torch)", "rmsprop (torch)", "adam (torch)".
+/// The torch-layer rows: "torch-sgd-momentum", "torch-rmsprop", "torch-adam".
 std::vector<Table1Row> torch_table1_rows();
 
 }  // namespace blr::torch
