@@ -87,15 +87,6 @@ void LaplacePosterior::set_curvature(const std::vector<::at::Tensor>& curvature)
   fitted_ = true;
 }
 
-void LaplacePosterior::set_prior_precision(double delta) {
-  for (auto& group : param_groups_) {
-    auto& o = static_cast<Options&>(group.options());
-    o.prior_precision = delta;
-  }
-  static_cast<Options&>(defaults()).prior_precision = delta;
-  validate_groups(param_groups_, options(), name());
-}
-
 std::vector<::at::Tensor> LaplacePosterior::posterior_variance() {
   check(fitted_, fmt::format("{}: the posterior has no curvature yet (blr laplace fits it).", name()));
   const double n = options().ess, delta = options().prior_precision;

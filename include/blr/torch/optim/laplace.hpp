@@ -59,8 +59,6 @@ class LaplacePosterior : public VariationalOptimizer {
   /// Ĝ per parameter (undefined outside the subset).
   const std::vector<::at::Tensor>& curvature() const { return curvature_; }
   bool fitted() const { return fitted_; }
-  /// Changes δ (e.g. after choosing it by the marginal likelihood).
-  void set_prior_precision(double delta);
 
   void sample_parameters(bool train) override;
   /// Test hook: θ = θ* + σ⊙ε with the given standard-normal draws (one per parameter).
