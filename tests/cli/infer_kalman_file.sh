@@ -14,14 +14,6 @@ data="$src/data"
 source "$(dirname "$0")/lib.sh"
 cli_prefix=(infer)
 
-run() {
-  local name=$1
-  shift
-  if ! "$blr" infer "$@" --json "$work/$name.json" >"$work/$name.out" 2>"$work/$name.err"; then
-    fail "$name: exit status $?"
-    cat "$work/$name.err" >&2
-  fi
-}
 same() {
   local a=$1 b=$2
   shift 2
@@ -36,8 +28,8 @@ model() { printf '%s\n' "$2" >"$work/$1.json.model"; }
 
 # ---- local level: y₁ = 1120 is the built-in initial mean ------------------------------------------
 model level '{"A": [[1]], "C": [[1]], "Q": [[1469.1]], "R": [[15099]], "init_mean": [1120], "init_cov": [[1e7]], "states": ["level"]}'
-run level-file kalman --data "$data/nile.csv" --column volume --model-file "$work/level.json.model"
-run level-cli kalman --data "$data/nile.csv" --column volume --obs-var 15099 --state-var 1469.1
+run_infer level-file kalman --data "$data/nile.csv" --column volume --model-file "$work/level.json.model"
+run_infer level-cli kalman --data "$data/nile.csv" --column volume --obs-var 15099 --state-var 1469.1
 same level-file level-cli log_likelihood filtered_mean filtered_var smoothed_mean smoothed_var \
   smoothed_lower smoothed_upper smoothed_states smoothed_states_sd
 grep -q "model file '$work/level.json.model' (1 state, 1 output)" "$work/level-file.out" ||
@@ -46,8 +38,8 @@ grep -q "model file '$work/level.json.model' (1 state, 1 output)" "$work/level-f
 # ---- local linear trend: two states -------------------------------------------------------------
 model trend '{"A": [[1, 1], [0, 1]], "C": [[1, 0]], "Q": [[1500, 0], [0, 1]], "R": [[15000]],
   "init_mean": [1120, 0], "init_cov": [[1e7, 0], [0, 1e7]], "states": ["level", "slope"]}'
-run trend-file kalman --data "$data/nile.csv" --column volume --model-file "$work/trend.json.model"
-run trend-cli kalman --data "$data/nile.csv" --column volume --model local-linear-trend \
+run_infer trend-file kalman --data "$data/nile.csv" --column volume --model-file "$work/trend.json.model"
+run_infer trend-cli kalman --data "$data/nile.csv" --column volume --model local-linear-trend \
   --obs-var 15000 --state-var 1500 --slope-var 1
 same trend-file trend-cli log_likelihood filtered_mean filtered_var smoothed_mean smoothed_var \
   smoothed_states smoothed_states_sd states
@@ -62,7 +54,7 @@ PY
 awk -F, 'BEGIN { OFS = "," } NR == 1 { print "year", "a", "b"; next } { print $1, $2, $2 }' \
   "$data/nile.csv" >"$work/twice.csv"
 model twice '{"A": [[1]], "C": [[1], [1]], "Q": [[1469.1]], "R": [[30198, 0], [0, 30198]], "init_mean": [1120], "init_cov": [[1e7]]}'
-run twice kalman --data "$work/twice.csv" --column a,b --model-file "$work/twice.json.model"
+run_infer twice kalman --data "$work/twice.csv" --column a,b --model-file "$work/twice.json.model"
 # Smoothed states agree with the one-output model to rounding (different but equivalent algebra:
 # 1e-9 relative, the condition of the 2×2 update times ε with margin); the log-likelihoods differ
 # by the density of y_a − y_b = 0, so only the states are compared.

@@ -13,14 +13,6 @@ data="$src/data"
 source "$(dirname "$0")/lib.sh"
 cli_prefix=(infer)
 
-run() {
-  local name=$1
-  shift
-  if ! "$blr" infer "$@" --json "$work/$name.json" >"$work/$name.out" 2>"$work/$name.err"; then
-    fail "$name: exit status $?"
-    cat "$work/$name.err" >&2
-  fi
-}
 # same A B KEYS...: the JSON arrays under KEYS are identical in A and B (same design, same
 # arithmetic: the tolerance is 0).
 same() {
@@ -44,21 +36,21 @@ expect_fail missing-empty "holes.csv', line 3, column 'glu': the value is missin
   "${lin[@]}" --train "$work/holes.csv"
 expect_fail missing-na "line 6, column 'bmi': the value is missing" \
   linreg --label bmi --features skin,bp --train "$work/holes.csv"
-run dropped "${lin[@]}" --train "$work/holes.csv" --missing drop
-run complete "${lin[@]}" --train "$work/complete.csv"
+run_infer dropped "${lin[@]}" --train "$work/holes.csv" --missing drop
+run_infer complete "${lin[@]}" --train "$work/complete.csv"
 same dropped complete mean sd lower upper covariance log_evidence
 grep -q -- "--missing drop: 2 of 200 rows of '$work/holes.csv' dropped" "$work/dropped.out" ||
   fail "dropped: the count of dropped rows is not reported"
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["dropped_rows"] == {"train": 2}' \
   "$work/dropped.json" || fail "dropped: JSON dropped_rows is not {train: 2}"
 # A hole in a column that is not used is no reason to drop a row.
-run unused linreg --standardize --label age --features skin,bp --train "$work/holes.csv" --missing drop
+run_infer unused linreg --standardize --label age --features skin,bp --train "$work/holes.csv" --missing drop
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["dropped_rows"] == {"train": 0}' \
   "$work/unused.json" || fail "unused: a row was dropped for a column that is not used"
 # Test files follow the same rule.
 expect_fail missing-test "line 3, column 'glu': the value is missing" \
   "${lin[@]}" --train "$data/pima_train.csv" --test "$work/holes.csv"
-run dropped-test "${lin[@]}" --train "$data/pima_train.csv" --test "$work/holes.csv" --missing drop
+run_infer dropped-test "${lin[@]}" --train "$data/pima_train.csv" --test "$work/holes.csv" --missing drop
 python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); assert d["dropped_rows"] == {"train": 0, "test": 2} and d["test"]["n"] == 198, d["dropped_rows"]' \
   "$work/dropped-test.json" || fail "dropped-test: wrong counts"
 expect_fail missing-bad "Option '--missing' must be error or drop" "${lin[@]}" --train "$work/holes.csv" --missing impute
@@ -66,14 +58,14 @@ printf 'x,y\n1,\n2,NA\n' >"$work/allgone.csv"
 expect_fail missing-all "leaves nothing" linreg --train "$work/allgone.csv" --label y --missing drop
 # gmm and conjugate too
 expect_fail missing-gmm "line 3, column 'glu': the value is missing" gmm --data "$work/holes.csv" --features glu,bp
-run gmm-drop gmm --data "$work/holes.csv" --features glu,bp --missing drop
+run_infer gmm-drop gmm --data "$work/holes.csv" --features glu,bp --missing drop
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["dropped_rows"] == {"data": 1}' \
   "$work/gmm-drop.json" || fail "gmm-drop: wrong count"
 # Kalman: a missing observation is a step without an update.
 awk -F, 'NR == 11 { $2 = "" } { print }' OFS=, "$data/nile.csv" >"$work/nile-gap.csv"
 expect_fail missing-kalman "line 11, column 'volume': the value is missing" \
   kalman --data "$work/nile-gap.csv" --column volume --obs-var 15099 --state-var 1469.1
-run kalman-gap kalman --data "$work/nile-gap.csv" --column volume --obs-var 15099 --state-var 1469.1 --missing drop
+run_infer kalman-gap kalman --data "$work/nile-gap.csv" --column volume --obs-var 15099 --state-var 1469.1 --missing drop
 python3 - "$work/kalman-gap.json" <<'PY' || fail "kalman-gap: the missing step is not a pure prediction"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -101,8 +93,8 @@ with open(sys.argv[2] + "/cat_new.csv", "w") as f:
 PY
 expect_fail text-feature "line 2, column 'group': 'b' is not a number; a text column is a feature only when declared categorical (blr infer: --categorical group)" \
   linreg --train "$work/cat.csv" --label bmi
-run cat linreg --train "$work/cat.csv" --label bmi --categorical group --noise-precision 0.05
-run dummies linreg --train "$work/dummies.csv" --label bmi --noise-precision 0.05
+run_infer cat linreg --train "$work/cat.csv" --label bmi --categorical group --noise-precision 0.05
+run_infer dummies linreg --train "$work/dummies.csv" --label bmi --noise-precision 0.05
 same cat dummies mean sd lower upper covariance log_evidence
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["features"] == ["(intercept)", "glu", "group=b", "group=c"]' \
   "$work/cat.json" || fail "cat: coefficient names are not COL=level"
@@ -117,7 +109,7 @@ expect_fail single-level "single level 'a'" linreg --train "$work/onelevel.csv" 
 expect_fail categorical-kalman "Option '--categorical' applies to the models with --train" \
   kalman --data "$data/nile.csv" --fit --categorical year
 # repeatable and comma lists: both name the same columns
-run cat2 linreg --train "$work/cat.csv" --label bmi --categorical group --categorical glu --noise-precision 0.05
+run_infer cat2 linreg --train "$work/cat.csv" --label bmi --categorical group --categorical glu --noise-precision 0.05
 python3 -c 'import json,sys; f = json.load(open(sys.argv[1]))["features"]; assert f[1].startswith("glu=") and f[-2:] == ["group=b", "group=c"], f' \
   "$work/cat2.json" || fail "cat2: repeated --categorical not applied"
 

@@ -9,15 +9,6 @@ data="$src/data"
 # shellcheck source=tests/cli/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-# run NAME ARGS...: runs `blr infer ARGS --json $work/NAME.json`, which must succeed.
-run() {
-  local name=$1
-  shift
-  if ! "$blr" infer "$@" --json "$work/$name.json" >"$work/$name.out" 2>"$work/$name.err"; then
-    fail "$name: exit status $?"
-    cat "$work/$name.err" >&2
-  fi
-}
 # num NAME KEY: the first number stored under "KEY" in NAME.json (first entry of an array).
 num() { tr -d ' \n' <"$work/$1.json" | grep -o "\"$2\":\[*[-0-9.eE+]*" | head -1 | sed 's/.*:\[*//'; }
 # has NAME KEY...: every key is present.
@@ -41,89 +32,89 @@ is_true() { grep -q "\"$2\": true" "$work/$1.json" || fail "$1: $2 is not true";
 pima=(--train "$data/pima_train.csv" --test "$data/pima_test.csv" --standardize)
 
 # ---- logistic: Laplace (Newton as BLR), CVI full / diagonal / mixture ------------------------
-run logistic-laplace logistic "${pima[@]}" --label type --positive Yes --prior-precision 1
+run_infer logistic-laplace logistic "${pima[@]}" --label type --positive Yes --prior-precision 1
 has logistic-laplace method converged iterations log_evidence log_joint mean sd test accuracy nll
 is_true logistic-laplace converged
 between logistic-laplace log_joint -97.88831 -97.88830   # oracle E1: −97.888308
 between logistic-laplace accuracy 0.79 0.81              # 66/332 errors
 between logistic-laplace nll 0.3 0.5
-run logistic-cvi logistic "${pima[@]}" --label type --positive Yes --method cvi
+run_infer logistic-cvi logistic "${pima[@]}" --label type --positive Yes --method cvi
 has logistic-cvi elbo mean sd test
 is_true logistic-cvi converged
 between logistic-cvi elbo -103.5 -103.2
-run logistic-diag logistic "${pima[@]}" --label type --positive Yes --method cvi --family gaussian-diag
+run_infer logistic-diag logistic "${pima[@]}" --label type --positive Yes --method cvi --family gaussian-diag
 is_true logistic-diag converged
 between logistic-diag elbo -104.5 -103.5
-run logistic-mix logistic "${pima[@]}" --label type --positive Yes --method cvi --family mixture:2 \
+run_infer logistic-mix logistic "${pima[@]}" --label type --positive Yes --method cvi --family mixture:2 \
   --iterations 200 --seed 1
 has logistic-mix weights means covariances elbo elbo_se test
 between logistic-mix elbo -103.6 -103.2
 
 # ---- poisson and linreg -------------------------------------------------------------------------
-run poisson-laplace poisson "${pima[@]}" --label npreg --features glu,bp,skin,bmi,ped,age
+run_infer poisson-laplace poisson "${pima[@]}" --label npreg --features glu,bp,skin,bmi,ped,age
 is_true poisson-laplace converged
 has poisson-laplace log_evidence mean sd test nll rmse
-run poisson-cvi poisson "${pima[@]}" --label npreg --features glu,bp,skin,bmi,ped,age --method cvi
+run_infer poisson-cvi poisson "${pima[@]}" --label npreg --features glu,bp,skin,bmi,ped,age --method cvi
 is_true poisson-cvi converged
 has poisson-cvi elbo
-run linreg-exact linreg "${pima[@]}" --label bmi --features skin,glu,bp --optimize-evidence
+run_infer linreg-exact linreg "${pima[@]}" --label bmi --features skin,glu,bp --optimize-evidence
 is_true linreg-exact converged
 has linreg-exact log_evidence prior_precision noise_precision mean sd test
-run linreg-cvi linreg "${pima[@]}" --label bmi --features skin,glu,bp --method cvi \
+run_infer linreg-cvi linreg "${pima[@]}" --label bmi --features skin,glu,bp --method cvi \
   --noise-precision 0.05
 is_true linreg-cvi converged
 
 # ---- kalman: Nile --------------------------------------------------------------------------------
-run kalman kalman --data "$data/nile.csv" --column volume --model local-level --obs-var 15099 \
+run_infer kalman kalman --data "$data/nile.csv" --column volume --model local-level --obs-var 15099 \
   --state-var 1469.1 --init-var 1e7
 has kalman method converged iterations log_likelihood filtered_mean filtered_var smoothed_mean smoothed_var
 between kalman log_likelihood -642 -641
-run kalman-fit kalman --data "$data/nile.csv" --column volume --fit
+run_infer kalman-fit kalman --data "$data/nile.csv" --column volume --fit
 is_true kalman-fit converged
 between kalman-fit obs_var 14900 15300     # Durbin & Koopman: 15099
 between kalman-fit state_var 1400 1550     # Durbin & Koopman: 1469.1
-run kalman-trend kalman --data "$data/nile.csv" --column volume --model local-linear-trend \
+run_infer kalman-trend kalman --data "$data/nile.csv" --column volume --model local-linear-trend \
   --obs-var 15000 --state-var 1500 --slope-var 1
 has kalman-trend smoothed_slope
 
 # ---- gmm: EM, VMP, SVI on Old Faithful -----------------------------------------------------------
-run gmm-em gmm --data "$data/faithful.csv" --features waiting --components 2 --reg-covar 0
+run_infer gmm-em gmm --data "$data/faithful.csv" --features waiting --components 2 --reg-covar 0
 is_true gmm-em converged
 has gmm-em weights means covariances log_likelihood
 between gmm-em log_likelihood -1034.0018 -1034.0017   # oracle D1: −1034.0017498
-run gmm-diag gmm --data "$data/faithful.csv" --components 2 --covariance diag
+run_infer gmm-diag gmm --data "$data/faithful.csv" --components 2 --covariance diag
 is_true gmm-diag converged
-run gmm-vmp gmm --data "$data/faithful.csv" --components 4 --method vmp --alpha0 0.001
+run_infer gmm-vmp gmm --data "$data/faithful.csv" --components 4 --method vmp --alpha0 0.001
 is_true gmm-vmp converged
 has gmm-vmp elbo weights means covariances
-run gmm-svi gmm --data "$data/faithful.csv" --components 2 --method svi --batch-size 20 --iterations 1500
+run_infer gmm-svi gmm --data "$data/faithful.csv" --components 2 --method svi --batch-size 20 --iterations 1500
 has gmm-svi elbo weights means covariances converged
 
 # ---- gpc: Ripley's synthetic data ---------------------------------------------------------------
-run gpc gpc --train "$data/synth_train.csv" --test "$data/synth_test.csv" --label yc \
+run_infer gpc gpc --train "$data/synth_train.csv" --test "$data/synth_test.csv" --label yc \
   --kernel rbf --lengthscale 0.5 --variance 4
 is_true gpc converged
 has gpc elbo mean sd test accuracy nll
 between gpc accuracy 0.88 0.95
 
 # ---- conjugate -----------------------------------------------------------------------------------
-run beta conjugate --data "$data/pima_train.csv" --column type --likelihood bernoulli --positive Yes \
+run_infer beta conjugate --data "$data/pima_train.csv" --column type --likelihood bernoulli --positive Yes \
   --prior 2,2
 between beta mean 0.3431 0.3432        # Beta(70, 134): 70/204
 has beta log_evidence posterior converged iterations
-run gamma conjugate --data "$data/pima_train.csv" --column npreg --likelihood poisson --prior 2,1
+run_infer gamma conjugate --data "$data/pima_train.csv" --column npreg --likelihood poisson --prior 2,1
 has gamma log_evidence
-run ng-exact conjugate --data "$data/nile.csv" --column volume --likelihood normal --prior 900,0.001,1,10000
-run ng-vmp conjugate --data "$data/nile.csv" --column volume --likelihood normal --prior 900,0.001,1,10000 \
+run_infer ng-exact conjugate --data "$data/nile.csv" --column volume --likelihood normal --prior 900,0.001,1,10000
+run_infer ng-vmp conjugate --data "$data/nile.csv" --column volume --likelihood normal --prior 900,0.001,1,10000 \
   --method vmp
 is_true ng-vmp converged
 # The mean-field ELBO lies below the exact log evidence.
 awk -v e="$(num ng-vmp elbo)" -v z="$(num ng-exact log_evidence)" 'BEGIN { exit !(e < z && e > z - 1) }' ||
   fail "ng-vmp: ELBO $(num ng-vmp elbo) is not just below the log evidence $(num ng-exact log_evidence)"
-run ng-svi conjugate --data "$data/nile.csv" --column volume --likelihood normal --prior 900,0.001,1,10000 \
+run_infer ng-svi conjugate --data "$data/nile.csv" --column volume --likelihood normal --prior 900,0.001,1,10000 \
   --method svi --iterations 500
 has ng-svi elbo
-run dirichlet conjugate --data "$data/pima_train.csv" --column type --likelihood categorical
+run_infer dirichlet conjugate --data "$data/pima_train.csv" --column type --likelihood categorical
 has dirichlet classes log_evidence
 
 # The human-readable table goes to stdout.

@@ -13,14 +13,6 @@ data="$src/data"
 source "$(dirname "$0")/lib.sh"
 cli_prefix=(infer)
 
-run() {
-  local name=$1
-  shift
-  if ! "$blr" infer "$@" --json "$work/$name.json" >"$work/$name.out" 2>"$work/$name.err"; then
-    fail "$name: exit status $?"
-    cat "$work/$name.err" >&2
-  fi
-}
 # check NAME PYTHON: d = JSON of NAME, rows = its prediction CSV (list of dicts), train = the
 # training CSV (dicts), design(rows, features) = standardised design with intercept.
 check() {
@@ -57,7 +49,7 @@ cut -d, -f1-4,6-7 "$data/pima_test.csv" >"$work/nolabel.csv"   # drops bmi (5) a
 feat=skin,glu,bp
 
 # ---- linreg: y* = x*ᵀw + ε: mean, sd = √(x*ᵀΣx* + 1/β), mean ± z·sd --------------------------
-run linreg linreg --train "$data/pima_train.csv" --standardize --label bmi --features $feat \
+run_infer linreg linreg --train "$data/pima_train.csv" --standardize --label bmi --features $feat \
   --noise-precision 0.05 --predict "$work/nolabel.csv" --predict-out "$work/linreg.csv"
 check linreg '
 assert len(rows) == 332 and rows[0]["line"] == "2" and rows[-1]["line"] == "333"
@@ -71,7 +63,7 @@ assert d["predict"]["rows"] == 332'
 grep -q "predictions: 332 rows" "$work/linreg.out" || fail "linreg: no predictions line on stdout"
 
 # ---- logistic: probit probability σ(μ/√(1 + πv/8)); interval σ(μ ± z√v) ------------------------
-run logistic logistic --train "$data/pima_train.csv" --standardize --label type --positive Yes \
+run_infer logistic logistic --train "$data/pima_train.csv" --standardize --label type --positive Yes \
   --features $feat --predictive probit --predict "$work/nolabel.csv" --predict-out "$work/logistic.csv"
 check logistic '
 assert list(rows[0].keys()) == ["line", "probability", "lower", "upper", "predicted"]
@@ -83,7 +75,7 @@ for r, x in zip(rows, design(list(csv.DictReader(open(sys.argv[2].replace("logis
 assert d["predict"]["positive_class"] == "Yes" and d["predict"]["probability"] == "probit"'
 grep -q "the probit approximation" "$work/logistic.out" || fail "logistic: the method of the probability is not named"
 # The default (quadrature) gives the same classes as --test's accuracy: predicted vs the labels.
-run logistic-q logistic --train "$data/pima_train.csv" --standardize --label type --positive Yes \
+run_infer logistic-q logistic --train "$data/pima_train.csv" --standardize --label type --positive Yes \
   --test "$data/pima_test.csv" --predict "$data/pima_test.csv" --predict-out "$work/logistic-q.csv"
 check logistic-q '
 labels = [r["type"] for r in csv.DictReader(open(sys.argv[3].replace("pima_train", "pima_test")))]
@@ -92,7 +84,7 @@ assert acc == d["test"]["accuracy"], (acc, d["test"]["accuracy"])'
 grep -q "Gauss–Hermite quadrature" "$work/logistic-q.out" || fail "logistic-q: the method of the probability is not named"
 
 # ---- poisson: rate e^{a*}: mean e^{μ+v/2}, sd mean·√(e^v − 1), interval e^{μ ± z√v} -------------
-run poisson poisson --train "$data/pima_train.csv" --standardize --label npreg --features $feat \
+run_infer poisson poisson --train "$data/pima_train.csv" --standardize --label npreg --features $feat \
   --predict "$work/nolabel.csv" --predict-out "$work/poisson.csv"
 check poisson '
 assert list(rows[0].keys()) == ["line", "rate_mean", "rate_sd", "lower", "upper"]
@@ -103,14 +95,14 @@ for r, x in zip(rows, design(list(csv.DictReader(open(sys.argv[2].replace("poiss
     assert close(float(r["lower"]), math.exp(m - z * math.sqrt(v))) and close(float(r["upper"]), math.exp(m + z * math.sqrt(v)))'
 
 # ---- a mixture posterior: probabilities in (0, 1), lower < upper ---------------------------------
-run mix logistic --train "$data/pima_train.csv" --standardize --label type --positive Yes --features $feat \
+run_infer mix logistic --train "$data/pima_train.csv" --standardize --label type --positive Yes --features $feat \
   --method cvi --family mixture:2 --iterations 100 --seed 1 --predict "$work/nolabel.csv" --predict-out "$work/mix.csv"
 check mix 'assert len(rows) == 332 and all(0 < float(r["lower"]) < float(r["upper"]) < 1 and 0 < float(r["probability"]) < 1 for r in rows)'
 
 # ---- GP regression: at the training inputs the predictive mean is the latent mean and its
 # variance the latent variance plus the noise variance (two code paths: K(X, X) and K(X, X*)).
 cut -d, -f1 "$data/faithful.csv" >"$work/eruptions.csv"
-run gpr gpr --train "$data/faithful.csv" --label waiting --lengthscale 1.3 --variance 150 \
+run_infer gpr gpr --train "$data/faithful.csv" --label waiting --lengthscale 1.3 --variance 150 \
   --noise-variance 32 --predict "$work/eruptions.csv" --predict-out "$work/gpr.csv"
 check gpr '
 assert len(rows) == 272
@@ -119,7 +111,7 @@ for r, m, s in zip(rows, d["mean"], d["sd"]):
 
 # ---- GP classification: the predicted classes reproduce --test's accuracy ----------------------
 cut -d, -f1-2 "$data/synth_test.csv" >"$work/synth_x.csv"
-run gpc gpc --train "$data/synth_train.csv" --test "$data/synth_test.csv" --label yc --lengthscale 0.5 \
+run_infer gpc gpc --train "$data/synth_train.csv" --test "$data/synth_test.csv" --label yc --lengthscale 0.5 \
   --variance 4 --predict "$work/synth_x.csv" --predict-out "$work/gpc.csv"
 python3 - "$work/gpc.json" "$work/gpc.csv" "$data/synth_test.csv" <<'PY' || fail "gpc: predicted classes do not reproduce the test accuracy"
 import csv, json, sys

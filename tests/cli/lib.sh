@@ -3,6 +3,8 @@
 #   fail MESSAGE                      count a failure and say why
 #   expect_fail NAME TEXT ARGS...     `blr ${cli_prefix[@]} ARGS` exits non-zero and stderr
 #                                     contains TEXT (fixed string, any case)
+#   run_infer NAME ARGS...            `blr infer ARGS --json $work/NAME.json` must succeed (stdout
+#                                     and stderr kept in $work/NAME.out and NAME.err)
 #   require_torch                     exit 0 with SKIP when blr was built without LibTorch
 #   finish                            exit 1 with the count if anything failed
 work=$(mktemp -d)
@@ -21,6 +23,15 @@ expect_fail() {
     fail "$name: exit status 0, expected an error"
   elif ! grep -qiF -- "$text" "$work/err"; then
     fail "$name: stderr lacks '$text':"; cat "$work/err" >&2
+  fi
+}
+
+run_infer() {
+  local name=$1
+  shift
+  if ! "$blr" infer "$@" --json "$work/$name.json" >"$work/$name.out" 2>"$work/$name.err"; then
+    fail "$name: exit status $?"
+    cat "$work/$name.err" >&2
   fi
 }
 

@@ -132,7 +132,7 @@ LaplaceCurvatureResult laplace_curvature(const Model& model, const ::at::Tensor&
 
 namespace {
 
-// Σ_j N Ĝ_j / (δ (N Ĝ_j + δ)) and Σ_j log(N Ĝ_j + δ) over the subset.
+// Σ_j N Ĝ_j / (δ (N Ĝ_j + δ)) over the subset: the trace term of d log Z / dδ (times 2).
 double trace_term(const LaplaceCurvatureResult& fit, double delta) {
   double total = 0.0;
   const double n = static_cast<double>(fit.examples);
