@@ -8,7 +8,8 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libtorch-dev libopenblas0-pthread
   dataset-fashion-mnist gnuplot-nox
-  python3-torch
+  python3-torch python3-dev pybind11-dev python3-pytest python3-numpy
+  python3-venv python3-pip python3-setuptools python3-wheel
   clang libclang-rt-14-dev
 )
 missing=()

@@ -32,6 +32,21 @@ if [ "$have_torch" = "ON" ]; then
   "$work/build/ivon_any_model" "${script[@]}"
 fi
 
+# The Python package, when it was built: importable from the installed tree alone (run from a
+# directory outside the source and build trees), one IVON step on the installed library.
+python_dir=$(ls -d "$prefix"/lib/python3*/dist-packages/blr 2>/dev/null | head -1 || true)
+if [ -n "$python_dir" ]; then
+  (cd "$work" && PYTHONPATH="$(dirname "$python_dir")" /usr/bin/python3 -c '
+import torch, blr
+assert blr.__file__.startswith("'"$prefix"'"), blr.__file__
+model = torch.nn.Linear(3, 2)
+optimizer = blr.IVON(model.parameters(), lr=0.1, ess=10)
+with optimizer.sampled_params(train=True):
+    model(torch.randn(4, 3)).sum().backward()
+optimizer.step()
+print("installed python package:", blr.__file__, "IVON steps:", optimizer.step_count)')
+fi
+
 # 2. pkg-config: the core program compiled with nothing but the flags it reports.
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 pkg-config --exists blr

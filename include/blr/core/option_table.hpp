@@ -111,6 +111,8 @@ class OptionSchema {
  public:
   virtual ~OptionSchema() = default;
   virtual const std::vector<OptionInfo>& options() const = 0;
+  /// Who the options belong to, as messages name it ("IVON").
+  virtual const std::string& owner() const = 0;
   /// The option with this key, or nullptr.
   const OptionInfo* find(std::string_view key) const;
   /// Throws blr::Error naming `owner` and listing the keys (with a "did you mean" suggestion).
@@ -127,6 +129,7 @@ class OptionTable final : public OptionSchema {
  public:
   /// `owner` names the options in messages ("IVON").
   explicit OptionTable(std::string owner) : owner_(std::move(owner)) {}
+  const std::string& owner() const override { return owner_; }
 
   using Getter = std::function<OptionValue(const O&)>;
   using Setter = std::function<void(O&, const OptionValue&)>;

@@ -66,7 +66,8 @@ const bool adabayes_fp_registered = register_optimizer(
         const OptimizerContext& context) -> std::unique_ptr<::torch::optim::Optimizer> {
        return std::make_unique<AdaBayesFp>(std::move(groups),
                                            detail::options_from<AdaBayesFpOptions>(given, context));
-     }});
+     },
+     true, detail::group_option_access<AdaBayesFpOptions>()});
 
 }  // namespace
 }  // namespace blr::torch

@@ -350,7 +350,8 @@ bool register_two_point(std::string name, std::string summary, bool posterior) {
           const OptimizerContext& context) -> std::unique_ptr<::torch::optim::Optimizer> {
          return std::make_unique<Optimizer>(std::move(groups),
                                             detail::options_from<Options>(given, context));
-       }});
+       },
+       true, detail::group_option_access<Options>()});
 }
 
 const bool sam_registered = register_two_point<Sam>(

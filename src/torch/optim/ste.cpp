@@ -169,7 +169,8 @@ const bool ste_registered = register_optimizer(
        SteOptions o;
        SteOptions::table().apply(o, given);
        return std::make_unique<Ste>(std::move(groups), o);
-     }});
+     },
+     true, detail::group_option_access<SteOptions>()});
 
 }  // namespace
 }  // namespace blr::torch

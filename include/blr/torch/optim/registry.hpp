@@ -31,6 +31,19 @@ struct OptimizerContext {
 using OptimizerFactory = std::function<std::unique_ptr<::torch::optim::Optimizer>(
     std::vector<::torch::optim::OptimizerParamGroup>, const OptionValues&, const OptimizerContext&)>;
 
+/// Typed access to a param group's options object by the keys of the option table (bindings:
+/// Python param groups are dictionaries that schedulers edit between steps).
+struct GroupOptionAccess {
+  /// A new options object of the optimizer's type: the table's defaults, then the context's
+  /// (DefaultFrom), then `given`, each value converted and checked.
+  std::function<std::unique_ptr<::torch::optim::OptimizerOptions>(const OptionValues& given,
+                                                                   const OptimizerContext&)>
+      make;
+  /// Every option of a group's options object, in table order.
+  std::function<OptionValues(const ::torch::optim::OptimizerOptions&)> read;
+  explicit operator bool() const { return make && read; }
+};
+
 struct OptimizerEntry {
   std::string name;       ///< "ivon"
   std::string summary;    ///< one line for --help and the docs
@@ -40,6 +53,8 @@ struct OptimizerEntry {
   /// False for a posterior fitted after training (Laplace): it is built and saved by its own
   /// command, scored by `blr eval`, and refused by train/compare/bench.
   bool trains = true;
+  /// Empty for the LibTorch baselines (AdamW, SGD), whose options are LibTorch's own.
+  GroupOptionAccess group_options = {};
 };
 
 /// Adds an optimizer (called by the registration lines); a second one with the same name is an
@@ -100,6 +115,20 @@ Options options_from(const OptionValues& given, const OptimizerContext& context)
   return o;
 }
 
+/// GroupOptionAccess for an options struct with a table.
+template <class Options>
+GroupOptionAccess group_option_access() {
+  return {[](const OptionValues& given, const OptimizerContext& context)
+              -> std::unique_ptr<::torch::optim::OptimizerOptions> {
+            return std::make_unique<Options>(options_from<Options>(given, context));
+          },
+          [](const ::torch::optim::OptimizerOptions& options) {
+            const auto* typed = dynamic_cast<const Options*>(&options);
+            check(typed != nullptr, "Internal: a param group carries another optimizer's options.");
+            return Options::table().values(*typed);
+          }};
+}
+
 template <class Optimizer>
 bool register_table_optimizer(std::string name, std::string summary, bool trains = true) {
   using Options = typename Optimizer::Options;
@@ -109,7 +138,7 @@ bool register_table_optimizer(std::string name, std::string summary, bool trains
           const OptimizerContext& context) -> std::unique_ptr<::torch::optim::Optimizer> {
          return std::make_unique<Optimizer>(std::move(groups), options_from<Options>(given, context));
        },
-       trains});
+       trains, group_option_access<Options>()});
 }
 
 }  // namespace detail

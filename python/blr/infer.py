@@ -1,0 +1,21 @@
+"""The core's Bayesian inference on NumPy arrays (the C++ behind ``blr infer``).
+
+* ``glm(x, y, likelihood, method, ...)``: Bayesian linear, logistic or Poisson regression by
+  Laplace (the BLR with the delta method at ρ = 1: Newton's method, Khan & Rue 2023 §1.3.2) or CVI
+  (Khan & Lin 2017), with ``sensitivities=True`` the memory-perturbation quantities of every
+  training example and the leave-one-out estimates (Nickl et al. 2023). The design is used as
+  given: add an intercept column yourself.
+* ``kalman(y, transition, observation, state_noise, obs_noise, init_mean, init_cov)``: the Kalman
+  filter and RTS smoother (the BLR's conjugate Gaussian updates, §5.1).
+* ``gmm(x, components, covariance)``: a Gaussian mixture by EM (the BLR with a mixture family).
+
+Results are dicts of NumPy arrays and Python numbers.
+"""
+
+from ._blr import infer as _infer
+
+glm = _infer.glm
+kalman = _infer.kalman
+gmm = _infer.gmm
+
+__all__ = ["glm", "kalman", "gmm"]

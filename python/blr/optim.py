@@ -1,0 +1,212 @@
+"""The registry's optimizers as ``torch.optim.Optimizer`` subclasses.
+
+One class per entry of the C++ registry (``blr.IVON``, ``blr.VOGN``, ``blr.Vadam``, ...), generated
+from its option table: keyword names, defaults and checks are the table's, so nothing is written
+twice. The C++ optimizer holds the Python parameters themselves (no copies); ``param_groups`` stay
+Python dicts that schedulers and users edit, and the edits reach the C++ groups before each
+sample and step. The sampling API is the Python ``ivon`` package's::
+
+    for _ in range(train_samples):
+        with optimizer.sampled_params(train=True):
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()      # several backward calls accumulate, as usual
+    optimizer.step()
+
+``sampled_params(train=True)`` puts θ = μ + σ⊙ε into the parameters and, on leaving the block,
+restores μ and collects the gradient at θ as one Monte Carlo sample; ``step()`` updates from the
+samples collected. With ``train=False`` nothing is collected (prediction). An exception inside the
+block restores μ and discards the sample.
+"""
+
+import contextlib
+import inspect
+import re
+
+import torch
+
+from . import _blr
+
+
+def _class_name(owner):
+    # "IVON" -> IVON, "bSAM" -> BSAM, "MC dropout" -> MCDropout, "AdaBayes-FP" -> AdaBayesFP
+    words = re.split(r"[^0-9A-Za-z]+", owner)
+    return "".join(w[:1].upper() + w[1:] for w in words if w)
+
+
+class Optimizer(torch.optim.Optimizer):
+    """Base of the generated optimizer classes (do not instantiate it directly)."""
+
+    _entry = None  # the registry entry (dict from _blr.optimizers())
+
+    def __init__(self, params, **options):
+        entry = self._entry
+        if entry is None:
+            raise TypeError("blr.Optimizer is abstract: use one of its subclasses (blr.IVON, ...).")
+        _blr.check_options(entry["name"], options)  # unknown keys and bad values, one sentence
+        self._table = {o["key"]: o for o in entry["options"]}
+        self._given = set(options)
+        defaults = {key: o["default"] for key, o in self._table.items()}
+        defaults.update(options)
+        self._impl = None
+        super().__init__(params, defaults)
+        self._impl = _blr.Optimizer(entry["name"], [g["params"] for g in self.param_groups],
+                                    [self._group_values(g) for g in self.param_groups],
+                                    {k: defaults[k] for k in self._given})
+        self._synced = [self._snapshot(g) for g in self.param_groups]
+
+    # ---- options -------------------------------------------------------------------------------
+    def _group_values(self, group):
+        # Values the user gave (in the constructor or the group) or changed since: what differs
+        # from the table's default, plus every given key. A required option left at its
+        # placeholder is not passed, so the library says that it is needed.
+        values = {}
+        for key, info in self._table.items():
+            value = group[key]
+            if key in self._given or value != info["default"] or key in group.get("_blr_given", ()):
+                values[key] = value
+        return values
+
+    def _snapshot(self, group):
+        return {key: group[key] for key in self._table}
+
+    def _sync(self):
+        """Passes edits of param_groups (schedulers, users) to the C++ groups."""
+        for index, group in enumerate(self.param_groups):
+            snapshot = self._snapshot(group)
+            if snapshot != self._synced[index]:
+                self._impl.set_group_options(index, self._group_values(group))
+                self._synced[index] = snapshot
+
+    def add_param_group(self, param_group):
+        given = set(k for k in param_group if k != "params")
+        super().add_param_group(param_group)
+        group = self.param_groups[-1]
+        unknown = sorted(k for k in given if k not in self._table and k != "initial_lr")
+        if unknown:
+            self.param_groups.pop()
+            _blr.check_options(self._entry["name"], {k: param_group[k] for k in unknown})
+        group["_blr_given"] = tuple(sorted(given))
+        if self._impl is not None:
+            self._impl.add_param_group(group["params"], self._group_values(group))
+            self._synced.append(self._snapshot(group))
+
+    # ---- sampling and stepping -------------------------------------------------------------------
+    @contextlib.contextmanager
+    def sampled_params(self, train=False, noise=None):
+        """Parameters hold a posterior sample θ = μ + σ⊙ε inside the block.
+
+        ``train=True`` collects the gradient at θ when the block ends (one Monte Carlo sample for
+        the next ``step()``); ``noise`` (a list of standard-normal tensors, one per parameter in
+        param-group order) replaces the generator's draws: the test hook for comparing the
+        update with another implementation on identical noise.
+        """
+        self._sync()
+        self._impl.sample(bool(train), None if noise is None else list(noise))
+        try:
+            yield
+        except BaseException:
+            self._impl.discard()
+            raise
+        self._impl.restore()
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        """One update from the samples collected since the last step. With a closure (which
+        zeroes the gradients, runs forward and backward and returns the loss), first runs
+        ``mc_samples`` samples, each calling it inside ``sampled_params(train=True)``, and
+        returns the mean loss."""
+        loss = None
+        if closure is not None:
+            if self._impl.variational:
+                total = 0.0
+                samples = self._impl.training_samples
+                for _ in range(samples):
+                    with self.sampled_params(train=True), torch.enable_grad():
+                        total += float(closure())
+                loss = total / samples
+            else:
+                with torch.enable_grad():
+                    loss = closure()
+        self._sync()
+        self._impl.step()
+        return loss
+
+    # ---- the posterior -------------------------------------------------------------------------
+    @property
+    def has_posterior(self):
+        """True when sampling draws from a posterior (false for point estimates and SAM)."""
+        return self._impl.has_posterior
+
+    @property
+    def step_count(self):
+        """Updates made so far (Gaussian mean-field optimizers)."""
+        return self._impl.step_count
+
+    def posterior_variance(self):
+        """σ² of every parameter (param-group order)."""
+        return self._impl.posterior_variance()
+
+    def posterior_precision(self):
+        """1/σ² of every parameter (Gaussian mean-field optimizers)."""
+        return self._impl.posterior_precision()
+
+    def curvature(self):
+        """The optimizer's curvature estimate (IVON's h, VOGN's and Vadam's s)."""
+        return self._impl.curvature()
+
+    def momentum(self):
+        """The gradient average of every parameter (Gaussian mean-field optimizers)."""
+        return self._impl.momentum()
+
+    def add_squared_gradients(self, squared):
+        """VOGN/OGN: the mean over the minibatch of each example's squared gradient, one tensor
+        per parameter, given inside ``sampled_params(train=True)`` after backward."""
+        self._impl.add_squared_gradients(list(squared))
+
+    # ---- state -----------------------------------------------------------------------------------
+    def state_dict(self):
+        """``param_groups`` as torch keeps them, and under ``state`` the library's state (step
+        counter, noise-draw counter, per-parameter averages) as the bytes of the archive the C++
+        checkpoints hold, and the step counter for reading."""
+        state = super().state_dict()
+        archive = self._impl.state_bytes()
+        state["state"] = {"blr": torch.frombuffer(bytearray(archive), dtype=torch.uint8)}
+        try:
+            state["state"]["step"] = self._impl.step_count
+        except _blr.Error:
+            pass
+        return state
+
+    def load_state_dict(self, state_dict):
+        blob = state_dict.get("state", {}).get("blr")
+        if blob is None:
+            raise _blr.Error("This state dict holds no blr optimizer state (its 'state' has no "
+                             "'blr' entry): was it saved by another optimizer?")
+        super().load_state_dict({"state": {}, "param_groups": state_dict["param_groups"]})
+        self._impl.load_state_bytes(bytes(blob.numpy().tobytes()))
+        self.state.clear()
+        self._synced = [None] * len(self.param_groups)
+        self._sync()
+
+
+def _make_class(entry):
+    name = _class_name(entry["owner"])
+    options = entry["options"]
+    lines = [entry["summary"], "", "Options (keyword, default, allowed, meaning):"]
+    for o in options:
+        allowed = o["range"] or ", ".join(o["choices"]) or o["type"]
+        needed = " (required)" if o["required"] else ""
+        lines.append(f"    {o['key']} = {o['default']!r}{needed}: {allowed}; {o['help']}")
+    parameters = [inspect.Parameter("params", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for o in options:
+        default = inspect.Parameter.empty if o["required"] else o["default"]
+        parameters.append(inspect.Parameter(o["key"], inspect.Parameter.KEYWORD_ONLY, default=default))
+    cls = type(name, (Optimizer,), {"_entry": entry, "__doc__": "\n".join(lines),
+                                    "__module__": "blr"})
+    cls.__signature__ = inspect.Signature(parameters)
+    return name, cls
+
+
+def optimizer_classes():
+    """Class name -> class for every optimizer of the registry that Python can build."""
+    return dict(_make_class(entry) for entry in _blr.optimizers())

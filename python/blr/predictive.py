@@ -1,0 +1,52 @@
+"""The posterior predictive and its metrics.
+
+``predictive(model, optimizer, inputs, samples=K)`` averages the softmax over K posterior samples,
+    p(y | x) ≈ (1/K) Σ_k softmax(f(x; θ_k)),  θ_k ~ q,
+computed as a log-mean-exp of log-softmaxes (no underflow for confident classes); with
+``samples=0`` or an optimizer without a posterior it is the prediction at the mean. The metrics
+are the C++ library's (the numbers ``blr train`` and ``blr eval`` print): accuracy, NLL, ECE,
+Brier score, predictive entropy, reliability bins and the entropy AUROC for out-of-distribution
+detection.
+"""
+
+import math
+
+import torch
+
+from . import _blr
+
+
+@torch.no_grad()
+def predictive(model, optimizer, inputs, samples=64, batch_size=None):
+    """Log-probabilities (N x C) of the posterior predictive with ``samples`` draws."""
+    if samples < 0:
+        raise _blr.Error(f"Option 'samples' must be >= 0; got {samples}.")
+    batches = [inputs] if batch_size is None else torch.split(inputs, batch_size)
+    use_posterior = samples > 0 and optimizer is not None and optimizer.has_posterior
+    outputs = []
+    for batch in batches:
+        if not use_posterior:
+            outputs.append(torch.log_softmax(model(batch), dim=-1))
+            continue
+        total = None
+        for _ in range(samples):
+            with optimizer.sampled_params(train=False):
+                log_probs = torch.log_softmax(model(batch), dim=-1)
+            total = log_probs if total is None else torch.logaddexp(total, log_probs)
+        outputs.append(total - math.log(samples))
+    return torch.cat(outputs)
+
+
+def metrics(log_probs, labels, ece_bins=15):
+    """Accuracy, NLL, ECE (``ece_bins`` and 20 bins), Brier score and mean entropy (a dict)."""
+    return _blr.classification_metrics(log_probs, labels, ece_bins)
+
+
+def reliability_bins(log_probs, labels, bins=15):
+    """The reliability diagram's bins: lower, upper, count, confidence, accuracy."""
+    return _blr.reliability_bins(log_probs, labels, bins)
+
+
+def entropy_auroc(log_probs_in, log_probs_out):
+    """AUROC of the predictive entropy separating a shifted set (out) from the test set (in)."""
+    return _blr.entropy_auroc(log_probs_in, log_probs_out)

@@ -1,0 +1,197 @@
+// The core's inference on NumPy arrays (blr.infer): Bayesian GLMs by Laplace or CVI with their
+// per-example sensitivities (MPE), the Kalman filter and smoother, Gaussian mixtures by EM.
+// Arrays arrive as Eigen matrices (copied, float64); results go back as dicts of NumPy arrays and
+// Python numbers. The design matrix is used as given (add an intercept column yourself, as with
+// statsmodels' add_constant); the CLI's standardisation and CSV handling are not repeated here.
+#include <pybind11/eigen.h>
+#include <pybind11/stl.h>
+
+#include <fmt/format.h>
+
+#include "bindings.hpp"
+#include "blr/core/error.hpp"
+#include "blr/inference/cvi.hpp"
+#include "blr/inference/glm.hpp"
+#include "blr/inference/gmm.hpp"
+#include "blr/inference/kalman.hpp"
+#include "blr/inference/sensitivity.hpp"
+
+namespace blr::python {
+
+namespace {
+
+using namespace ::blr::inference;
+
+Likelihood likelihood_from(const std::string& name) {
+  if (name == "logistic") return Likelihood::logistic;
+  if (name == "poisson") return Likelihood::poisson;
+  if (name == "gaussian") return Likelihood::gaussian;
+  throw Error(fmt::format(
+      "Option 'likelihood' must be one of logistic, poisson, gaussian; got '{}'.", name));
+}
+
+Glm make_glm(const Matrix& x, const Vector& y, const std::string& likelihood,
+             double prior_precision, const std::optional<Vector>& prior_mean,
+             double noise_precision) {
+  check(x.rows() == y.size(),
+        fmt::format("X has {} rows but y has {} entries; they must match.", x.rows(), y.size()));
+  Glm model = Glm::with_isotropic_prior(x, y, likelihood_from(likelihood), prior_precision);
+  model.noise_precision = noise_precision;
+  if (prior_mean) {
+    check(prior_mean->size() == x.cols(),
+          fmt::format("prior_mean has {} entries but X has {} columns; they must match.",
+                      prior_mean->size(), x.cols()));
+    model.prior_mean = *prior_mean;
+  }
+  model.validate();
+  return model;
+}
+
+py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood,
+                 const std::string& method, double prior_precision,
+                 const std::optional<Vector>& prior_mean, double noise_precision,
+                 const std::string& family, std::optional<int> max_iterations,
+                 std::optional<double> tolerance, bool sensitivities) {
+  const Glm model = make_glm(x, y, likelihood, prior_precision, prior_mean, noise_precision);
+  py::dict out;
+  Vector mean;
+  Matrix covariance;
+  SiteEvaluation sites = SiteEvaluation::at_mean;
+  if (method == "laplace") {
+    check(family == "full", "The Laplace approximation has a full covariance: family must be 'full'.");
+    LaplaceOptions options;
+    if (max_iterations) options.max_iterations = *max_iterations;
+    if (tolerance) options.tolerance = *tolerance;
+    options.validate();
+    LaplaceResult r;
+    {
+      py::gil_scoped_release release;
+      r = laplace(model, options);
+    }
+    mean = r.mean;
+    covariance = r.covariance;
+    out["log_joint"] = r.log_joint;
+    out["log_evidence"] = r.log_evidence;
+    out["iterations"] = r.iterations;
+    out["converged"] = r.converged;
+  } else if (method == "cvi") {
+    CviOptions options;
+    check(family == "full" || family == "diagonal",
+          fmt::format("Option 'family' must be one of full, diagonal; got '{}'.", family));
+    options.family = family == "full" ? GaussianFamilyKind::full : GaussianFamilyKind::diagonal;
+    if (max_iterations) options.max_iterations = *max_iterations;
+    if (tolerance) options.tolerance = *tolerance;
+    CviResult r;
+    {
+      py::gil_scoped_release release;
+      r = cvi(model, options);
+    }
+    mean = r.mean;
+    covariance = r.covariance;
+    out["elbo"] = r.elbo;
+    out["iterations"] = r.iterations;
+    out["converged"] = r.converged;
+    sites = SiteEvaluation::expected;
+  } else {
+    throw Error(fmt::format("Option 'method' must be one of laplace, cvi; got '{}'.", method));
+  }
+  out["mean"] = mean;
+  out["covariance"] = covariance;
+  if (sensitivities) {
+    SensitivityOptions options;
+    options.sites = sites;
+    const Sensitivity s = glm_sensitivity(model, mean, covariance, options);
+    const TestMetrics loo = loo_estimate(model, s);
+    py::dict d;
+    d["error"] = s.error;
+    d["variance"] = s.variance;
+    d["deviation"] = s.deviation;
+    d["deviation_first_order"] = s.deviation_first_order;
+    d["score"] = s.score;
+    py::dict l;
+    l["nll"] = loo.nll;
+    if (model.likelihood == Likelihood::logistic) l["accuracy"] = loo.accuracy;
+    l["rmse"] = loo.rmse;
+    d["loo"] = l;
+    out["sensitivity"] = d;
+  }
+  return out;
+}
+
+py::dict kalman(const Matrix& y, const Matrix& transition, const Matrix& observation,
+                const Matrix& state_noise, const Matrix& obs_noise, const Vector& init_mean,
+                const Matrix& init_cov, bool smooth) {
+  StateSpaceModel model{transition, observation, state_noise, obs_noise, init_mean, init_cov};
+  model.validate();
+  check(y.cols() == model.obs_dim(),
+        fmt::format("y has {} columns but the observation matrix has {} rows; they must match.",
+                    y.cols(), model.obs_dim()));
+  KalmanResult r;
+  {
+    py::gil_scoped_release release;
+    r = kalman_filter(model, y);
+    if (smooth) kalman_smooth(model, y, r);
+  }
+  py::dict out;
+  out["filtered_mean"] = r.filtered_mean;
+  out["filtered_cov"] = r.filtered_cov;
+  out["predicted_mean"] = r.predicted_mean;
+  out["predicted_cov"] = r.predicted_cov;
+  if (smooth) {
+    out["smoothed_mean"] = r.smoothed_mean;
+    out["smoothed_cov"] = r.smoothed_cov;
+  }
+  out["log_likelihood"] = r.log_likelihood;
+  return out;
+}
+
+py::dict gmm(const Matrix& x, int components, const std::string& covariance, int max_iterations,
+             double reg_covar, uint64_t seed) {
+  EmOptions options;
+  options.components = components;
+  check(covariance == "full" || covariance == "diag",
+        fmt::format("Option 'covariance' must be one of full, diag; got '{}'.", covariance));
+  options.covariance = covariance == "full" ? CovarianceType::full : CovarianceType::diagonal;
+  options.max_iterations = max_iterations;
+  options.reg_covar = reg_covar;
+  options.seed = seed;
+  EmResult r;
+  {
+    py::gil_scoped_release release;
+    r = em(x, options);
+  }
+  py::dict out;
+  out["weights"] = r.mixture.weights;
+  out["means"] = r.mixture.means;
+  out["covariances"] = r.mixture.covariances;
+  out["responsibilities"] = r.responsibilities;
+  out["log_likelihood"] = r.log_likelihood;
+  out["iterations"] = r.iterations;
+  out["converged"] = r.converged;
+  return out;
+}
+
+}  // namespace
+
+void bind_inference(py::module_& m) {
+  py::module_ inf = m.def_submodule("infer", "The core's Bayesian inference on NumPy arrays.");
+  inf.def("glm", &fit_glm, py::arg("x"), py::arg("y"), py::arg("likelihood") = "logistic",
+          py::arg("method") = "laplace", py::arg("prior_precision") = 1.0,
+          py::arg("prior_mean") = py::none(), py::arg("noise_precision") = 1.0,
+          py::arg("family") = "full", py::arg("max_iterations") = py::none(),
+          py::arg("tolerance") = py::none(), py::arg("sensitivities") = false,
+          "Bayesian GLM (logistic, Poisson or Gaussian likelihood; prior N(prior_mean, I / "
+          "prior_precision)) by Laplace (BLR with the delta method, rho = 1) or CVI (iteration limit "
+          "and tolerance default to the library's); with "
+          "sensitivities=True also the per-example MPE quantities and leave-one-out estimates.");
+  inf.def("kalman", &kalman, py::arg("y"), py::arg("transition"), py::arg("observation"),
+          py::arg("state_noise"), py::arg("obs_noise"), py::arg("init_mean"), py::arg("init_cov"),
+          py::arg("smooth") = true,
+          "Kalman filter (and RTS smoother) over the rows of y (T x p; NaN rows are missing); row "
+          "t of a *_cov matrix is vec(P_t).");
+  inf.def("gmm", &gmm, py::arg("x"), py::arg("components") = 2, py::arg("covariance") = "full",
+          py::arg("max_iterations") = 1000, py::arg("reg_covar") = 1e-6, py::arg("seed") = 0,
+          "Gaussian mixture by EM (the BLR with a mixture family; k-means++ start).");
+}
+
+}  // namespace blr::python

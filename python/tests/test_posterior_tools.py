@@ -1,0 +1,140 @@
+"""The posterior predictive, the metrics, the Table-1 checks and the core's inference from
+Python, each against an independent computation written here."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import blr
+from conftest import small_model, small_problem
+
+
+def test_predictive_is_the_mean_of_the_sampled_softmaxes(problem):
+    x, _ = problem
+    model = small_model()
+    optimizer = blr.IVON(model.parameters(), lr=0.1, ess=8, seed=4)
+    got = blr.predictive(model, optimizer, x, samples=5)
+    # The same five draws again, from the same seed, averaged by hand.
+    optimizer2 = blr.IVON(model.parameters(), lr=0.1, ess=8, seed=4)
+    probs = []
+    for _ in range(5):
+        with optimizer2.sampled_params():
+            probs.append(torch.softmax(model(x), dim=-1))
+    expected = torch.log(torch.stack(probs).mean(dim=0))
+    assert torch.allclose(got, expected, rtol=0, atol=1e-12)
+    at_mean = blr.predictive(model, optimizer, x, samples=0)
+    assert torch.allclose(at_mean, torch.log_softmax(model(x), dim=-1))
+    assert not torch.allclose(got, at_mean)
+    assert torch.allclose(blr.predictive(model, optimizer2, x, samples=3, batch_size=10).exp().sum(1),
+                          torch.ones(len(x), dtype=x.dtype))
+
+
+def test_metrics_match_their_definitions():
+    generator = torch.Generator().manual_seed(0)
+    log_probs = torch.log_softmax(2 * torch.randn(200, 4, generator=generator, dtype=torch.float64), 1)
+    labels = torch.randint(0, 4, (200,), generator=generator)
+    m = blr.metrics(log_probs, labels)
+    p = log_probs.exp()
+    assert m["accuracy"] == pytest.approx((p.argmax(1) == labels).double().mean().item(), abs=1e-15)
+    assert m["nll"] == pytest.approx(-log_probs[torch.arange(200), labels].mean().item(), rel=1e-12)
+    onehot = torch.nn.functional.one_hot(labels, 4).double()
+    assert m["brier"] == pytest.approx(((p - onehot) ** 2).sum(1).mean().item(), rel=1e-12)
+    confidence, predicted = p.max(1)
+    bins = torch.clamp((confidence * 15).floor().long(), max=14)
+    ece = sum(abs((predicted[bins == b] == labels[bins == b]).double().sum() - confidence[bins == b].sum())
+              for b in range(15)) / 200
+    assert m["ece"] == pytest.approx(float(ece), rel=1e-12)
+    assert sum(b["count"] for b in blr.reliability_bins(log_probs, labels)) == 200
+    # Entropy AUROC: a uniform (maximal-entropy) "out" set is told apart perfectly.
+    uniform = torch.full((50, 4), math.log(0.25), dtype=torch.float64)
+    sharp = torch.log_softmax(torch.tensor([[9.0, 0, 0, 0]] * 50, dtype=torch.float64), 1)
+    assert blr.entropy_auroc(sharp, uniform) == 1.0
+    assert blr.entropy_auroc(uniform, sharp) == 0.0
+
+
+def test_table1_rows_all_pass():
+    rows = blr.table1("core")
+    assert len(rows) >= 24
+    assert all(r["passed"] and r["max_deviation"] <= r["tolerance"] for r in rows)
+    with pytest.raises(blr.Error, match="Option 'layer'"):
+        blr.table1("gpu")
+
+
+def logistic_data(n=300, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    x = np.column_stack([np.ones(n), rng.normal(size=(n, d))])
+    w = np.array([0.3, 1.0, -2.0, 0.5])[: d + 1]
+    y = (rng.random(n) < 1 / (1 + np.exp(-x @ w))).astype(float)
+    return x, y
+
+
+def test_glm_laplace_is_newtons_fixed_point():
+    x, y = logistic_data()
+    delta = 2.0
+    r = blr.infer.glm(x, y, likelihood="logistic", prior_precision=delta)
+    m = r["mean"]
+    p = 1 / (1 + np.exp(-x @ m))
+    gradient = x.T @ (p - y) + delta * m
+    hessian = x.T @ (x * (p * (1 - p))[:, None]) + delta * np.eye(x.shape[1])
+    assert r["converged"] and np.abs(gradient).max() < 1e-9
+    assert np.allclose(r["covariance"], np.linalg.inv(hessian), rtol=1e-10, atol=0)
+    log_joint = np.sum(y * np.log(p) + (1 - y) * np.log1p(-p)) \
+        + 0.5 * x.shape[1] * np.log(delta / (2 * np.pi)) - 0.5 * delta * m @ m
+    evidence = log_joint + 0.5 * x.shape[1] * np.log(2 * np.pi) - 0.5 * np.linalg.slogdet(hessian)[1]
+    assert r["log_evidence"] == pytest.approx(evidence, rel=1e-10)
+
+
+def test_glm_sensitivity_of_linear_regression_is_exact_leave_one_out():
+    rng = np.random.default_rng(1)
+    x = np.column_stack([np.ones(40), rng.normal(size=(40, 2))])
+    y = x @ np.array([1.0, -0.5, 2.0]) + rng.normal(size=40)
+    r = blr.infer.glm(x, y, likelihood="gaussian", prior_precision=0.5, sensitivities=True)
+    deviation = r["sensitivity"]["deviation"]
+    for i in (0, 17, 39):
+        keep = np.arange(40) != i
+        s = x[keep].T @ x[keep] + 0.5 * np.eye(3)
+        m = np.linalg.solve(s, x[keep].T @ y[keep])
+        assert deviation[i] == pytest.approx(x[i] @ m - x[i] @ r["mean"], abs=1e-10)
+
+
+def test_glm_cvi_and_errors():
+    x, y = logistic_data()
+    r = blr.infer.glm(x, y, method="cvi", family="diagonal")
+    assert r["converged"] and np.count_nonzero(r["covariance"] - np.diag(np.diag(r["covariance"]))) == 0
+    with pytest.raises(blr.Error, match="must match"):
+        blr.infer.glm(x, y[:-1])
+    with pytest.raises(blr.Error, match="Option 'method'"):
+        blr.infer.glm(x, y, method="mcmc")
+
+
+def test_kalman_local_level_matches_the_scalar_recursion():
+    rng = np.random.default_rng(2)
+    y = np.cumsum(rng.normal(size=50))[:, None] + rng.normal(size=(50, 1))
+    y[10] = np.nan
+    r = blr.infer.kalman(y, [[1.0]], [[1.0]], [[0.5]], [[2.0]], [0.0], [[10.0]])
+    m, p, loglik = 0.0, 10.0, 0.0
+    for t in range(50):
+        if t > 0:
+            p += 0.5
+        if not np.isnan(y[t, 0]):
+            s = p + 2.0
+            loglik += -0.5 * (np.log(2 * np.pi * s) + (y[t, 0] - m) ** 2 / s)
+            k = p / s
+            m, p = m + k * (y[t, 0] - m), (1 - k) * p
+        assert r["filtered_mean"][t, 0] == pytest.approx(m, abs=1e-12)
+        assert r["filtered_cov"][t, 0] == pytest.approx(p, abs=1e-12)
+    assert r["log_likelihood"] == pytest.approx(loglik, rel=1e-12)
+    assert r["smoothed_mean"].shape == (50, 1)
+
+
+def test_gmm_finds_two_separated_clusters():
+    rng = np.random.default_rng(3)
+    x = np.vstack([rng.normal(-4, 1, size=(200, 2)), rng.normal(4, 1, size=(100, 2))])
+    r = blr.infer.gmm(x, components=2, covariance="diag")
+    assert r["converged"]
+    order = np.argsort(r["means"][:, 0])
+    assert np.allclose(r["weights"][order], [2 / 3, 1 / 3], atol=0.01)
+    assert np.allclose(r["means"][order], [[-4, -4], [4, 4]], atol=0.3)
+    assert np.allclose(r["responsibilities"].sum(axis=1), 1.0)
