@@ -237,3 +237,37 @@ def test_point_estimates_have_no_posterior(problem):
     with pytest.raises(blr.Error, match="point estimate"):
         with optimizer.sampled_params():
             pass
+
+
+def test_the_gil_is_released_during_the_fused_passes():
+    # A Python thread counts while the main thread is inside one long C++ call; with the GIL held
+    # for the whole call the count could not move between the two reads around it.
+    import sys
+    import threading
+
+    p = torch.nn.Parameter(torch.zeros(4_000_000))
+    p.grad = torch.ones_like(p)
+    optimizer = blr.IVON([p], lr=0.1, ess=10)
+    count, stop = [0], threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            count[0] += 1
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    thread = threading.Thread(target=spin)
+    thread.start()
+    try:
+        moved = 0
+        for _ in range(5):
+            before = count[0]
+            optimizer._impl.sample(True, None)   # one fused pass over 4·10^6 floats
+            moved += count[0] - before
+            optimizer._impl.restore()
+            optimizer._impl.step()
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(previous)
+    assert moved > 0
