@@ -38,6 +38,10 @@ inline constexpr PartCommand kTorchCommands[] = {
      "Fit the post-hoc Laplace posterior of a trained run (diagonal Gauss-Newton or empirical "
      "Fisher, all weights or the last layer, prior precision by the marginal likelihood), save "
      "it for `blr eval`, and score it."},
+    {"continual", 46,
+     "Learn Fashion-MNIST tasks one after another (split class pairs or permuted pixels): IVON "
+     "with each task's posterior as the next prior, AdamW fine-tuning or retraining; accuracy "
+     "matrix, average accuracy, forgetting, heat map."},
     {"bench", 60, "Measure speed, as ratios to a baseline run in the same process."},
 };
 

@@ -108,8 +108,8 @@ StepCoefficients<T, Stages...> coefficients(const Policy<Stages...>& policy,
 namespace detail {
 
 #define BLR_STAGE_PHASE(phase)                                              \
-  template <class Step, class V>                                            \
-  [[gnu::always_inline]] inline void phase##_phase(const Step& k, stage::Coordinate<V>& c) { \
+  template <class Step, class C>                                            \
+  [[gnu::always_inline]] inline void phase##_phase(const Step& k, C& c) {   \
     if constexpr (requires { k.phase(c); }) k.phase(c);                     \
   }
 BLR_STAGE_PHASE(gradient)
@@ -124,10 +124,10 @@ BLR_STAGE_PHASE(mean)
 }  // namespace detail
 
 /// The BLR step of one coordinate (stage/coordinate.hpp). On entry the inputs of `c` are set; on
-/// exit its results are. With `kLearnPrecision` false S stays as it is (S' = S).
-template <bool kLearnPrecision, class T, class... Stages, class V>
-[[gnu::always_inline]] inline void coordinate_step(const StepCoefficients<T, Stages...>& k,
-                                                   stage::Coordinate<V>& c) {
+/// exit its results are. With `kLearnPrecision` false S stays as it is (S' = S). `c` is a
+/// stage::Coordinate<V>, or a stage::PriorCoordinate<V> that brings its own prior (stage/prior.hpp).
+template <bool kLearnPrecision, class T, class... Stages, class C>
+[[gnu::always_inline]] inline void coordinate_step(const StepCoefficients<T, Stages...>& k, C& c) {
   std::apply([&](const auto&... s) { (detail::gradient_phase(s, c), ...); }, k.stages);
   c.direction = c.gradient;
   std::apply([&](const auto&... s) { (detail::direction_phase(s, c), ...); }, k.stages);

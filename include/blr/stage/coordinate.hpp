@@ -4,9 +4,9 @@
 // taken one coordinate at a time, in six phases. A Policy (rule/policy.hpp) is a list of stages;
 // each stage is a small type that acts in one or more phases:
 //
-//   1 gradient        g ← ĝ                          PriorInGradient   g ← g + δm
+//   1 gradient        g ← ĝ                          PriorInGradient   g ← g + δ(m − m₀)
 //   2 direction       d ← g                          GradientAverage   u' = βu + w·g,  d = c·u'
-//                                                    PriorInDirection  d ← d + δm
+//                                                    PriorInDirection  d ← d + δ(m − m₀)
 //   3 precision       H ← Ĥ                          PriorInCurvature  H ← H + δ
 //                     S' = keep·S + rate·H           IblrCorrection    S' += (ρ²/2)(S − H)²/S
 //                                                    NaturalMomentum   S' += γ(S − S_{t−1})

@@ -10,6 +10,7 @@
 
 #include <ATen/ATen.h>
 
+#include <type_traits>
 #include <utility>
 
 #include "blr/rule/policy.hpp"
@@ -48,22 +49,41 @@ BLR_KERNEL_INLINE void averages(const T* grad, const T* stat, const T* squared, 
   }
 }
 
-template <class Rule, int kVariant, bool kDirect, class T, class K>
+/// True when the rule takes a general prior (MeanFieldOptimizer::set_prior).
+template <class Rule>
+constexpr bool kTakesPrior = [] {
+  if constexpr (requires { Rule::kGeneralPrior; }) return Rule::kGeneralPrior;
+  return false;
+}();
+
+/// The prior of one parameter's coordinates: none (the options' δ and m₀ = 0), or m₀ and p₀.
+template <class T>
+struct PriorBuffers {
+  const T* mean = nullptr;
+  const T* precision = nullptr;
+};
+
+template <class Rule, int kVariant, bool kDirect, bool kPrior, class T, class K>
 BLR_CPU_CLONES int gaussian_update_range(int64_t n, T* __restrict mu, T* __restrict average,
                                          T* __restrict precision, const T* __restrict grad,
                                          const T* __restrict stat, const T* __restrict squared,
-                                         T inv, const typename Rule::template Estimate<T> e,
-                                         const K k) {
+                                         const T* __restrict prior_mean,
+                                         const T* __restrict prior_precision, T inv,
+                                         const typename Rule::template Estimate<T> e, const K k) {
   constexpr Statistic kStat = Rule::kStatistics[kVariant];
   constexpr bool kAverage = Rule::Policy::template has<stage::GradientAverage>;
   int bad = 0;
   for (int64_t i = 0; i < n; ++i) {
     T g, s;
     averages<kStat, kDirect>(grad, stat, squared, i, inv, g, s);
-    stage::Coordinate<T> c;
+    std::conditional_t<kPrior, stage::PriorCoordinate<T>, stage::Coordinate<T>> c;
     c.mean = mu[i];
     c.precision = precision[i];
     if constexpr (kAverage) c.average = average[i];
+    if constexpr (kPrior) {
+      c.prior_mean = prior_mean[i];
+      c.prior_precision = prior_precision[i];
+    }
     Rule::template estimate<kVariant>(e, g, s, c);
     coordinate_step<true>(k, c);
     mu[i] = c.new_mean;
@@ -99,14 +119,25 @@ bool fused_update(const typename Rule::Options& o, const typename Rule::Policy& 
                      ? in.stat->data_ptr<T>()
                      : nullptr;
     const T* q = squared.defined() ? squared.data_ptr<T>() : nullptr;
+    const T* none = nullptr;
+    const T* m0 = slot.prior_mean.defined() ? slot.prior_mean.data_ptr<T>() : nullptr;
+    const T* p0 = slot.prior_precision.defined() ? slot.prior_precision.data_ptr<T>() : nullptr;
     ok = for_each_chunk_ok(param.numel(), [&](int64_t b, int64_t end) {
       const int64_t n = end - b;
-      return in.direct
-                 ? gaussian_update_range<Rule, kVariant, true>(n, mu + b, u + b, p + b, g + b,
-                                                               s ? s + b : s, q ? q + b : q, inv, e, k)
-                 : gaussian_update_range<Rule, kVariant, false>(n, mu + b, u + b, p + b, g + b,
-                                                                s ? s + b : s, q ? q + b : q, inv, e,
-                                                                k);
+      const T* sb = s ? s + b : s;
+      const T* qb = q ? q + b : q;
+      if constexpr (kTakesPrior<Rule>) {
+        if (p0 != nullptr) {
+          return in.direct ? gaussian_update_range<Rule, kVariant, true, true>(
+                                 n, mu + b, u + b, p + b, g + b, sb, qb, m0 + b, p0 + b, inv, e, k)
+                           : gaussian_update_range<Rule, kVariant, false, true>(
+                                 n, mu + b, u + b, p + b, g + b, sb, qb, m0 + b, p0 + b, inv, e, k);
+        }
+      }
+      return in.direct ? gaussian_update_range<Rule, kVariant, true, false>(
+                             n, mu + b, u + b, p + b, g + b, sb, qb, none, none, inv, e, k)
+                       : gaussian_update_range<Rule, kVariant, false, false>(
+                             n, mu + b, u + b, p + b, g + b, sb, qb, none, none, inv, e, k);
     });
   });
   return ok;
@@ -130,15 +161,31 @@ bool tensor_update(const typename Rule::Options& o, const typename Rule::Policy&
   } else if constexpr (kStat == Statistic::kExternalSquared) {
     s = V(in.squared->to(param.options()).mul(inv));
   }
-  stage::Coordinate<V> c;
-  c.mean = V(param.detach());
-  c.precision = V(slot.precision);
-  if constexpr (kAverage) c.average = V(slot.average);
-  Rule::template estimate<kVariant>(Rule::template estimate_coefficients<double>(o), g, s, c);
-  coordinate_step<true>(coefficients<double>(policy, context), c);
-  param.copy_(c.new_mean.t);
-  slot.precision.copy_(c.new_precision.t);
-  if constexpr (kAverage) slot.average.copy_(c.new_average.t);
+  // The step on a coordinate type: stage::Coordinate, or stage::PriorCoordinate with m₀ and p₀.
+  auto run = [&](auto& c) {
+    c.mean = V(param.detach());
+    c.precision = V(slot.precision);
+    if constexpr (kAverage) c.average = V(slot.average);
+    Rule::template estimate<kVariant>(Rule::template estimate_coefficients<double>(o), g, s, c);
+    coordinate_step<true>(coefficients<double>(policy, context), c);
+    param.copy_(c.new_mean.t);
+    slot.precision.copy_(c.new_precision.t);
+    if constexpr (kAverage) slot.average.copy_(c.new_average.t);
+  };
+  bool prior_done = false;
+  if constexpr (kTakesPrior<Rule>) {
+    if (slot.prior_precision.defined()) {
+      stage::PriorCoordinate<V> c;
+      c.prior_mean = V(slot.prior_mean);
+      c.prior_precision = V(slot.prior_precision);
+      run(c);
+      prior_done = true;
+    }
+  }
+  if (!prior_done) {
+    stage::Coordinate<V> c;
+    run(c);
+  }
   return ::at::isfinite(param).all().item<bool>();
 }
 

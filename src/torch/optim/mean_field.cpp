@@ -12,6 +12,7 @@ namespace blr::torch {
 namespace {
 
 constexpr int64_t kFormatVersion = 2;  // 1: the optimizer's own curvature instead of P
+constexpr int64_t kPriorFormatVersion = 3;  // 2 + m₀ and p₀ of the parameters with a prior
 
 // The sampling pass is compute-bound (noise generation): one clone per ISA (kernels.hpp).
 
@@ -381,7 +382,131 @@ std::vector<::at::Tensor> MeanFieldOptimizer::curvature() {
   std::vector<::at::Tensor> out;
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     const double offset = curvature_offset(g);
-    for (const Slot& s : slots_[g]) out.push_back(s.precision.sub(offset));
+    for (const Slot& s : slots_[g]) {
+      // With a prior of its own, P = h + p₀ (only optimizers whose offset is δ take one).
+      out.push_back(s.prior_precision.defined() ? s.precision.sub(s.prior_precision)
+                                                : s.precision.sub(offset));
+    }
+  }
+  return out;
+}
+
+void MeanFieldOptimizer::set_prior(const std::vector<::at::Tensor>& means,
+                                   const std::vector<::at::Tensor>& precisions) {
+  check(supports_prior(),
+        fmt::format("{} takes no general prior: its prior precision enters through its posterior "
+                    "map or with its damping, not only through the prior stages (IVON does).",
+                    name()));
+  check(!sampled_, fmt::format("{}: cannot set the prior while the parameters hold a sample.",
+                               name()));
+  const size_t count = parameter_count();
+  check(means.size() == count && precisions.size() == count,
+        fmt::format("{}: set_prior needs one prior mean and one prior precision per parameter "
+                    "({}); got {} and {}.",
+                    name(), count, means.size(), precisions.size()));
+  ensure_slots();
+  ::at::NoGradGuard no_grad;
+  // Everything is checked before anything changes.
+  std::vector<std::pair<::at::Tensor, ::at::Tensor>> conformed;
+  size_t k = 0;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const auto& params = param_groups_[g].params();
+    for (size_t i = 0; i < params.size(); ++i, ++k) {
+      for (const ::at::Tensor* t : {&means[k], &precisions[k]}) {
+        check(t->defined() && t->sizes() == params[i].sizes(),
+              fmt::format("{}: the prior of parameter {} in group {} has shape {}; the "
+                          "parameter has shape {}.",
+                          name(), i, g, t->defined() ? shape_string(t->sizes()) : "none",
+                          shape_string(params[i].sizes())));
+      }
+      ::at::Tensor m0 = conform(means[k], params[i]);
+      ::at::Tensor p0 = conform(precisions[k], params[i]);
+      check(::at::isfinite(m0).all().item<bool>(),
+            fmt::format("{}: the prior mean of parameter {} in group {} is not finite.", name(),
+                        i, g));
+      check(::at::isfinite(p0).all().item<bool>() && (p0 >= 0).all().item<bool>(),
+            fmt::format("{}: the prior precision of parameter {} in group {} must be finite and "
+                        ">= 0.",
+                        name(), i, g));
+      conformed.emplace_back(std::move(m0), std::move(p0));
+    }
+  }
+  k = 0;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    // Before the first step the initial candidate includes the prior: P = h₀ + p₀.
+    const double h0 = initial_precision(g) - curvature_offset(g);
+    for (Slot& s : slots_[g]) {
+      s.prior_mean = std::move(conformed[k].first);
+      s.prior_precision = std::move(conformed[k].second);
+      if (step_ == 0) s.precision = s.prior_precision.add(h0);
+      ++k;
+    }
+  }
+}
+
+void MeanFieldOptimizer::set_prior_from_posterior() {
+  check(!sampled_, fmt::format("{}: cannot take the posterior as the prior while the parameters "
+                               "hold a sample.",
+                               name()));
+  ensure_slots();
+  ::at::NoGradGuard no_grad;
+  std::vector<::at::Tensor> means, precisions;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    check(posterior(g).b == 0.0,
+          fmt::format("{}: the posterior precision is not a multiple of the state P, so it "
+                      "cannot become the prior per example.",
+                      name()));
+    const auto& params = param_groups_[g].params();
+    for (size_t i = 0; i < params.size(); ++i) {
+      means.push_back(params[i].detach().clone());
+      precisions.push_back(slots_[g][i].precision.clone());
+    }
+  }
+  set_prior(means, precisions);
+}
+
+void MeanFieldOptimizer::clear_prior() {
+  for (auto& group : slots_) {
+    for (Slot& s : group) {
+      s.prior_mean = ::at::Tensor();
+      s.prior_precision = ::at::Tensor();
+    }
+  }
+}
+
+bool MeanFieldOptimizer::has_prior() const {
+  for (const auto& group : slots_) {
+    for (const Slot& s : group) {
+      if (s.prior_precision.defined()) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<::at::Tensor> MeanFieldOptimizer::prior_means() {
+  ensure_slots();
+  std::vector<::at::Tensor> out;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const auto& params = param_groups_[g].params();
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Slot& s = slots_[g][i];
+      out.push_back(s.prior_mean.defined() ? s.prior_mean : ::at::zeros_like(params[i]));
+    }
+  }
+  return out;
+}
+
+std::vector<::at::Tensor> MeanFieldOptimizer::prior_precisions() {
+  ensure_slots();
+  std::vector<::at::Tensor> out;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const auto& params = param_groups_[g].params();
+    const double delta = curvature_offset(g);
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Slot& s = slots_[g][i];
+      out.push_back(s.prior_precision.defined() ? s.prior_precision
+                                                : ::at::full_like(params[i], delta));
+    }
   }
   return out;
 }
@@ -448,7 +573,8 @@ std::vector<::at::Tensor> MeanFieldOptimizer::momentum() {
 void MeanFieldOptimizer::save(::torch::serialize::OutputArchive& archive) const {
   check(!sampled_ && samples_ == 0,
         fmt::format("{}: the state can only be saved between steps (no sample pending).", name()));
-  archive.write("blr/format_version", c10::IValue(kFormatVersion));
+  archive.write("blr/format_version",
+                c10::IValue(has_prior() ? kPriorFormatVersion : kFormatVersion));
   archive.write("blr/optimizer", c10::IValue(name()));
   archive.write("blr/step", c10::IValue(step_));
   archive.write("blr/draws", c10::IValue(static_cast<int64_t>(draws_)));
@@ -463,6 +589,10 @@ void MeanFieldOptimizer::save(::torch::serialize::OutputArchive& archive) const 
       if (!s.precision.defined()) continue;
       archive.write(param_key(g, i, "average"), s.average);
       archive.write(param_key(g, i, "precision"), s.precision);
+      if (s.prior_precision.defined()) {
+        archive.write(param_key(g, i, "prior_mean"), s.prior_mean);
+        archive.write(param_key(g, i, "prior_precision"), s.prior_precision);
+      }
     }
   }
 }
@@ -476,9 +606,9 @@ void MeanFieldOptimizer::load(::torch::serialize::InputArchive& archive) {
                     "load it.",
                     name()));
   const int64_t version = value.toInt();
-  check(version == 1 || version == kFormatVersion,
-        fmt::format("The optimizer state has format version {}; this build reads versions 1 and {}.",
-                    version, kFormatVersion));
+  check(version >= 1 && version <= kPriorFormatVersion,
+        fmt::format("The optimizer state has format version {}; this build reads versions 1 to {}.",
+                    version, kPriorFormatVersion));
   archive.read("blr/optimizer", value);
   check(value.toStringRef() == name(),
         fmt::format("The archive holds the state of a {} optimizer, not of {}.",
@@ -511,6 +641,22 @@ void MeanFieldOptimizer::load(::torch::serialize::InputArchive& archive) {
       if (version == 1) precision = precision.to(::at::kDouble).add(curvature_offset(g));
       slots[g][i].average = conform(average, params[i]);
       slots[g][i].precision = conform(precision, params[i]);
+      ::at::Tensor prior_mean, prior_precision;
+      if (version >= kPriorFormatVersion &&
+          archive.try_read(param_key(g, i, "prior_precision"), prior_precision)) {
+        check(supports_prior(), fmt::format("The saved {} state holds a prior per coordinate, "
+                                            "which {} does not take.",
+                                            name(), name()));
+        archive.read(param_key(g, i, "prior_mean"), prior_mean);
+        check(prior_mean.sizes() == params[i].sizes() &&
+                  prior_precision.sizes() == params[i].sizes(),
+              fmt::format("The saved {} prior of parameter {} in group {} has shape {}; the "
+                          "parameter has shape {}.",
+                          name(), i, g, shape_string(prior_precision.sizes()),
+                          shape_string(params[i].sizes())));
+        slots[g][i].prior_mean = conform(prior_mean, params[i]);
+        slots[g][i].prior_precision = conform(prior_precision, params[i]);
+      }
     }
   }
   for (size_t g = 0; g < param_groups_.size(); ++g) {

@@ -16,6 +16,7 @@
 //     static Affine posterior(const Options&);     // posterior precision a·P + b
 //     static double initial_precision(const Options&);
 //     static double curvature_offset(const Options&);   // own curvature = P − offset
+//     static constexpr bool kGeneralPrior = true;   // optional: takes set_prior (δ only in stages)
 //     struct Estimate { ... };  static Estimate estimate_coefficients(const Options&);
 //     template <int kVariant, class V, class T>
 //     static void estimate(const Estimate&, const V& g, const V& stat, stage::Coordinate<V>& c);
@@ -111,6 +112,10 @@ class GaussianOptimizer : public MeanFieldOptimizer {
     return Rule::curvature_offset(options(group));
   }
   void validate() const override { validate_groups(param_groups_, options(), name()); }
+  bool supports_prior() const override {
+    if constexpr (requires { Rule::kGeneralPrior; }) return Rule::kGeneralPrior;
+    return false;
+  }
   bool update(size_t group, ::at::Tensor& param, Slot& slot, const UpdateInput& in,
               bool fused) override;
 };

@@ -12,7 +12,9 @@
 //   m̂ = m/(1 − β1^t) (debias)        α' = α·(h0 + δ) (rescale_lr)
 //   μ ← μ − α'·clip((m̂ + δ·μ)/(h + δ), −c, c)          (new h)
 //
-// The state is kept as the precision per example P = h + δ (curvature() returns h). Unlike the
+// The state is kept as the precision per example P = h + δ (curvature() returns h). A general
+// prior N(m₀, diag(1/(λp₀))) (MeanFieldOptimizer::set_prior; continual learning with the posterior
+// as the next prior) replaces δ by p₀ and δ·μ by p₀⊙(μ − m₀) above; P = h + p₀. Unlike the
 // reference, the step counter t is saved with the state, and step() without a training sample is
 // an error rather than a crash.
 //
@@ -61,6 +63,8 @@ struct IvonRule {
   static Affine posterior(const Options& o) { return {o.ess, 0.0}; }
   static double initial_precision(const Options& o) { return o.hess_init + o.weight_decay; }
   static double curvature_offset(const Options& o) { return o.weight_decay; }
+  /// δ enters only through the prior stages: a prior N(m₀, 1/(λp₀)) per coordinate replaces it.
+  static constexpr bool kGeneralPrior = true;
 
   template <class T>
   struct Estimate {

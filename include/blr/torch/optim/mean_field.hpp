@@ -24,8 +24,16 @@
 // between restore and step takes effect). A second sample before step() sums the remembered one
 // first; if it was modified in between (zeroed before the sample), that is refused.
 //
+// A general prior (set_prior, set_prior_from_posterior; optimizers whose prior enters only through
+// the core's prior stages, IVON): N(m₀, diag(1/(λ·p₀))) per coordinate instead of N(0, 1/(λδ)),
+// with m₀ and p₀ held per parameter next to u and P. The update then runs on a
+// stage::PriorCoordinate (blr/stage/prior.hpp), whose prior stages read δ = p₀ and m₀ from it; the
+// default (no prior set) runs the step as before, bitwise. Continual learning: after task t,
+// set_prior_from_posterior() makes q_t = N(μ, 1/(λP)) the prior of task t + 1 (m₀ = μ, p₀ = P).
+//
 // Saved state (save/load): format version, optimizer name, step counter t, draw counter, the
-// learning rate of every group, and u and P of every parameter. Saving needs a step boundary.
+// learning rate of every group, and u and P of every parameter (version 2), and m₀ and p₀ of every
+// parameter that has its own prior (version 3, written only then). Saving needs a step boundary.
 // Version-1 archives (which held the optimizer's own curvature h or s) are converted on load.
 #pragma once
 
@@ -80,6 +88,28 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   std::vector<::at::Tensor> posterior_precision();
   /// The gradient average u (momentum) of every parameter, parameter order.
   std::vector<::at::Tensor> momentum();
+
+  /// True when this optimizer takes a general prior (set_prior): its prior enters only through
+  /// the core's prior stages with δ per example (IVON), not through its posterior map or damping.
+  virtual bool supports_prior() const { return false; }
+  /// Replaces the prior N(0, 1/(λδ)) by N(m₀, diag(1/(λ·p₀))): `means` m₀ and `precisions` p₀
+  /// (per example, as δ; finite, ≥ 0), one tensor per parameter in parameter order with its
+  /// shape. The state P is kept, except before the first step, where P = h₀ + p₀ (the initial
+  /// candidate then includes the prior as it does δ). Not while a sample is held.
+  void set_prior(const std::vector<::at::Tensor>& means,
+                 const std::vector<::at::Tensor>& precisions);
+  /// The current posterior as the prior: m₀ = μ, p₀ = P (so the prior precision λ·p₀ is the
+  /// posterior precision); the "posterior of task t is the prior of task t + 1" of continual
+  /// learning.
+  void set_prior_from_posterior();
+  /// Back to the options' prior N(0, 1/(λδ)).
+  void clear_prior();
+  /// True when some parameter has a prior of its own.
+  bool has_prior() const;
+  /// m₀ and p₀ of every parameter, parameter order (without a prior of its own: 0 and δ as
+  /// tensors, i.e. the options' prior).
+  std::vector<::at::Tensor> prior_means();
+  std::vector<::at::Tensor> prior_precisions();
   /// Adds a param group, keeping its own options object (LibTorch 2.x would replace the options
   /// of a custom optimizer's group by the defaults in Optimizer::add_param_group, which is not
   /// virtual: call this one, on the optimizer's own type).
@@ -96,6 +126,7 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   /// `noise` holds ε/√(a·P + b) of the current sample where the statistic needs it.
   struct Slot {
     ::at::Tensor mean, noise, grad_sum, stat_sum, squared_sum, average, precision;
+    ::at::Tensor prior_mean, prior_precision;  ///< m₀, p₀ (undefined: the options' prior)
     ::at::Tensor theta;          ///< fused path: the buffer not currently held by the parameter
     bool swapped = false;        ///< fused path: the parameter holds θ's buffer, `mean` holds μ
     ::at::Tensor pending_grad;   ///< one sample: the gradient the update reads directly
