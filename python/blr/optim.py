@@ -158,6 +158,20 @@ class Optimizer(torch.optim.Optimizer):
         """The gradient average of every parameter (Gaussian mean-field optimizers)."""
         return self._impl.momentum()
 
+    def set_prior(self, means, precisions):
+        """Replaces the prior N(0, 1/(ess·weight_decay)) by N(m₀, diag(1/(ess·p₀))) per coordinate
+        (IVON): one mean and one precision tensor per parameter, param-group order."""
+        self._impl.set_prior(list(means), list(precisions))
+
+    def set_prior_from_posterior(self):
+        """The current posterior becomes the prior (m₀ = μ, p₀ = h + δ): continual learning's
+        "posterior of task t is the prior of task t + 1" (docs/posterior.md)."""
+        self._impl.set_prior_from_posterior()
+
+    def clear_prior(self):
+        """Back to the options' prior N(0, 1/(ess·weight_decay))."""
+        self._impl.clear_prior()
+
     def add_squared_gradients(self, squared):
         """VOGN/OGN: the mean over the minibatch of each example's squared gradient, one tensor
         per parameter, given inside ``sampled_params(train=True)`` after backward."""

@@ -83,6 +83,11 @@ class PyOptimizer {
   Tensors curvature() { return mean_field().curvature(); }
   Tensors momentum() { return mean_field().momentum(); }
   void set_fused_kernels(bool fused) { mean_field().set_fused_kernels(fused); }
+  void set_prior(const Tensors& means, const Tensors& precisions) {
+    mean_field().set_prior(means, precisions);
+  }
+  void set_prior_from_posterior() { mean_field().set_prior_from_posterior(); }
+  void clear_prior() { mean_field().clear_prior(); }
 
   /// Replaces the options of param group `g` (schedulers and users edit the Python dicts).
   void set_group_options(size_t g, const py::dict& options) {
@@ -221,6 +226,9 @@ void bind_optimizers(py::module_& m) {
       .def("curvature", &PyOptimizer::curvature)
       .def("momentum", &PyOptimizer::momentum)
       .def("set_fused_kernels", &PyOptimizer::set_fused_kernels)
+      .def("set_prior", &PyOptimizer::set_prior)
+      .def("set_prior_from_posterior", &PyOptimizer::set_prior_from_posterior)
+      .def("clear_prior", &PyOptimizer::clear_prior)
       .def("set_group_options", &PyOptimizer::set_group_options)
       .def("group_options", &PyOptimizer::group_options)
       .def("add_param_group", &PyOptimizer::add_param_group)

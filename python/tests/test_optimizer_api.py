@@ -271,3 +271,27 @@ def test_the_gil_is_released_during_the_fused_passes():
         thread.join()
         sys.setswitchinterval(previous)
     assert moved > 0
+
+
+def test_the_posterior_as_the_next_prior(problem):
+    # With β1 = 0 and a zero gradient a step moves the mean only by the prior's pull
+    # δ⊙(μ − m₀)/(h + δ): towards 0 under the default prior N(0, ·), not at all once the current
+    # posterior is the prior (m₀ = μ).
+    x, y = problem
+    for with_prior in (False, True):
+        model = small_model()
+        optimizer = blr.IVON(model.parameters(), lr=0.5, ess=64, weight_decay=0.5, beta1=0.0)
+        train_steps(model, optimizer, x, y, 2)
+        if with_prior:
+            optimizer.set_prior_from_posterior()
+        mean = [p.detach().clone() for p in model.parameters()]
+        for _ in range(3):
+            with optimizer.sampled_params(train=True):
+                optimizer.zero_grad()
+                (0.0 * model(x).sum()).backward()
+            optimizer.step()
+        moved = max((p.detach() - m).abs().max().item() for p, m in zip(model.parameters(), mean))
+        assert (moved == 0.0) if with_prior else (moved > 1e-3)
+    optimizer.clear_prior()
+    with pytest.raises(blr.Error):
+        blr.Vadam(small_model().parameters(), ess=64).set_prior_from_posterior()
