@@ -38,6 +38,10 @@ inline constexpr PartCommand kTorchCommands[] = {
      "Fit the post-hoc Laplace posterior of a trained run (diagonal Gauss-Newton or empirical "
      "Fisher, all weights or the last layer, prior precision by the marginal likelihood), save "
      "it for `blr eval`, and score it."},
+    {"merge", 44,
+     "Merge fine-tuned checkpoints into their base: uncertainty-weighted (curvatures of IVON, "
+     "VOGN, Vadam, Laplace, or a diagonal GGN for point estimates), task arithmetic or averaging; "
+     "the result is a checkpoint that `blr eval` scores."},
     {"bench", 60, "Measure speed, as ratios to a baseline run in the same process."},
 };
 
