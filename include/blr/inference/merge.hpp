@@ -1,6 +1,6 @@
 // Merging Gaussian (or any exponential-family) posteriors that share one prior, in natural
 // parameters: the exact Bayesian form behind uncertainty-based model merging (Daheim, Möllenhoff,
-// Ponti, Gurevych & Khan, "Model merging by uncertainty-based gradient matching", ICLR 2024, §3;
+// Ponti, Gurevych & Khan, "Model merging by uncertainty-based gradient matching", ICLR 2024;
 // Khan & Rue 2023, §5.1 on conjugate updates as sums of natural parameters).
 //
 // Posteriors q_t fitted from one prior λ₀ on disjoint data sets D_t are λ_t = λ₀ + Σ_{i∈D_t} λ̃_i

@@ -1,6 +1,7 @@
 // Merging fine-tuned networks: uncertainty-based gradient matching (Daheim, Möllenhoff, Ponti,
-// Gurevych & Khan, "Model merging by uncertainty-based gradient matching", ICLR 2024, eq. 9 and
-// its reference code), task arithmetic (Ilharco et al., ICLR 2023) and plain averaging.
+// Gurevych & Khan, "Model merging by uncertainty-based gradient matching", ICLR 2024: the formula
+// of its reference code, research/algorithms.md §8.1), task arithmetic (Ilharco et al., ICLR
+// 2023) and plain averaging.
 //
 // Inputs per parameter coordinate: the base (pretrained) θ₀ with curvature C₀, T fine-tuned
 // models θ_t with curvatures C_t, a task scale α > 0 and δ₀ ≥ 0. A curvature is precision-scaled,
@@ -10,7 +11,7 @@
 //   Laplace    1/σ² = N·Ĝ + δ of a `blr laplace` posterior (all weights)
 //   AdamW, SGD and the other point estimates: N·diag GGN of the cross-entropy over the model's own
 //              training set, exact (laplace_fit.hpp's laplace_curvature).
-// Uncertainty-weighted merging (the paper's eq. 9 with H₀ ← C₀, N_t H_t ← C_t):
+// Uncertainty-weighted merging (the paper's formula with N₀H₀ ← C₀, N_t H_t ← C_t):
 //
 //     H̄  = α Σ_t C_t + C₀ + δ₀
 //     θ  = θ₀ + α Σ_t [(C_t + C₀ + δ₀) / H̄] ⊙ (θ_t − θ₀).
