@@ -42,6 +42,10 @@ inline constexpr PartCommand kTorchCommands[] = {
      "Learn Fashion-MNIST tasks one after another (split class pairs or permuted pixels): IVON "
      "with each task's posterior as the next prior, AdamW fine-tuning or retraining; accuracy "
      "matrix, average accuracy, forgetting, heat map."},
+    {"merge", 44,
+     "Merge fine-tuned checkpoints into their base: uncertainty-weighted (curvatures of IVON, "
+     "VOGN, Vadam, Laplace, or a diagonal GGN for point estimates), task arithmetic or averaging; "
+     "the result is a checkpoint that `blr eval` scores."},
     {"bench", 60, "Measure speed, as ratios to a baseline run in the same process."},
 };
 

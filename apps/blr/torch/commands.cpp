@@ -29,8 +29,6 @@ namespace blr::torch {
 namespace fs = std::filesystem;
 using cli::kExitDiverged;
 
-namespace {
-
 at::Device parse_device(const std::string& text) {
   try {
     at::Device device(text);
@@ -47,6 +45,8 @@ at::Device parse_device(const std::string& text) {
     throw Error(fmt::format("Unknown device '{}'; use cpu, cuda or cuda:N.", text));
   }
 }
+
+namespace {
 
 std::shared_ptr<FashionMnist> load_data(const TrainConfig& config) {
   FashionMnistOptions options = config.data_options;
@@ -241,16 +241,6 @@ int run_compare(const TrainConfig& base, const std::vector<std::string>& optimiz
   return finish("compare", runs, settings);
 }
 
-namespace {
-
-// A checkpoint of blr train with its configuration and the data it was trained on (the same
-// training images, checked by their pixel mean), for eval and laplace.
-struct LoadedRun {
-  Checkpoint checkpoint;
-  TrainConfig config;
-  std::shared_ptr<FashionMnist> data;
-};
-
 LoadedRun load_run(const std::string& checkpoint_path, int test_samples,
                    const std::string& data_dir, int ece_bins) {
   LoadedRun run{load_checkpoint(checkpoint_path), {}, nullptr};
@@ -274,6 +264,8 @@ LoadedRun load_run(const std::string& checkpoint_path, int test_samples,
   }
   return run;
 }
+
+namespace {
 
 void create_out(const RunSettings& settings) {
   if (settings.out.empty()) return;

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "blr/torch/checkpoint.hpp"
 #include "blr/torch/train/config.hpp"
 #include "blr/torch/train/trainer.hpp"
 
@@ -45,6 +47,21 @@ int run_train(const TrainConfig& config, const RunSettings& settings,
 int run_compare(const TrainConfig& base, const std::vector<std::string>& optimizers,
                 const OptimizerOptions& options,
                 const RunSettings& settings);
+
+/// The device named by --device ("cpu", "cuda", "cuda:N"); a blr::Error when unavailable.
+at::Device parse_device(const std::string& text);
+
+/// A checkpoint of blr train with its configuration and the data it was trained on (the same
+/// training images, checked by their pixel mean), for eval, laplace and merge.
+struct LoadedRun {
+  Checkpoint checkpoint;
+  TrainConfig config;
+  std::shared_ptr<FashionMnist> data;
+};
+/// Loads a checkpoint and its data; `test_samples`, `ece_bins` > 0 and a non-empty `data_dir`
+/// override the checkpoint's.
+LoadedRun load_run(const std::string& checkpoint_path, int test_samples,
+                   const std::string& data_dir, int ece_bins);
 
 /// `blr laplace`: what to fit.
 struct LaplaceRequest {
