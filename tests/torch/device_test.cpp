@@ -32,7 +32,12 @@ class OnDevice : public ::testing::TestWithParam<std::string> {
     if (GetParam() != "cpu" && !::torch::cuda::is_available())
       GTEST_SKIP() << "LibTorch sees no CUDA device";
   }
-  ::at::Device device() const { return ::at::Device(GetParam()); }
+  /// "cuda" means the current device, cuda:0 here: tensors report the index, so name it.
+  ::at::Device device() const {
+    ::at::Device d(GetParam());
+    if (d.is_cuda() && !d.has_index()) d.set_index(0);
+    return d;
+  }
 };
 
 double max_abs_diff(const ::at::Tensor& a, const ::at::Tensor& b) {

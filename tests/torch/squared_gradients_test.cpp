@@ -320,7 +320,8 @@ TEST_P(SquaredGradientsOnDevice, MatchesTheCpu) {
   if (GetParam() != "cpu" && !::torch::cuda::is_available()) {
     GTEST_SKIP() << "LibTorch sees no CUDA device";
   }
-  const at::Device device(GetParam());
+  at::Device device(GetParam());
+  if (device.is_cuda() && !device.has_index()) device.set_index(0);  // tensors report cuda:0
   ::torch::manual_seed(18);
   auto cpu = std::make_shared<ImagesAndTokens>();
   auto copy = std::make_shared<ImagesAndTokens>();

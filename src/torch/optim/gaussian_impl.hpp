@@ -15,6 +15,7 @@
 
 #include "blr/rule/policy.hpp"
 #include "blr/torch/optim/gaussian.hpp"
+#include "dispatch.hpp"
 #include "kernels.hpp"
 #include "tensor_value.hpp"
 
@@ -105,8 +106,8 @@ bool fused_update(const typename Rule::Options& o, const typename Rule::Policy& 
     squared = in.squared->to(param.options()).contiguous();
   }
   bool ok = true;
-  AT_DISPATCH_FLOATING_TYPES(param.scalar_type(), "blr_gaussian_update", [&] {
-    using T = scalar_t;
+  blr_dispatch::floating_types(param.scalar_type(), [&](auto tag) {
+    using T = decltype(tag);
     const auto k = coefficients<T>(policy, context);
     const auto e = Rule::template estimate_coefficients<T>(o);
     const T inv = static_cast<T>(1.0 / static_cast<double>(in.samples));

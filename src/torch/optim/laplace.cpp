@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <fmt/ranges.h>
 #include <torch/serialize/archive.h>
 
 #include <cmath>

@@ -5,6 +5,7 @@
 #include <torch/serialize/archive.h>
 
 #include "blr/core/error.hpp"
+#include "dispatch.hpp"
 #include "kernels.hpp"
 
 namespace blr::torch {
@@ -149,7 +150,8 @@ void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps
         if (fused_ && fused_for(p)) {
           if (!s.theta.defined()) s.theta = ::at::empty(p.sizes(), p.options());
           if (keep_noise && !s.noise.defined()) s.noise = ::at::empty(p.sizes(), p.options());
-          AT_DISPATCH_FLOATING_TYPES(p.scalar_type(), "blr_sample", [&] {
+          blr_dispatch::floating_types(p.scalar_type(), [&](auto tag) {
+            using scalar_t = decltype(tag);
             const detail::SampleArgs<scalar_t> args{
                 p.data_ptr<scalar_t>(),
                 s.theta.data_ptr<scalar_t>(),
@@ -231,7 +233,8 @@ void MeanFieldOptimizer::restore(bool collect) {
         if (collected == Statistic::kSquaredGradient && !s.stat_sum.defined()) {
           s.stat_sum = ::at::empty(p.sizes(), p.options());
         }
-        AT_DISPATCH_FLOATING_TYPES(p.scalar_type(), "blr_restore", [&] {
+        blr_dispatch::floating_types(p.scalar_type(), [&](auto tag) {
+          using scalar_t = decltype(tag);
           const int64_t n = p.numel();
           const scalar_t* gp = grad.data_ptr<scalar_t>();
           scalar_t* gs = s.grad_sum.data_ptr<scalar_t>();
@@ -301,7 +304,8 @@ void MeanFieldOptimizer::materialise_pending() {
       if (stat == Statistic::kSquaredGradient && !s.stat_sum.defined()) {
         s.stat_sum = ::at::empty_like(g);
       }
-      AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "blr_materialise", [&] {
+      blr_dispatch::floating_types(g.scalar_type(), [&](auto tag) {
+        using scalar_t = decltype(tag);
         // As the first sample's restore: Σg = g, and noise⊙g written over the noise (or g²).
         using detail::Collect;
         detail::RestoreArgs<scalar_t> args{g.data_ptr<scalar_t>(), s.grad_sum.data_ptr<scalar_t>(),

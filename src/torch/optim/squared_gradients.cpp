@@ -41,6 +41,30 @@ using detail::ParameterUse;
 namespace generated = ::torch::autograd::generated;
 using ::torch::autograd::Node;
 
+/// An autograd node's integer attribute: int64_t in LibTorch 1.13, c10::SymInt in 2.x.
+int64_t as_int64(int64_t value) { return value; }
+template <class S>
+  requires requires(const S& s) { s.expect_int(); }
+int64_t as_int64(const S& value) {
+  return value.expect_int();
+}
+template <class I>
+std::vector<int64_t> as_int64(const std::vector<I>& values) {
+  std::vector<int64_t> out;
+  for (const auto& v : values) out.push_back(as_int64(v));
+  return out;
+}
+
+/// The rank of a squeeze's input: `self_sizes` in LibTorch 1.13, `self_sym_sizes` in 2.x.
+template <class SqueezeNode>
+int64_t squeezed_input_rank(const SqueezeNode* s) {
+  if constexpr (requires { s->self_sym_sizes; }) {
+    return static_cast<int64_t>(s->self_sym_sizes.size());
+  } else {
+    return static_cast<int64_t>(s->self_sizes.size());
+  }
+}
+
 template <class T>
 const T* as(const Node* node) {
   return dynamic_cast<const T*>(node);
@@ -144,12 +168,8 @@ int64_t source_rank(const Node* node, int64_t rank) {
   if (const auto* e = as<generated::ExpandBackward0>(node)) {
     return static_cast<int64_t>(e->self_sym_sizes.size());
   }
-  if (const auto* s = as<generated::SqueezeBackward0>(node)) {
-    return static_cast<int64_t>(s->self_sizes.size());
-  }
-  if (const auto* s = as<generated::SqueezeBackward1>(node)) {
-    return static_cast<int64_t>(s->self_sizes.size());
-  }
+  if (const auto* s = as<generated::SqueezeBackward0>(node)) return squeezed_input_rank(s);
+  if (const auto* s = as<generated::SqueezeBackward1>(node)) return squeezed_input_rank(s);
   if (as<generated::UnsqueezeBackward0>(node)) return rank < 0 ? rank : rank - 1;
   return rank;
 }
@@ -352,7 +372,8 @@ class UseBuilder {
       check_batch_first(name, op, input);
       return std::make_unique<ConvWeightUse>(
           name, op, capture(f.node), input, param.sizes().vec(),
-          ConvGeometry{c->stride, c->padding, c->dilation, c->groups});
+          ConvGeometry{as_int64(c->stride), as_int64(c->padding), as_int64(c->dilation),
+                       as_int64(c->groups)});
     }
     if (const auto* e = as<generated::EmbeddingBackward0>(n)) {
       if (e->scale_grad_by_freq) {
@@ -366,7 +387,7 @@ class UseBuilder {
                         indices.sizes(), examples_));
       }
       return std::make_unique<EmbeddingUse>(name, op, capture(f.node), indices, param.size(0),
-                                            e->padding_idx);
+                                            as_int64(e->padding_idx));
     }
     if (const auto* l = as<generated::NativeLayerNormBackward0>(n)) {
       const auto shared = f.node->shared_from_this();
