@@ -11,13 +11,14 @@
 #include "blr/core/rng.hpp"
 #include "blr/inference/conjugate.hpp"
 #include "blr/inference/cvi.hpp"
-#include "blr/inference/gaussian_natural.hpp"
+#include "blr/family/gaussian_full.hpp"
 #include "blr/inference/glm.hpp"
 #include "blr/inference/intervals.hpp"
 #include "blr/inference/gp_hyperparameters.hpp"
 #include "blr/inference/gp_laplace.hpp"
 #include "blr/inference/kernels.hpp"
 #include "blr/inference/mixture_vi.hpp"
+#include "checked_result.hpp"
 #include "infer_common.hpp"
 
 namespace blr::cli::infer {
@@ -224,9 +225,11 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
     } else {
       const inference::BayesianLinearRegression blr{o.prior_precision, o.noise_precision};
       const Vector natural = blr.posterior(s.x_train, s.y_train);  // one BLR step, ρ = 1
-      const auto m = inference::full_moments(natural, s.x_train.cols());
-      mean = m.mean;
-      cov = m.covariance;
+      // GaussianFull refuses a non-finite λ: say so as for any result that is not finite.
+      require_finite({{"posterior_natural", to_json(natural)}}, fmt::format("blr infer {}", o.model));
+      const GaussianFull q = GaussianFull::from_natural(natural);
+      mean = q.mean;
+      cov = q.covariance();
       j.update({{"log_evidence", blr.log_evidence(s.x_train, s.y_train, natural)},
                 {"iterations", 1},
                 {"converged", true}});

@@ -2,6 +2,7 @@
 // diagonal-Hessian method (eqs. 36–37) and Laplace's method (§4.4), against plain versions.
 #include <Eigen/Cholesky>
 
+#include "blr/algorithms/laplace.hpp"
 #include "blr/algorithms/newton.hpp"
 #include "blr/algorithms/ridge.hpp"
 #include "problems.hpp"
@@ -112,7 +113,7 @@ Table1Row row_diagonal_newton() {
 Table1Row row_laplace() {
   Table1Row row{"laplace", "Gaussian, full", "delta at the mode",
                 "Laplace's method", "logistic regression n=200 d=5, δ=1",
-                "include/blr/algorithms/newton.hpp", {}};
+                "include/blr/algorithms/laplace.hpp", {}};
   row.check = [] {
     const auto loss = synthetic_logistic(200, 5, 1.0, 8);
     const LaplaceResult result = laplace(loss, Vector::Zero(5));

@@ -9,6 +9,7 @@
 #include "blr/algorithms/gradient_descent.hpp"
 #include "blr/algorithms/ivon.hpp"
 #include "blr/algorithms/multimodal.hpp"
+#include "blr/algorithms/laplace.hpp"
 #include "blr/algorithms/newton.hpp"
 #include "blr/algorithms/ogn_vogn.hpp"
 #include "blr/algorithms/rmsprop_adam.hpp"

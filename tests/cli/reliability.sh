@@ -36,7 +36,8 @@ expect_fail iterations-negative "it must be at least 1; got -5" "${pima[@]}" --m
   fail "valid --tolerance/--max-iterations/--seed refused"
 
 # ---- results that are not finite: an error naming the entry, exit 2, no table -----------------
-expect_status prior-1e308 2 "'log_evidence' is -infinity" "${pima[@]}" --prior-precision 1e308
+# (Laplace: the Newton step whose precision overflows is named, DESIGN §4 principle 5.)
+expect_status prior-1e308 2 "Step 1 produced a non-finite value in 'precision'" "${pima[@]}" --prior-precision 1e308
 expect_status conjugate-1e308 2 "produced a result that is not finite" \
   infer conjugate --likelihood poisson --prior 1e308,1e308 --data "$src/data/nile.csv" --column volume
 printf 'year,volume\n' >"$work/huge.csv"

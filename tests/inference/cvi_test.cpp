@@ -37,6 +37,10 @@ Vector bfgs(const std::function<double(const Vector&, Vector&)>& f, Vector x, do
       xn = x + step * p;
       fn = f(xn, gn);
       if (std::isfinite(fn) && fn <= fx + 1e-4 * step * g.dot(p)) break;
+      // Near the optimum the Armijo decrease (~|g|²) falls below the rounding of f (~1e-16|f|):
+      // there a step that keeps f within its rounding and shrinks |g| is progress.
+      if (std::isfinite(fn) && std::abs(fn - fx) <= 1e-13 * std::abs(fx) && gn.norm() < g.norm())
+        break;
       step *= 0.5;
     }
     const Vector s = xn - x, yv = gn - g;

@@ -58,13 +58,14 @@ TEST(Kalman, C1AsOneBatchConjugateStep) {
   const Vector prior = pack_full(Vector::Zero(T), prior_prec);
   const Vector post =
       natural_step_towards(prior, prior + pack_full(y, Matrix::Identity(T, T)), 1.0);
-  const FullMoments m = full_moments(post, T);
+  const GaussianFull q = GaussianFull::from_natural(post);
+  const Matrix cov = q.covariance();
   const auto model = StateSpaceModel::local_level(1.0, 1.0, 0.0, 2.0);
   KalmanResult r = kalman_filter(model, column({1, 2, 0}));
   kalman_smooth(model, column({1, 2, 0}), r);
   for (Index t = 0; t < T; ++t) {
-    EXPECT_NEAR(m.mean[t], r.smoothed_mean(t, 0), 1e-14);
-    EXPECT_NEAR(m.covariance(t, t), r.smoothed_cov(t, 0), 1e-14);
+    EXPECT_NEAR(q.mean[t], r.smoothed_mean(t, 0), 1e-14);
+    EXPECT_NEAR(cov(t, t), r.smoothed_cov(t, 0), 1e-14);
   }
 }
 

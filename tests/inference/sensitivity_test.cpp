@@ -118,10 +118,11 @@ TEST(Sensitivity, LinearRegressionIsExactLeaveOneOut) {
   const double delta = 1.0, beta = 2.0;  // known noise precision, not 1, so that β is exercised
   const Index n = p.x.rows(), d = p.x.cols();
   const BayesianLinearRegression conj{delta, beta};
-  const FullMoments post = full_moments(conj.posterior(p.x, p.glu), d);
+  const GaussianFull q = GaussianFull::from_natural(conj.posterior(p.x, p.glu));
+  const Matrix covariance = q.covariance();
   Glm model = Glm::with_isotropic_prior(p.x, p.glu, Likelihood::gaussian, delta);
   model.noise_precision = beta;
-  const Sensitivity s = glm_sensitivity(model, post.mean, post.covariance);
+  const Sensitivity s = glm_sensitivity(model, q.mean, covariance);
   // Refit without example i, written plainly: S = δI + βXᵀX, m = S⁻¹βXᵀy.
   double max_dev = 0, max_var = 0, loo_nll = 0;
   for (Index i = 0; i < n; ++i) {
@@ -161,8 +162,8 @@ TEST(Sensitivity, LinearRegressionSameFromLaplaceAndCvi) {
   Glm model = Glm::with_isotropic_prior(p.x, p.glu, Likelihood::gaussian, 1.0);
   model.noise_precision = 2.0;
   const BayesianLinearRegression conj{1.0, 2.0};
-  const FullMoments post = full_moments(conj.posterior(p.x, p.glu), p.x.cols());
-  const Sensitivity exact = glm_sensitivity(model, post.mean, post.covariance);
+  const GaussianFull q = GaussianFull::from_natural(conj.posterior(p.x, p.glu));
+  const Sensitivity exact = glm_sensitivity(model, q.mean, q.covariance());
   const LaplaceResult lap = laplace(model);
   const Sensitivity from_laplace = glm_sensitivity(model, lap.mean, lap.covariance);
   const CviResult cv = cvi(model);

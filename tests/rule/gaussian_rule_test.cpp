@@ -28,15 +28,8 @@ Policy<Stages...> plain(double rho) {
   return p;
 }
 
-// λ in precision-form coordinates (Sm, vec S): linear in the natural parameter (Sm, −S/2), so the
-// BLR's convex combination is the same. ∇_μ E_q[ℓ̄] = (ĝ − Ĥm, ½Ĥ) (eqs. 10–11), which in these
-// coordinates is (ĝ − Ĥm, −Ĥ) after the −2 rescaling of the second block.
-Vector to_precision_form(const Vector& m, const Matrix& s) {
-  Vector out(m.size() + s.size());
-  out << s * m, s.reshaped();
-  return out;
-}
-
+// The natural parameter of GaussianFull, λ = (Sm, −½S_ii, −S_ij), is linear in the pair (Sm, S),
+// and ∇_μ E_q[ℓ̄] = (ĝ − Ĥm, ½Ĥ) (eqs. 10–11) is −natural_from(Ĥm − ĝ, Ĥ) in its coordinates.
 TEST(GaussianRule, FullStepEqualsNaturalParameterStep) {
   Rng rng(11);
   const Index d = 5;
@@ -49,11 +42,10 @@ TEST(GaussianRule, FullStepEqualsNaturalParameterStep) {
   GaussianEstimate e{g, Curvature::full(h)};
   step(state, e, plain<>(rho));
 
-  Vector grad_mu(d + d * d);
-  grad_mu << g - h * m, -h.reshaped();
-  const Vector lambda = natural_step(to_precision_form(m, s), grad_mu, rho);
-  const Matrix s_new = lambda.tail(d * d).reshaped(d, d);
-  const Vector m_new = s_new.llt().solve(lambda.head(d));
+  const Vector grad_mu = -GaussianFull::natural_from(h * m - g, h);
+  const Vector lambda = natural_step(GaussianFull(m, s).natural(), grad_mu, rho);
+  const Matrix s_new = GaussianFull::precision_from_natural(lambda);
+  const Vector m_new = GaussianFull::from_natural(lambda).mean;
   EXPECT_LT((state.q.precision.matrix() - s_new).cwiseAbs().maxCoeff(), 1e-12);
   EXPECT_LT((state.q.mean - m_new).cwiseAbs().maxCoeff(), 1e-12);
 }

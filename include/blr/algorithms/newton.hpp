@@ -1,11 +1,10 @@
-// Newton's method, online Newton and Laplace's method as the BLR (Khan & Rue 2023, §1.3.2, eq. 12,
-// §4.4).
+// Newton's method and online Newton as the BLR (Khan & Rue 2023, §1.3.2, eq. 12).
 //
 // Candidate q = N(m, S⁻¹) (GaussianFull), delta method of second order (eqs. 65–66):
 //     S ← (1 − ρ)S + ρ∇²ℓ̄(m),   m ← m − ρ S⁻¹∇ℓ̄(m).
 // ρ = 1 gives Newton's method, m ← m − [∇²ℓ̄(m)]⁻¹∇ℓ̄(m), whatever S was; ρ < 1 gives the
 // online Newton method with an exponentially smoothed Hessian (eq. 12). At the fixed point of
-// Newton, q = N(θ*, [∇²ℓ̄(θ*)]⁻¹) is Laplace's approximation (`laplace`). A GaussianDiag candidate
+// Newton, q = N(θ*, [∇²ℓ̄(θ*)]⁻¹) is Laplace's approximation (laplace.hpp). A GaussianDiag candidate
 // with the diagonal Hessian gives eq. 37 (`make_diagonal_newton`), the adaptive method of eq. 36
 // when the mean and precision rates differ.
 #pragma once
@@ -72,34 +71,6 @@ inline DiagonalNewton make_diagonal_newton(const DiagonalNewtonOptions& options 
   return {Delta<CurvatureSource::hessian>{},
           newton_policy(options.lr, options.hessian_rate, options.prior_precision,
                         options.pd_correction)};
-}
-
-struct LaplaceOptions {
-  NewtonOptions newton;     ///< the mode is found by Newton (ρ = 1 by default)
-  long max_steps = 100;
-  double tolerance = 1e-10;  ///< stop once max|Δm| ≤ tolerance
-};
-
-struct LaplaceResult {
-  GaussianFull posterior;  ///< N(θ*, [∇²ℓ̄(θ*)]⁻¹)
-  long iterations = 0;
-  bool converged = false;
-};
-
-/// Laplace's method (delta method at the mode, §4.4): Newton to the mode, then S = ∇²ℓ̄(θ*).
-template <HasHessian L>
-LaplaceResult laplace(const L& loss, const Vector& start, const LaplaceOptions& options = {}) {
-  const Newton newton = make_newton(options.newton);
-  Rng unused(0);
-  auto state = init(GaussianFull(start, Matrix(Matrix::Identity(start.size(), start.size()))));
-  RunOptions run_options;
-  run_options.max_steps = options.max_steps;
-  run_options.tolerance = options.tolerance;
-  const RunResult result = run(newton, state, loss, unused, run_options);
-  // One more evaluation at the final mean gives the precision exactly at θ*.
-  Matrix h = loss.hessian(state.q.mean);
-  h.diagonal().array() += options.newton.prior_precision;
-  return {GaussianFull(state.q.mean, h), result.steps, result.converged};
 }
 
 }  // namespace blr

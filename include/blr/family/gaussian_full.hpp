@@ -75,7 +75,20 @@ struct GaussianFull {
   }
 
   /// λ = (Sm, −½ S_ii, −S_ij (i > j)).
-  Vector natural() const { return pack(precision_times(mean), precision.matrix(), -0.5, -1.0); }
+  Vector natural() const { return natural_from(precision_times(mean), precision.matrix()); }
+  /// λ of the pair (Sm, S) without factorising S, which need not be positive definite: the
+  /// inference code's messages λ̃ (λ₀ + Σ_i λ̃_i is a λ) and targets (inference/gaussian_natural.hpp).
+  static Vector natural_from(const Vector& precision_times_mean, const Matrix& precision) {
+    return pack(precision_times_mean, precision, -0.5, -1.0);
+  }
+  /// The S that λ encodes (symmetric; not checked for definiteness). Sm is λ.head(d).
+  static Matrix precision_from_natural(const Vector& lambda) {
+    const Index d = dimension_for_natural_size(lambda.size());
+    check(d >= 0, fmt::format("GaussianFull: a minimal natural parameter has length d + d(d+1)/2; "
+                              "{} is no such length.",
+                              lambda.size()));
+    return unpack_matrix(lambda, d, -0.5, -1.0);
+  }
   /// μ = (m, Σ_ii + m_i², Σ_ij + m_i m_j (i > j)).
   Vector expectation() const {
     const Matrix second = covariance() + mean * mean.transpose();

@@ -17,8 +17,9 @@
 //   DirichletCategorical  T = (log θ_k)_k,                      λ = α − 1,            λ̃ = e_y
 //   NormalGamma           T = (τμ, −τμ²/2, −τ, log τ),          λ = (κμ₀, κ, β+κμ₀²/2, α−½),
 //                                                               λ̃ = (y, 1, y²/2, ½)   (Murphy 2007)
-//   BayesianLinearRegression: Gaussian weights in precision form λ = (Sm, vec S)
-//                         (gaussian_natural.hpp), λ₀ = (0, αI), λ̃_i = (β y_i x_i, β x_i x_iᵀ)
+//   BayesianLinearRegression: Gaussian weights, λ = GaussianFull's natural parameter
+//                         (gaussian_natural.hpp); as (Sm, S) pairs λ₀ = (0, αI),
+//                         λ̃_i = (β y_i x_i, β x_i x_iᵀ)
 //                         (eq. 54's ridge example with noise precision β).
 // Evidence maximisation for linear regression is MacKay's fixed point (PRML eqs. 3.91–3.95); each
 // of its iterations recomputes the posterior by the same ρ = 1 step.
@@ -118,7 +119,7 @@ struct BayesianLinearRegression {
   double prior_precision = 1.0;  ///< α
   double noise_precision = 1.0;  ///< β
 
-  /// λ₀ = (0, αI) in precision form, length d + d².
+  /// λ₀ of (Sm, S) = (0, αI), length d + d(d+1)/2.
   Vector prior_natural(Index d) const;
   /// Σ_i λ̃_i = (βΦᵀy, βΦᵀΦ).
   Vector data_message(const Matrix& phi, const Vector& y) const;

@@ -4,7 +4,7 @@
 //     λ ← (1 − ρ)λ + ρ (λ₀ + Σ_i λ̃_i(μ)),     λ̃_i(μ) = ∇_μ E_q[log p(y_i | x_iᵀw)]      (eq. 58)
 //
 // For a GLM site with a_i = x_iᵀw ~ N(x_iᵀm, v_i) under q, Bonnet's and Price's theorems give
-// λ̃_i in precision-form coordinates (Sm, S) (gaussian_natural.hpp) from two scalars,
+// λ̃_i as a pair added to (Sm, S) (the family's λ, gaussian_natural.hpp) from two scalars,
 //     ḡ_i = E[∂_a log p(y_i | a)],  h̄_i = E[∂²_a log p(y_i | a)]       (one-dimensional integrals),
 //     λ̃_i = ( x_i (ḡ_i − h̄_i x_iᵀm),  −h̄_i x_i x_iᵀ ),
 // so that λ₀ + Σ_i λ̃_i = (Ĥm − ĝ, Ĥ) with ĝ = E_q[∇ℓ̄], Ĥ = E_q[∇²ℓ̄], and each iteration is
@@ -45,7 +45,7 @@ struct CviOptions {
 };
 
 struct CviResult {
-  Vector natural;  ///< full: (Sm, vec S); diagonal: (s⊙m, s)
+  Vector natural;  ///< full: GaussianFull's λ (gaussian_natural.hpp); diagonal: (s⊙m, s)
   Vector mean;
   Matrix covariance;  ///< diagonal family: a diagonal matrix
   double elbo = 0;

@@ -5,11 +5,12 @@
 // BLR is the negative log joint  ℓ̄(w) = −Σ_i log p(y_i | x_iᵀw) − log N(w | m₀, diag(p₀)⁻¹),
 // normalisers included, so that −ℓ̄ at the mode is the log joint density.
 //
-// Laplace = Gaussian BLR with the delta method and ρ = 1 (Khan & Rue 2023, §1.3.2 and App. C–D):
-// with ĝ = ∇ℓ̄(m), Ĥ = ∇²ℓ̄(m) the target in precision-form coordinates (Sm, S) is (Ĥm − ĝ, Ĥ), and
-//     λ ← natural_step_towards(λ, (Ĥm − ĝ, Ĥ), ρ)
-// gives S = Ĥ, m ← m − Ĥ⁻¹ĝ at ρ = 1: Newton's method. At its fixed point q = N(w*, Ĥ*⁻¹) and
-//     log p(y) ≈ −ℓ̄(w*) + (d/2) log 2π − ½ log|Ĥ*|.
+// Laplace: the rule's Laplace routine (blr::laplace, algorithms/laplace.hpp) on ℓ̄ — the Gaussian
+// BLR with the delta method, ρ = 1 by default (Newton's method), started at q₀ = N(m₀, diag(p₀)⁻¹),
+// stopped once max|∇ℓ̄| < tolerance; q = N(w*, [∇²ℓ̄(w*)]⁻¹) and
+//     log p(y) ≈ −ℓ̄(w*) + (d/2) log 2π − ½ log|∇²ℓ̄(w*)|.
+// inference::laplace adds the GLM's option names (those of `blr infer`), the moments and the
+// record of iterates and log joints (through the routine's observer); it has no loop of its own.
 // Predictive: a* = x*ᵀw ~ N(x*ᵀm, x*ᵀΣx*); p(y* | x*) by Gauss–Hermite, by Monte Carlo over w ~ q,
 // or for the logistic link by the probit approximation σ(μ/√(1 + πσ²/8)).
 #pragma once
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "blr/algorithms/laplace.hpp"
 #include "blr/core/rng.hpp"
 #include "blr/core/types.hpp"
 #include "blr/inference/quadrature.hpp"
@@ -58,6 +60,7 @@ struct Glm {
   Matrix hessian(const Vector& w) const;
 };
 
+/// The options of `blr infer --method laplace` (their names are the CLI's).
 struct LaplaceOptions {
   double rho = 1.0;  ///< ρ of the BLR step (1 = Newton)
   int max_iterations = 100;
@@ -65,18 +68,14 @@ struct LaplaceOptions {
   void validate() const;
 };
 
-struct LaplaceResult {
-  Vector natural;  ///< (Sm, vec S) at the mode
-  Vector mean;     ///< w*
-  Matrix covariance;
-  double log_joint = 0;     ///< −ℓ̄(w*)
-  double log_evidence = 0;  ///< Laplace approximation
-  int iterations = 0;
-  bool converged = false;
+struct LaplaceResult : blr::LaplaceResult {
+  Vector mean;        ///< w* (= posterior.mean)
+  Matrix covariance;  ///< [∇²ℓ̄(w*)]⁻¹
   std::vector<Vector> iterates;    ///< m after each step
   std::vector<double> log_joints;  ///< −ℓ̄ after each step
 };
 
+/// Laplace's method for a GLM, started at `start` (default: the prior mean).
 LaplaceResult laplace(const Glm& model, const LaplaceOptions& options = {},
                       const Vector* start = nullptr);
 

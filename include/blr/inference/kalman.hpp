@@ -4,8 +4,8 @@
 // Model (linear-Gaussian state space):
 //     x_1 ~ N(m₁, P₁),   x_t = A x_{t−1} + η_t, η_t ~ N(0, Q),   y_t = C x_t + ε_t, ε_t ~ N(0, R).
 //
-// Filter. The prediction N(Am, APAᵀ + Q) is the prior λ_t|t−1 of x_t in precision form (Pm, P⁻¹)
-// (gaussian_natural.hpp). The observation y_t is a conjugate factor with message
+// Filter. The prediction N(Am, APAᵀ + Q) is the prior λ_t|t−1 of x_t, the natural parameter of
+// (P⁻¹m, P⁻¹) (gaussian_natural.hpp). The observation y_t is a conjugate factor with message
 //     λ̃_t = (CᵀR⁻¹y_t, CᵀR⁻¹C),
 // and the update is one BLR step with ρ = 1:  λ_t|t = natural_step_towards(λ_t|t−1, λ_t|t−1 + λ̃_t,
 // 1). The log-likelihood is the prediction-error decomposition

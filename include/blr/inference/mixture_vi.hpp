@@ -8,7 +8,7 @@
 //     ∇² log q(θ) = Σ_j r_j(θ) [A_jj(θ) − S_j − Σ_i r_i(θ) A_ij(θ)]          (eq. 70)
 // (A_ij = S_i(m_i − θ)(m_j − θ)ᵀS_j, r_j the responsibilities, eq. 71), eqs. 29–30 read
 //     S_k ← S_k + ρĤ_k,  m_k ← m_k − ρ S_k⁻¹ ĝ_k,
-// which in precision-form coordinates λ_k = (S_k m_k, S_k) is the one BLR step
+// which on the natural parameter λ_k of (S_k m_k, S_k) (gaussian_natural.hpp) is the one BLR step
 //     λ_k ← natural_step_towards(λ_k, ((S_k + Ĥ_k)m_k − ĝ_k, S_k + Ĥ_k), ρ).
 // (For K = 1, ∇² log q = −S and this is the Gaussian BLR of eq. 12.) A step that would leave S_k
 // not positive definite is retried with ρ/2 (the component is left unchanged after 30 halvings).

@@ -12,8 +12,8 @@
 // the quantities CVI's sites are built from (cvi.hpp).
 //
 // Derivation (Sherman–Morrison). Laplace at its mode, CVI at its fixed point and the conjugate
-// update all give the posterior as prior plus one Newton site per example, in precision-form
-// coordinates (gaussian_natural.hpp)
+// update all give the posterior as prior plus one Newton site per example, as (Sm, S) pairs
+// (the family's λ is linear in them, gaussian_natural.hpp)
 //     λ = λ₀ + Σ_j λ̃_j,   λ̃_j = ( x_j (h_j η_j − e_j),  h_j x_j x_jᵀ )   i.e.  S = S₀ + Σ_j h_j x_j x_jᵀ.
 // Removing example i is removing its site: S^{\i} = S − h_i x_i x_iᵀ and
 // S^{\i} m^{\i} = S m − x_i (h_i η_i − e_i). Sherman–Morrison gives

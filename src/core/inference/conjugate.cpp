@@ -150,16 +150,19 @@ double BayesianLinearRegression::log_evidence(const Matrix& phi, const Vector& y
   const double n = static_cast<double>(y.size());
   const double log_h = 0.5 * n * std::log(noise_precision / (2 * std::numbers::pi)) -
                        0.5 * noise_precision * y.squaredNorm();
-  return full_log_partition(posterior, d) - full_log_partition(prior_natural(d), d) + log_h;
+  return GaussianFull::from_natural(posterior).log_partition() -
+         GaussianFull::from_natural(prior_natural(d)).log_partition() + log_h;
 }
 
 LinearPredictive linear_predictive(const Vector& posterior, const Matrix& phi,
                                    double noise_precision) {
-  const FullMoments m = full_moments(posterior, phi.cols());
+  check(posterior.size() == full_natural_size(phi.cols()),
+        "The posterior and the design matrix differ in dimension.");
+  const GaussianFull q = GaussianFull::from_natural(posterior);
   LinearPredictive out;
-  out.mean = phi * m.mean;
+  out.mean = phi * q.mean;
   out.variance =
-      ((phi * m.covariance).cwiseProduct(phi)).rowwise().sum().array() + 1.0 / noise_precision;
+      ((phi * q.covariance()).cwiseProduct(phi)).rowwise().sum().array() + 1.0 / noise_precision;
   return out;
 }
 
@@ -184,11 +187,11 @@ EvidenceResult maximize_evidence(const Matrix& phi, const Vector& y,
   BayesianLinearRegression model{options.alpha, options.beta};
   for (r.iterations = 1; r.iterations <= options.max_iterations; ++r.iterations) {
     r.posterior = model.posterior(phi, y);
-    const FullMoments mom = full_moments(r.posterior, d);
+    const Vector mean = GaussianFull::from_natural(r.posterior).mean;
     const Vector lam = model.noise_precision * gram_eigen;
     r.gamma = (lam.array() / (lam.array() + model.prior_precision)).sum();
-    const double alpha = r.gamma / mom.mean.squaredNorm();
-    const double beta = (n - r.gamma) / (y - phi * mom.mean).squaredNorm();
+    const double alpha = r.gamma / mean.squaredNorm();
+    const double beta = (n - r.gamma) / (y - phi * mean).squaredNorm();
     check(std::isfinite(alpha) && std::isfinite(beta) && alpha > 0 && beta > 0,
           fmt::format("Evidence maximisation broke down at iteration {} (alpha = {}, beta = {}).",
                       r.iterations, alpha, beta));
@@ -205,9 +208,9 @@ EvidenceResult maximize_evidence(const Matrix& phi, const Vector& y,
   r.alpha = model.prior_precision;
   r.beta = model.noise_precision;
   r.posterior = model.posterior(phi, y);
-  const FullMoments mom = full_moments(r.posterior, d);
-  r.mean = mom.mean;
-  r.covariance = mom.covariance;
+  const GaussianFull q = GaussianFull::from_natural(r.posterior);
+  r.mean = q.mean;
+  r.covariance = q.covariance();
   const Vector lam = r.beta * gram_eigen;
   r.gamma = (lam.array() / (lam.array() + r.alpha)).sum();
   r.log_evidence = model.log_evidence(phi, y, r.posterior);

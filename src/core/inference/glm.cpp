@@ -8,8 +8,6 @@
 #include <numbers>
 
 #include "blr/core/error.hpp"
-#include "blr/inference/gaussian_natural.hpp"
-#include "blr/rule/natural_step.hpp"
 
 namespace blr::inference {
 namespace {
@@ -178,37 +176,21 @@ LaplaceResult laplace(const Glm& model, const LaplaceOptions& options, const Vec
   model.validate();
   options.validate();
   const Index d = model.dimension();
+  const Vector m0 = start ? *start : model.prior_mean;
+  check(m0.size() == d, "The starting point has the wrong length.");
+  blr::LaplaceOptions steps;  // the prior is in ℓ̄: δ = 0
+  steps.newton.step_size = options.rho;
+  steps.max_steps = options.max_iterations;
+  steps.tolerance = options.tolerance;
   LaplaceResult r;
-  Vector m = start ? *start : model.prior_mean;
-  check(m.size() == d, "The starting point has the wrong length.");
-  Matrix prior_s = model.prior_precision.asDiagonal();
-  Vector lambda = pack_full(prior_s * m, prior_s);
-  for (int it = 1; it <= options.max_iterations; ++it) {
-    const Vector g = model.gradient(m);
-    if (g.cwiseAbs().maxCoeff() < options.tolerance) {
-      r.converged = true;
-      break;
-    }
-    const Matrix h = model.hessian(m);
-    // Delta-method target (Ĥm − ĝ, Ĥ); one BLR step.
-    lambda = natural_step_towards(lambda, pack_full(h * m - g, h), options.rho);
-    const FullMoments mom = full_moments(lambda, d);
-    m = mom.mean;
-    check_finite(m, "Laplace mean", it);
-    r.iterations = it;
-    r.iterates.push_back(m);
-    r.log_joints.push_back(-model.value(m));
-  }
-  if (!r.converged) r.converged = model.gradient(m).cwiseAbs().maxCoeff() < options.tolerance;
-  // The Laplace approximation at the mode: S = ∇²ℓ̄(w*).
-  const Matrix h = model.hessian(m);
-  r.natural = pack_full(h * m, h);
-  const FullMoments mom = full_moments(r.natural, d);
-  r.mean = m;
-  r.covariance = mom.covariance;
-  r.log_joint = -model.value(m);
-  r.log_evidence =
-      r.log_joint + 0.5 * static_cast<double>(d) * kLog2Pi - 0.5 * mom.log_det_precision;
+  const auto record = [&r](long, const GaussianFull& q, double loss) {
+    r.iterates.push_back(q.mean);
+    r.log_joints.push_back(-loss);
+  };
+  static_cast<blr::LaplaceResult&>(r) =
+      blr::laplace(model, GaussianFull(m0, Matrix(model.prior_precision.asDiagonal())), steps, record);
+  r.mean = r.posterior.mean;
+  r.covariance = r.posterior.covariance();
   return r;
 }
 
