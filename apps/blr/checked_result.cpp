@@ -50,18 +50,24 @@ std::string describe(double v) {
 }
 
 // The first non-finite number under `node`, as a path such as "filtered_mean[37]".
-std::optional<std::pair<std::string, double>> first_non_finite(const nlohmann::json& node,
-                                                               const std::string& path) {
+std::optional<std::pair<std::string, double>> first_non_finite(const nlohmann::json& node) {
+  // The path is built on the way back from a hit only: a result of 10^7 numbers is scanned
+  // without formatting 10^7 paths.
   if (node.is_number_float()) {
     const double v = node.get<double>();
-    if (!std::isfinite(v)) return std::make_pair(path, v);
+    if (!std::isfinite(v)) return std::make_pair(std::string(), v);
   } else if (node.is_array()) {
     for (std::size_t i = 0; i < node.size(); ++i) {
-      if (auto hit = first_non_finite(node[i], fmt::format("{}[{}]", path, i))) return hit;
+      if (auto hit = first_non_finite(node[i]))
+        return std::make_pair(fmt::format("[{}]{}", i, hit->first), hit->second);
     }
   } else if (node.is_object()) {
     for (const auto& [key, value] : node.items()) {
-      if (auto hit = first_non_finite(value, path.empty() ? key : path + "." + key)) return hit;
+      if (auto hit = first_non_finite(value)) {
+        const std::string& rest = hit->first;
+        return std::make_pair(rest.empty() || rest[0] == '[' ? key + rest : key + "." + rest,
+                              hit->second);
+      }
     }
   }
   return std::nullopt;
@@ -70,7 +76,7 @@ std::optional<std::pair<std::string, double>> first_non_finite(const nlohmann::j
 }  // namespace
 
 void require_finite(const nlohmann::json& result, const std::string& what) {
-  const auto hit = first_non_finite(result, "");
+  const auto hit = first_non_finite(result);
   if (!hit) return;
   const auto& [path, value] = *hit;
   std::string coefficient;

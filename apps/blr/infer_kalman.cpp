@@ -31,7 +31,14 @@ std::vector<std::string> observation_columns(const Options& o, const io::CsvTabl
 Matrix observations(const Options& o, const io::CsvTable& t, const std::vector<std::string>& cols,
                     nlohmann::json& j) {
   nlohmann::json unused;
-  if (o.missing == "error") handle_missing(o, t, cols, "data", unused);  // throws naming the cell
+  if (o.missing == "error") {
+    handle_missing(o, t, cols, "data", unused);  // throws naming the cell
+    try {
+      return t.numeric_columns(cols);
+    } catch (const Error&) {
+      // The loop below names the first bad cell in row order.
+    }
+  }
   Matrix y(t.rows(), static_cast<Index>(cols.size()));
   Index missing = 0;
   for (Index i = 0; i < t.rows(); ++i) {

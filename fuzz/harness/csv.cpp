@@ -29,7 +29,8 @@ void check_column(const CsvTable& t, const std::string& name, Index j,
     const bool looks = looks_numeric(t.cell(i, j));
     double x = 0;
     const bool parses = accepted([&] { x = parse_number(t.cell(i, j), "cell"); });
-    require(looks == parses, "looks_numeric and parse_number disagree on '" + t.cell(i, j) + "'");
+    require(looks == parses,
+            "looks_numeric and parse_number disagree on '" + std::string(t.cell(i, j)) + "'");
     require(!parses || std::isfinite(x), "parse_number accepted a value that is not finite");
     all_numeric = all_numeric && parses;
   }

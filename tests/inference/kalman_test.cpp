@@ -157,6 +157,69 @@ TEST(Kalman, LocalLinearTrendWithSingularStateNoise) {
   expect_equal_to_plain(s, y, 1e-9);
 }
 
+TEST(Kalman, ScalarPathEqualsTheGeneralPathAndTheTextbook) {
+  // One state and one output take the scalar path. Embedded as the first state of a two-state
+  // model whose second state is independent and unobserved, the same model takes the general
+  // (matrix) path; the first state's moments and the log-likelihood must agree to round-off.
+  // a ≠ 1, c ≠ 1 and missing observations exercise every term of the scalar recursion.
+  const double a = 0.95, c = 1.7, q = 0.3, r = 0.8;
+  StateSpaceModel one;
+  one.transition = Matrix::Constant(1, 1, a);
+  one.observation = Matrix::Constant(1, 1, c);
+  one.state_noise = Matrix::Constant(1, 1, q);
+  one.obs_noise = Matrix::Constant(1, 1, r);
+  one.init_mean = Vector::Constant(1, 0.4);
+  one.init_cov = Matrix::Constant(1, 1, 5.0);
+  StateSpaceModel two;
+  two.transition = (Matrix(2, 2) << a, 0, 0, 0.5).finished();
+  two.observation = (Matrix(1, 2) << c, 0).finished();
+  two.state_noise = (Matrix(2, 2) << q, 0, 0, 1).finished();
+  two.obs_noise = one.obs_noise;
+  two.init_mean = (Vector(2) << 0.4, 0).finished();
+  two.init_cov = (Matrix(2, 2) << 5.0, 0, 0, 1).finished();
+  Rng rng(3);
+  const Index T = 200;
+  Matrix y(T, 1);
+  double x = 0;
+  for (Index t = 0; t < T; ++t) {
+    x = a * x + std::sqrt(q) * rng.normal();
+    y(t, 0) = t % 17 == 5 ? std::nan("") : c * x + std::sqrt(r) * rng.normal();
+  }
+  KalmanResult s1 = kalman_filter(one, y), s2 = kalman_filter(two, y);
+  kalman_smooth(one, y, s1);
+  kalman_smooth(two, y, s2);
+  EXPECT_NEAR(s1.log_likelihood, s2.log_likelihood, 1e-12 * std::abs(s2.log_likelihood));
+  double dev = 0;
+  for (Index t = 0; t < T; ++t) {
+    dev = std::max(dev, std::abs(s1.predicted_mean(t, 0) - s2.predicted_mean(t, 0)));
+    dev = std::max(dev, std::abs(s1.predicted_cov(t, 0) - s2.predicted_cov(t, 0)));
+    dev = std::max(dev, std::abs(s1.filtered_mean(t, 0) - s2.filtered_mean(t, 0)));
+    dev = std::max(dev, std::abs(s1.filtered_cov(t, 0) - s2.filtered_cov(t, 0)));
+    dev = std::max(dev, std::abs(s1.smoothed_mean(t, 0) - s2.smoothed_mean(t, 0)));
+    dev = std::max(dev, std::abs(s1.smoothed_cov(t, 0) - s2.smoothed_cov(t, 0)));
+  }
+  EXPECT_LT(dev, 1e-12);
+  EXPECT_EQ(kalman_log_likelihood(one, y), s1.log_likelihood);
+  // Without missing values, the textbook covariance-form filter and RTS smoother.
+  Matrix full(T, 1);
+  for (Index t = 0; t < T; ++t) full(t, 0) = std::isnan(y(t, 0)) ? 0.1 * t : y(t, 0);
+  expect_equal_to_plain(one, full, 1e-10);
+}
+
+TEST(Kalman, ScalarPathNamesTheStepOfANonFiniteMean) {
+  // R = 1e-300: the message CᵀR⁻¹y of y = 1.7e308 overflows, so the mean after step 2 is not finite.
+  const auto model = StateSpaceModel::local_level(1e-300, 1.0, 0.0, 1.0);
+  try {
+    kalman_filter(model, column({1.0, 1.7e308, 0.0}));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Step 2 produced a non-finite value in 'Kalman filtered "
+                                         "mean'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Kalman, MissingObservationsSkipTheUpdate) {
   const auto model = StateSpaceModel::local_level(1.0, 1.0, 0.0, 2.0);
   Matrix y = column({1, std::nan(""), 0});

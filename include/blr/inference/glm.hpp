@@ -39,6 +39,10 @@ SiteTerms site_terms(Likelihood l, double y, double a, double noise_precision = 
 SiteTerms expected_site_terms(Likelihood l, double y, double m, double v,
                               const GaussHermite& quadrature, double noise_precision = 1.0);
 
+/// XᵀWX for W = diag(w) (the GLM and CVI curvatures): the lower triangle of (WX)ᵀX by a blocked
+/// BLAS-3 kernel, mirrored; any signs of w.
+Matrix weighted_gram(const Matrix& x, const Vector& w);
+
 /// A Bayesian GLM; satisfies the HasHessian loss concept (blr/model/loss.hpp) with ℓ̄ = −log joint.
 struct Glm {
   Matrix x;  ///< N×d design (intercept column included by the caller)

@@ -24,6 +24,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "blr/core/types.hpp"
@@ -44,12 +45,12 @@ class CsvTable {
 
   const std::string& source() const { return source_; }
   const std::vector<std::string>& columns() const { return header_; }
-  Index rows() const { return static_cast<Index>(cells_.size()); }
+  Index rows() const { return static_cast<Index>(lines_.size()); }
   bool has_column(const std::string& name) const;
   /// Position of a column; throws naming the file and listing the columns it has.
   Index column_index(const std::string& name) const;
-  /// The text of one cell (row 0 is the first line after the header).
-  const std::string& cell(Index row, Index column) const { return cells_[row][column]; }
+  /// The text of one cell (row 0 is the first line after the header); valid while the table is.
+  std::string_view cell(Index row, Index column) const;
   /// 1-based line in the file of data row `row`.
   long line_of(Index row) const { return lines_[row]; }
 
@@ -89,19 +90,23 @@ class CsvTable {
  private:
   std::string source_;
   std::vector<std::string> header_;
-  std::vector<std::vector<std::string>> cells_;
-  std::vector<long> lines_;
+  // Every field's text back to back, the header's first; field k ends at ends_[k] and starts at
+  // the previous end (0 for k = 0); data cell (r, c) is field width_·(r + 1) + c.
+  std::size_t width_ = 0;
+  std::string text_;
+  std::vector<std::size_t> ends_;
+  std::vector<long> lines_;  ///< 1-based line of each data row
 };
 
 /// Parses a whole cell (spaces and tabs around it ignored) as a decimal number within the range
 /// of a double; throws a sentence naming `where` otherwise.
-double parse_number(const std::string& text, const std::string& where);
+double parse_number(std::string_view text, const std::string& where);
 /// A missing value: an empty cell (spaces and tabs ignored) or NA, as R writes it.
-bool is_missing(const std::string& text);
+bool is_missing(std::string_view text);
 /// True when `parse_number` accepts `text`.
-bool looks_numeric(const std::string& text);
+bool looks_numeric(std::string_view text);
 /// Labels are equal as text (trimmed), or as numbers when both are numeric.
-bool same_label(const std::string& a, const std::string& b);
+bool same_label(std::string_view a, std::string_view b);
 
 /// Column-wise standardisation with training statistics.
 struct Standardizer {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "blr/core/types.hpp"
@@ -34,6 +35,9 @@ class DesignEncoder {
  public:
   /// Learns the levels (and standardisation) from the training table; throws naming the problem.
   static DesignEncoder fit(const CsvTable& train, const DesignSpec& spec);
+  /// `fit` and the training design at once (each training cell read once).
+  static std::pair<DesignEncoder, Matrix> fit_transform(const CsvTable& train,
+                                                        const DesignSpec& spec);
   /// The design of any table holding the feature columns, with the training encoding.
   Matrix transform(const CsvTable& table) const;
   /// Column names of the design ("(intercept)", numeric names, "COL=level" indicators).
@@ -47,6 +51,8 @@ class DesignEncoder {
     bool categorical = false;
     std::vector<std::string> levels;  ///< reference first
   };
+  /// The design from the table's numeric feature columns (read already) and its categorical ones.
+  Matrix assemble(const CsvTable& table, Matrix numeric_x) const;
   DesignSpec spec_;
   std::vector<Column> columns_;
   std::vector<std::string> names_;

@@ -104,7 +104,7 @@ Vector target(const Glm& model, bool full, const Point& p) {
   const Vector ghat =
       model.prior_precision.cwiseProduct(p.mean - model.prior_mean) - model.x.transpose() * p.g;
   if (full) {
-    Matrix hhat = model.x.transpose() * (-p.h).asDiagonal() * model.x;
+    Matrix hhat = weighted_gram(model.x, -p.h);
     hhat.diagonal() += model.prior_precision;
     return pack_full(hhat * p.mean - ghat, hhat);
   }

@@ -71,6 +71,107 @@ void store(Matrix& means, Matrix& covs, Index t, const Vector& m, const Matrix& 
   covs.row(t) = Eigen::Map<const Vector>(p.data(), p.size()).transpose();
 }
 
+// ---- The scalar path: one state, one output (local level, AR(1) with noise). The same equations
+// as the general path below, on doubles: no Eigen object and no heap allocation per step. Each
+// 1×1 Cholesky solve b/P is written as it is computed there, (b/√P)/√P, so the two paths agree to
+// the last bits (tests/inference/kalman_test.cpp compares them).
+
+/// b / x as the 1×1 Cholesky solve computes it; false when x is not positive.
+bool chol_solve(double x, double b, double& out) {
+  if (!(x > 0)) return false;
+  const double l = std::sqrt(x);
+  out = (b / l) / l;
+  return true;
+}
+
+/// The general path's symmetrisation ½(P + Pᵀ) of a 1×1 matrix: x, except that 2x may overflow
+/// (then ∞, as there).
+double symmetrised(double x) {
+  return 0.5 * (x + x);
+}
+
+/// Natural parameters (P⁻¹m, P⁻¹) of N(m, P), or moments from them, for one state.
+struct Natural1 {
+  double sm = 0, s = 0;
+};
+Natural1 natural_from_moments_1(double m, double p, Index t, const char* what) {
+  double prec = 0;
+  check(chol_solve(p, 1.0, prec), "Kalman step {}: the {} covariance is not positive definite.",
+        t + 1, what);
+  return {prec * m, symmetrised(prec)};
+}
+void moments_from_natural_1(const Natural1& lambda, Index t, double& m, double& p) {
+  const double s = symmetrised(lambda.s);
+  check(chol_solve(s, lambda.sm, m) && chol_solve(s, 1.0, p),
+        "Kalman step {}: the posterior precision is not positive definite.", t + 1);
+  p = symmetrised(p);
+}
+
+double run_filter_scalar(const StateSpaceModel& model, const Matrix& y, KalmanResult* out) {
+  const Index T = y.rows();
+  const double a = model.transition(0, 0), c = model.observation(0, 0);
+  const double q = model.state_noise(0, 0), r = model.obs_noise(0, 0);
+  double ct_rinv = 0;  // CᵀR⁻¹
+  chol_solve(r, c, ct_rinv);  // R > 0: validated
+  const double ct_rinv_c = symmetrised(ct_rinv * c);
+  const double log2pi = std::log(2 * std::numbers::pi);
+  double m = model.init_mean[0], cov = model.init_cov(0, 0), loglik = 0;
+  for (Index t = 0; t < T; ++t) {
+    if (out) {
+      out->predicted_mean(t, 0) = m;
+      out->predicted_cov(t, 0) = cov;
+    }
+    const double yt = y(t, 0);
+    if (std::isfinite(yt)) {
+      const double v = yt - c * m;
+      const double f = c * cov * c + r;
+      double f_inv_v = 0;
+      check(chol_solve(f, v, f_inv_v),
+            "Kalman step {}: the innovation covariance is not positive definite.", t + 1);
+      loglik += -0.5 * (log2pi + v * f_inv_v) - std::log(std::sqrt(f));
+      // Conjugate update: one ρ = 1 BLR step towards prior + message, i.e. prior + message.
+      const Natural1 prior = natural_from_moments_1(m, cov, t, "predicted");
+      moments_from_natural_1({prior.sm + ct_rinv * yt, prior.s + ct_rinv_c}, t, m, cov);
+    }
+    if (!std::isfinite(m)) check_finite(Vector(Vector::Constant(1, m)), "Kalman filtered mean", t + 1);
+    if (out) {
+      out->filtered_mean(t, 0) = m;
+      out->filtered_cov(t, 0) = cov;
+    }
+    m = a * m;
+    cov = symmetrised(a * cov * a + q);
+  }
+  if (out) out->log_likelihood = loglik;
+  return loglik;
+}
+
+void smooth_scalar(const StateSpaceModel& model, const Matrix& y, KalmanResult& r) {
+  const Index T = r.steps();
+  const double a = model.transition(0, 0), c = model.observation(0, 0);
+  const double q = model.state_noise(0, 0);
+  double ct_rinv = 0;
+  chol_solve(model.obs_noise(0, 0), c, ct_rinv);
+  const double ct_rinv_c = symmetrised(ct_rinv * c);
+  r.smoothed_mean(T - 1, 0) = r.filtered_mean(T - 1, 0);
+  r.smoothed_cov(T - 1, 0) = r.filtered_cov(T - 1, 0);
+  Natural1 beta;  // β_T = p(∅ | x_T) = 1
+  for (Index t = T - 2; t >= 0; --t) {
+    const double ynext = y(t + 1, 0);
+    const Natural1 next = std::isfinite(ynext)
+                              ? Natural1{beta.sm + ct_rinv * ynext, beta.s + ct_rinv_c}
+                              : beta;
+    // Marginalise x_{t+1} through the transition: Ω = aΛ(1 + QΛ)⁻¹a, ω = a(1 + ΛQ)⁻¹η.
+    const double big_lambda = symmetrised(next.s);
+    const double denominator = 1.0 + big_lambda * q;
+    const double k = symmetrised(big_lambda / denominator);
+    beta = {a * (next.sm / denominator), symmetrised(a * k * a)};
+    const Natural1 filtered =
+        natural_from_moments_1(r.filtered_mean(t, 0), r.filtered_cov(t, 0), t, "filtered");
+    moments_from_natural_1({filtered.sm + beta.sm, filtered.s + beta.s}, t, r.smoothed_mean(t, 0),
+                           r.smoothed_cov(t, 0));
+  }
+}
+
 double run_filter(const StateSpaceModel& model, const Matrix& y, KalmanResult* out) {
   model.validate();
   const Index n = model.state_dim(), p = model.obs_dim(), T = y.rows();
@@ -83,6 +184,7 @@ double run_filter(const StateSpaceModel& model, const Matrix& y, KalmanResult* o
     out->filtered_mean.resize(T, n);
     out->filtered_cov.resize(T, n * n);
   }
+  if (n == 1 && p == 1) return run_filter_scalar(model, y, out);
   const Observation obs = observation_terms(model);
   const double log2pi = std::log(2 * std::numbers::pi);
   Vector m = model.init_mean;
@@ -202,6 +304,7 @@ void kalman_smooth(const StateSpaceModel& model, const Matrix& y, KalmanResult& 
   const Observation obs = observation_terms(model);
   r.smoothed_mean.resize(T, n);
   r.smoothed_cov.resize(T, n * n);
+  if (n == 1 && model.obs_dim() == 1) return smooth_scalar(model, y, r);
   r.smoothed_mean.row(T - 1) = r.filtered_mean.row(T - 1);
   r.smoothed_cov.row(T - 1) = r.filtered_cov.row(T - 1);
   Vector beta = Vector::Zero(full_natural_size(n));  // β_T = p(∅ | x_T) = 1

@@ -19,7 +19,7 @@
 namespace blr::io {
 namespace {
 
-std::string trim(const std::string& s) {
+std::string_view trim(std::string_view s) {
   std::size_t b = 0, e = s.size();
   while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
   while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
@@ -35,38 +35,52 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
+/// The records of a CSV text, flat: every field's text back to back in `text`, `ends[k]` the end
+/// of field k (its start is the previous end), `widths[r]` the number of fields of record r and
+/// `lines[r]` the 1-based line on which it starts. One buffer instead of a string per field: a
+/// table of 10^5 × 51 numbers is then a few allocations, not five million.
+struct Records {
+  std::string text;
+  std::vector<std::size_t> ends;
+  std::vector<std::size_t> widths;
+  std::vector<long> lines;
+};
+
+bool blank(char c) {
+  return c == ' ' || c == '\t';
+}
+
 /// Splits text into records of fields; a quoted field may hold commas, doubled quotes and line
-/// breaks. `lines` receives the 1-based line on which each record starts.
-std::vector<std::vector<std::string>> split_records(const std::string& text,
-                                                    const std::string& source,
-                                                    std::vector<long>& lines) {
-  std::vector<std::vector<std::string>> records;
-  std::vector<std::string> fields;
-  std::string field;
+/// breaks. Unquoted fields are stored trimmed of spaces and tabs.
+Records split_records(const std::string& text, const std::string& source) {
+  Records out;
+  out.text.reserve(text.size());
+  out.ends.reserve(text.size() / 8 + 16);
+  std::string& buf = out.text;
+  std::size_t field_start = 0, fields = 0;
   bool in_quotes = false, field_quoted = false, after_quote = false, record_has_content = false;
   long line = 1, record_line = 1;
   auto end_field = [&] {
     if (!field_quoted) {  // trim in place
-      const std::size_t e = field.find_last_not_of(" \t");
-      field.erase(e == std::string::npos ? 0 : e + 1);
-      field.erase(0, std::min(field.find_first_not_of(" \t"), field.size()));
+      while (buf.size() > field_start && blank(buf.back())) buf.pop_back();
+      std::size_t b = field_start;
+      while (b < buf.size() && blank(buf[b])) ++b;
+      buf.erase(field_start, b - field_start);
     }
-    fields.push_back(std::move(field));
-    field.clear();
+    out.ends.push_back(buf.size());
+    ++fields;
+    field_start = buf.size();
     field_quoted = false;
     after_quote = false;
   };
   auto end_record = [&] {
-    if (record_has_content || !fields.empty()) {
+    if (record_has_content || fields > 0) {
       end_field();
-      const std::size_t width = fields.size();
-      records.push_back(std::move(fields));
-      lines.push_back(record_line);
-      fields.clear();
-      fields.reserve(width);  // the next record most likely has as many fields
+      out.widths.push_back(fields);
+      out.lines.push_back(record_line);
     }
-    fields.clear();
-    field.clear();
+    buf.resize(field_start);
+    fields = 0;
     field_quoted = after_quote = record_has_content = false;
   };
   // A UTF-8 byte-order mark is not part of the first column's name.
@@ -76,7 +90,7 @@ std::vector<std::vector<std::string>> split_records(const std::string& text,
     if (in_quotes) {
       if (c == '"') {
         if (i + 1 < text.size() && text[i + 1] == '"') {
-          field += '"';
+          buf += '"';
           ++i;
         } else {
           in_quotes = false;
@@ -85,7 +99,7 @@ std::vector<std::vector<std::string>> split_records(const std::string& text,
       } else {
         // A line break inside quotes is text; it still counts for the line numbers.
         if (c == '\n' || (c == '\r' && !(i + 1 < text.size() && text[i + 1] == '\n'))) ++line;
-        field += c;
+        buf += c;
       }
       continue;
     }
@@ -101,15 +115,18 @@ std::vector<std::vector<std::string>> split_records(const std::string& text,
     if (c == ',') {
       end_field();
     } else if (c == '"') {
-      if (!trim(field).empty() || after_quote) {
+      const bool text_before =
+          std::any_of(buf.begin() + static_cast<std::ptrdiff_t>(field_start), buf.end(),
+                      [](char ch) { return !blank(ch); });
+      if (text_before || after_quote) {
         throw Error(fmt::format("File '{}', line {}: a quote appears inside an unquoted field.",
                                 source, line));
       }
-      field.clear();
+      buf.resize(field_start);
       in_quotes = true;
       field_quoted = true;
     } else {
-      if (after_quote && c != ' ' && c != '\t') {
+      if (after_quote && !blank(c)) {
         throw Error(fmt::format(
             "File '{}', line {}: text follows a closing quote in the same field.", source, line));
       }
@@ -119,7 +136,7 @@ std::vector<std::vector<std::string>> split_records(const std::string& text,
         while (j < text.size() && text[j] != ',' && text[j] != '"' && text[j] != '\r' &&
                text[j] != '\n')
           ++j;
-        field.append(text, i, j - i);
+        buf.append(text, i, j - i);
         i = j - 1;
       }
     }
@@ -129,7 +146,7 @@ std::vector<std::vector<std::string>> split_records(const std::string& text,
         fmt::format("File '{}', line {}: a quoted field is never closed.", source, record_line));
   }
   end_record();
-  return records;
+  return out;
 }
 
 enum class NumberStatus { kOk, kNotANumber, kNotFinite, kOutOfRange };
@@ -142,14 +159,14 @@ struct Parsed {
 /// with an optional point, an optional exponent. Hexadecimal floats are not numbers; "inf",
 /// "nan" and "infinity" (any case, any sign) are reported as not finite; a value beyond the
 /// range of a double (1e400, 1e-400) is out of range.
-Parsed parse_decimal(const std::string& t) {
+Parsed parse_decimal(std::string_view t) {
   const char* b = t.data();
   const char* const e = t.data() + t.size();
   const char* digits = b;
   if (digits < e && (*digits == '+' || *digits == '-')) ++digits;
   if (digits == e) return {};
   if (!(std::isdigit(static_cast<unsigned char>(*digits)) || *digits == '.')) {
-    const std::string rest(digits, e);
+    const std::string_view rest(digits, static_cast<std::size_t>(e - digits));
     for (const char* word : {"inf", "infinity", "nan"}) {
       if (rest.size() == std::strlen(word) &&
           std::equal(rest.begin(), rest.end(), word, [](char x, char y) {
@@ -173,10 +190,10 @@ Parsed parse_decimal(const std::string& t) {
 
 /// The class a label belongs to: its value for a number (so "1" and "1.0" agree, and -0 is 0),
 /// its trimmed text otherwise. Two labels are `same_label` exactly when their keys are equal.
-std::string label_key(const std::string& cell) {
-  std::string t = trim(cell);
+std::string label_key(std::string_view cell) {
+  const std::string_view t = trim(cell);
   const Parsed p = parse_decimal(t);
-  if (p.status != NumberStatus::kOk) return "t" + t;
+  if (p.status != NumberStatus::kOk) return "t" + std::string(t);
   const double v = p.value == 0 ? 0.0 : p.value;
   std::string key(1 + sizeof v, 'n');
   std::memcpy(key.data() + 1, &v, sizeof v);
@@ -185,17 +202,17 @@ std::string label_key(const std::string& cell) {
 
 }  // namespace
 
-bool is_missing(const std::string& text) {
-  const std::string t = trim(text);
+bool is_missing(std::string_view text) {
+  const std::string_view t = trim(text);
   return t.empty() || t == "NA";
 }
 
-bool looks_numeric(const std::string& text) {
+bool looks_numeric(std::string_view text) {
   return parse_decimal(trim(text)).status == NumberStatus::kOk;
 }
 
-double parse_number(const std::string& text, const std::string& where) {
-  const std::string t = trim(text);
+double parse_number(std::string_view text, const std::string& where) {
+  const std::string_view t = trim(text);
   if (t.empty()) throw Error(fmt::format("{}: the value is empty.", where));
   const Parsed p = parse_decimal(t);
   switch (p.status) {
@@ -211,8 +228,8 @@ double parse_number(const std::string& text, const std::string& where) {
   throw Error(fmt::format("{}: '{}' is not a number.", where, t));
 }
 
-bool same_label(const std::string& a, const std::string& b) {
-  const std::string ta = trim(a), tb = trim(b);
+bool same_label(std::string_view a, std::string_view b) {
+  const std::string_view ta = trim(a), tb = trim(b);
   if (ta == tb) return true;
   const Parsed pa = parse_decimal(ta), pb = parse_decimal(tb);
   return pa.status == NumberStatus::kOk && pb.status == NumberStatus::kOk && pa.value == pb.value;
@@ -247,39 +264,50 @@ CsvTable CsvTable::read(const std::string& path, std::uintmax_t max_bytes) {
 CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
   CsvTable t;
   t.source_ = source;
-  std::vector<long> lines;
-  auto records = split_records(text, source, lines);
-  if (records.empty()) {
+  Records records = split_records(text, source);
+  if (records.widths.empty()) {
     throw Error(
         fmt::format("File '{}' is empty; a header row naming the columns is expected.", source));
   }
-  t.header_ = records.front();
+  const std::size_t width = records.widths.front();
+  for (std::size_t j = 0; j < width; ++j) {
+    const std::size_t begin = j == 0 ? 0 : records.ends[j - 1];
+    t.header_.emplace_back(records.text, begin, records.ends[j] - begin);
+  }
   std::set<std::string> seen;
   for (std::size_t j = 0; j < t.header_.size(); ++j) {
     const auto& name = t.header_[j];
     if (name.empty()) {
       throw Error(fmt::format("File '{}', line {}: header column {} has no name.", source,
-                              lines.front(), j + 1));
+                              records.lines.front(), j + 1));
     }
     if (!seen.insert(name).second) {
       throw Error(fmt::format("File '{}', line {}: the header names column '{}' twice.", source,
-                              lines.front(), name));
+                              records.lines.front(), name));
     }
   }
-  for (std::size_t r = 1; r < records.size(); ++r) {
-    if (records[r].size() != t.header_.size()) {
+  for (std::size_t r = 1; r < records.widths.size(); ++r) {
+    if (records.widths[r] != width) {
       throw Error(fmt::format(
           "File '{}', line {}: malformed row with {} field{} where the header has {} columns.",
-          source, lines[r], records[r].size(), records[r].size() == 1 ? "" : "s",
-          t.header_.size()));
+          source, records.lines[r], records.widths[r], records.widths[r] == 1 ? "" : "s", width));
     }
-    t.cells_.push_back(std::move(records[r]));
-    t.lines_.push_back(lines[r]);
   }
-  if (t.cells_.empty()) {
+  if (records.widths.size() == 1) {
     throw Error(fmt::format("File '{}' has a header but no data rows.", source));
   }
+  // Every record has the header's width, so cell (r, c) is field width·(r + 1) + c.
+  t.width_ = width;
+  t.text_ = std::move(records.text);
+  t.ends_ = std::move(records.ends);
+  t.lines_.assign(records.lines.begin() + 1, records.lines.end());
   return t;
+}
+
+std::string_view CsvTable::cell(Index row, Index column) const {
+  const std::size_t k = width_ * (static_cast<std::size_t>(row) + 1) +
+                        static_cast<std::size_t>(column);
+  return std::string_view(text_).substr(ends_[k - 1], ends_[k] - ends_[k - 1]);
 }
 
 bool CsvTable::has_column(const std::string& name) const {
@@ -302,10 +330,10 @@ Vector CsvTable::numeric_column(const std::string& name) const {
     // Unquoted cells are stored trimmed: parse directly, and build the message naming the file,
     // line and column only for a cell that does not parse so (parse_number then trims a quoted
     // cell, or throws).
-    const Parsed p = parse_decimal(cells_[i][j]);
+    const Parsed p = parse_decimal(cell(i, j));
     out[i] = p.status == NumberStatus::kOk
                  ? p.value
-                 : parse_number(cells_[i][j], fmt::format("File '{}', line {}, column '{}'",
+                 : parse_number(cell(i, j), fmt::format("File '{}', line {}, column '{}'",
                                                           source_, lines_[i], name));
   }
   return out;
@@ -320,7 +348,7 @@ Matrix CsvTable::numeric_columns(const std::vector<std::string>& names) const {
   // trims it or names the file, line and column of the first bad cell column by column.
   for (Index i = 0; i < rows(); ++i) {
     for (std::size_t k = 0; k < cols.size(); ++k) {
-      const Parsed p = parse_decimal(cells_[i][cols[k]]);
+      const Parsed p = parse_decimal(cell(i, cols[k]));
       if (p.status != NumberStatus::kOk) {
         // Column by column, as before, so that the error names the same cell.
         for (std::size_t l = 0; l < cols.size(); ++l)
@@ -349,8 +377,8 @@ std::vector<std::string> CsvTable::distinct(const std::string& name,
   std::vector<std::string> out;
   std::unordered_map<std::string, std::size_t> seen;
   for (Index i = 0; i < rows(); ++i) {
-    if (seen.emplace(label_key(cells_[i][j]), out.size()).second) {
-      out.push_back(cells_[i][j]);
+    if (seen.emplace(label_key(cell(i, j)), out.size()).second) {
+      out.emplace_back(cell(i, j));
       if (out.size() > max_count) break;  // more classes than allowed: no need to look further
     }
   }
@@ -376,7 +404,7 @@ Vector CsvTable::binary_labels(const std::string& name, const std::string& posit
   const std::string positive_key = label_key(positive);
   Vector out(rows());
   for (Index i = 0; i < rows(); ++i) {
-    const std::string& v = cells_[i][j];
+    const std::string_view v = cell(i, j);
     const std::string key = label_key(v);
     if (!index.contains(key)) {
       throw Error(fmt::format(
@@ -394,11 +422,11 @@ std::vector<int> CsvTable::class_labels(const std::string& name,
   const auto index = class_index(classes);
   std::vector<int> out(rows());
   for (Index i = 0; i < rows(); ++i) {
-    const auto it = index.find(label_key(cells_[i][j]));
+    const auto it = index.find(label_key(cell(i, j)));
     if (it == index.end()) {
       throw Error(fmt::format(
           "File '{}', line {}, column '{}': label '{}' is outside the declared classes ({}).",
-          source_, lines_[i], name, cells_[i][j], join(classes)));
+          source_, lines_[i], name, cell(i, j), join(classes)));
     }
     out[i] = it->second;
   }
@@ -411,7 +439,7 @@ Vector CsvTable::count_column(const std::string& name) const {
     if (v[i] < 0 || v[i] != std::floor(v[i])) {
       throw Error(fmt::format(
           "File '{}', line {}, column '{}': a count must be a non-negative integer; got {}.",
-          source_, lines_[i], name, cells_[i][column_index(name)]));
+          source_, lines_[i], name, cell(i, column_index(name))));
     }
   }
   return v;
@@ -423,7 +451,7 @@ std::optional<CsvTable::MissingCell> CsvTable::first_missing(
   for (const auto& n : names) cols.push_back(column_index(n));
   for (Index i = 0; i < rows(); ++i)
     for (std::size_t k = 0; k < cols.size(); ++k)
-      if (is_missing(cells_[i][cols[k]])) return MissingCell{i, names[k]};
+      if (is_missing(cell(i, cols[k]))) return MissingCell{i, names[k]};
   return std::nullopt;
 }
 
@@ -433,11 +461,17 @@ CsvTable CsvTable::without_missing(const std::vector<std::string>& names) const 
   CsvTable out;
   out.source_ = source_;
   out.header_ = header_;
+  out.width_ = width_;
+  out.text_.assign(text_, 0, width_ == 0 ? 0 : ends_[width_ - 1]);  // the header record
+  out.ends_.assign(ends_.begin(), ends_.begin() + static_cast<std::ptrdiff_t>(width_));
   for (Index i = 0; i < rows(); ++i) {
     bool complete = true;
-    for (Index j : cols) complete = complete && !is_missing(cells_[i][j]);
+    for (Index j : cols) complete = complete && !is_missing(cell(i, j));
     if (!complete) continue;
-    out.cells_.push_back(cells_[i]);
+    for (std::size_t c = 0; c < width_; ++c) {
+      out.text_ += cell(i, static_cast<Index>(c));
+      out.ends_.push_back(out.text_.size());
+    }
     out.lines_.push_back(lines_[i]);
   }
   return out;

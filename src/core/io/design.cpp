@@ -17,9 +17,9 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
-std::string trimmed(const std::string& s) {
+std::string trimmed(std::string_view s) {
   const auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+  return b == std::string_view::npos ? "" : std::string(s.substr(b, e - b + 1));
 }
 
 /// Numbers by value when every level is a number, text (byte order) otherwise.
@@ -34,8 +34,15 @@ void sort_levels(std::vector<std::string>& levels) {
   }
 }
 
-/// A numeric column, with the hint that a text column must be declared categorical.
+/// A numeric column, with the hint that a text column must be declared categorical. A column of
+/// numbers is read in one pass; only a column that fails is scanned for a text cell, whose hint
+/// then comes before the reader's own message on an earlier cell (as when the scan came first).
 Vector numeric(const CsvTable& t, const std::string& name) {
+  try {
+    return t.numeric_column(name);
+  } catch (const Error&) {
+    // Find the text cell below, if any; otherwise the reader's message stands.
+  }
   const Index j = t.column_index(name);
   for (Index i = 0; i < t.rows(); ++i) {
     const std::string cell = trimmed(t.cell(i, j));
@@ -57,9 +64,27 @@ Vector numeric(const CsvTable& t, const std::string& name) {
   return t.numeric_column(name);  // names any remaining fault (empty, NA, hex, inf, range)
 }
 
+/// The numeric feature columns side by side, read row by row (the cells of a row lie together);
+/// when a cell fails, column by column through `numeric` for the same message as ever.
+Matrix numeric_block(const CsvTable& t, const std::vector<std::string>& names) {
+  try {
+    return t.numeric_columns(names);
+  } catch (const Error&) {
+    // Named below, column by column.
+  }
+  Matrix x(t.rows(), static_cast<Index>(names.size()));
+  for (std::size_t k = 0; k < names.size(); ++k) x.col(static_cast<Index>(k)) = numeric(t, names[k]);
+  return x;
+}
+
 }  // namespace
 
 DesignEncoder DesignEncoder::fit(const CsvTable& train, const DesignSpec& spec) {
+  return fit_transform(train, spec).first;
+}
+
+std::pair<DesignEncoder, Matrix> DesignEncoder::fit_transform(const CsvTable& train,
+                                                              const DesignSpec& spec) {
   DesignEncoder d;
   d.spec_ = spec;
   check(!spec.features.empty(), "A design needs at least one feature column.");
@@ -100,10 +125,10 @@ DesignEncoder DesignEncoder::fit(const CsvTable& train, const DesignSpec& spec) 
       d.names_.push_back(c.name + "=" + c.levels[k]);
   }
   // The numeric columns are read (and so checked) here, whether or not they are standardised.
-  Matrix x(train.rows(), static_cast<Index>(d.numeric_.size()));
-  for (std::size_t k = 0; k < d.numeric_.size(); ++k) x.col(k) = numeric(train, d.numeric_[k]);
+  Matrix x = numeric_block(train, d.numeric_);
   if (spec.standardize && !d.numeric_.empty()) d.standardizer_ = Standardizer::fit(x, d.numeric_);
-  return d;
+  Matrix design = d.assemble(train, std::move(x));
+  return {std::move(d), std::move(design)};
 }
 
 const std::vector<std::string>& DesignEncoder::levels(const std::string& feature) const {
@@ -113,9 +138,11 @@ const std::vector<std::string>& DesignEncoder::levels(const std::string& feature
 }
 
 Matrix DesignEncoder::transform(const CsvTable& table) const {
+  return assemble(table, numeric_block(table, numeric_));
+}
+
+Matrix DesignEncoder::assemble(const CsvTable& table, Matrix numeric_x) const {
   const Index n = table.rows();
-  Matrix numeric_x(n, static_cast<Index>(numeric_.size()));
-  for (std::size_t k = 0; k < numeric_.size(); ++k) numeric_x.col(k) = numeric(table, numeric_[k]);
   if (spec_.standardize && !numeric_.empty()) numeric_x = standardizer_.transform(numeric_x);
   Matrix x = Matrix::Zero(n, static_cast<Index>(names_.size()));
   Index out = 0, next_numeric = 0;
@@ -127,7 +154,7 @@ Matrix DesignEncoder::transform(const CsvTable& table) const {
     }
     const Index j = table.column_index(c.name);
     for (Index i = 0; i < n; ++i) {
-      const std::string& cell = table.cell(i, j);
+      const std::string_view cell = table.cell(i, j);
       check(!is_missing(cell), fmt::format("File '{}', line {}, column '{}': the value is missing.",
                                            table.source(), table.line_of(i), c.name));
       const auto it = std::find_if(c.levels.begin(), c.levels.end(),
