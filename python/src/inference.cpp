@@ -59,14 +59,14 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
   SiteEvaluation sites = SiteEvaluation::at_mean;
   if (method == "laplace") {
     check(family == "full", "The Laplace approximation has a full covariance: family must be 'full'.");
-    LaplaceOptions options;
+    ::blr::inference::LaplaceOptions options;
     if (max_iterations) options.max_iterations = *max_iterations;
     if (tolerance) options.tolerance = *tolerance;
     options.validate();
-    LaplaceResult r;
+    ::blr::inference::LaplaceResult r;
     {
       py::gil_scoped_release release;
-      r = laplace(model, options);
+      r = ::blr::inference::laplace(model, options);
     }
     mean = r.mean;
     covariance = r.covariance;
