@@ -8,6 +8,9 @@
 * ``kalman(y, transition, observation, state_noise, obs_noise, init_mean, init_cov)``: the Kalman
   filter and RTS smoother (the BLR's conjugate Gaussian updates, §5.1).
 * ``gmm(x, components, covariance)``: a Gaussian mixture by EM (the BLR with a mixture family).
+* ``merge(prior_mean, prior_precision, means, precisions, scale=1)``: Gaussian posteriors fitted
+  from one prior merged in natural parameters, λ₀ + scale·Σ(λ_t − λ₀) (Daheim et al. 2024); for
+  conjugate models on disjoint data the full-data posterior.
 
 Results are dicts of NumPy arrays and Python numbers.
 """
@@ -17,5 +20,6 @@ from ._blr import infer as _infer
 glm = _infer.glm
 kalman = _infer.kalman
 gmm = _infer.gmm
+merge = _infer.merge
 
-__all__ = ["glm", "kalman", "gmm"]
+__all__ = ["glm", "kalman", "gmm", "merge"]

@@ -14,6 +14,7 @@
 #include "blr/inference/glm.hpp"
 #include "blr/inference/gmm.hpp"
 #include "blr/inference/kalman.hpp"
+#include "blr/inference/merge.hpp"
 #include "blr/inference/sensitivity.hpp"
 
 namespace blr::python {
@@ -171,6 +172,27 @@ py::dict gmm(const Matrix& x, int components, const std::string& covariance, int
   return out;
 }
 
+/// Gaussian posteriors fitted from one prior, merged in natural parameters (merge.hpp):
+/// λ = λ₀ + scale·Σ_t(λ_t − λ₀); with scale 1 and disjoint data, the full-data posterior.
+py::dict merge(const Vector& prior_mean, const Matrix& prior_precision,
+               const std::vector<Vector>& means, const std::vector<Matrix>& precisions,
+               double scale) {
+  check(means.size() == precisions.size(),
+        fmt::format("merge got {} means but {} precisions; give one of each per posterior.",
+                    means.size(), precisions.size()));
+  std::vector<Vector> naturals;
+  for (size_t t = 0; t < means.size(); ++t) {
+    naturals.push_back(GaussianFull(means[t], precisions[t]).natural());
+  }
+  const GaussianFull merged = GaussianFull::from_natural(
+      merge_natural(GaussianFull(prior_mean, prior_precision).natural(), naturals, scale));
+  py::dict out;
+  out["mean"] = merged.mean;
+  out["precision"] = merged.precision_matrix();
+  out["covariance"] = merged.covariance();
+  return out;
+}
+
 }  // namespace
 
 void bind_inference(py::module_& m) {
@@ -192,6 +214,11 @@ void bind_inference(py::module_& m) {
   inf.def("gmm", &gmm, py::arg("x"), py::arg("components") = 2, py::arg("covariance") = "full",
           py::arg("max_iterations") = 1000, py::arg("reg_covar") = 1e-6, py::arg("seed") = 0,
           "Gaussian mixture by EM (the BLR with a mixture family; k-means++ start).");
+  inf.def("merge", &merge, py::arg("prior_mean"), py::arg("prior_precision"), py::arg("means"),
+          py::arg("precisions"), py::arg("scale") = 1.0,
+          "Merges Gaussian posteriors N(mean_t, precision_t^-1) fitted from the prior N(prior_mean, "
+          "prior_precision^-1) in natural parameters: lambda_0 + scale * sum_t (lambda_t - "
+          "lambda_0) (uncertainty-weighted merging; exact for conjugate models on disjoint data).");
 }
 
 }  // namespace blr::python

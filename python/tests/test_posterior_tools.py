@@ -138,3 +138,23 @@ def test_gmm_finds_two_separated_clusters():
     assert np.allclose(r["weights"][order], [2 / 3, 1 / 3], atol=0.01)
     assert np.allclose(r["means"][order], [[-4, -4], [4, 4]], atol=0.3)
     assert np.allclose(r["responsibilities"].sum(axis=1), 1.0)
+
+
+def test_merging_linear_regression_posteriors_of_disjoint_splits_is_the_full_posterior():
+    rng = np.random.default_rng(4)
+    x = np.column_stack([np.ones(60), rng.normal(size=(60, 2))])
+    y = x @ np.array([0.5, 1.0, -1.0]) + rng.normal(size=60)
+    prior_mean, prior_precision = np.array([0.1, 0.0, -0.2]), 2.0 * np.eye(3)
+
+    def posterior(rows):
+        precision = prior_precision + x[rows].T @ x[rows]
+        return np.linalg.solve(precision, prior_precision @ prior_mean + x[rows].T @ y[rows]), precision
+
+    parts = [posterior(slice(a, a + 20)) for a in (0, 20, 40)]
+    merged = blr.infer.merge(prior_mean, prior_precision, [m for m, _ in parts], [p for _, p in parts])
+    full_mean, full_precision = posterior(slice(0, 60))
+    assert np.allclose(merged["precision"], full_precision, rtol=1e-12, atol=0)
+    assert np.allclose(merged["mean"], full_mean, rtol=1e-10, atol=1e-12)
+    assert not np.allclose(parts[0][0], full_mean, rtol=1e-3)
+    with pytest.raises(blr.Error, match="one of each"):
+        blr.infer.merge(prior_mean, prior_precision, [full_mean], [])
