@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `pip install --no-build-isolation .` from the checkout into a fresh virtual environment (with
-# Debian's site packages, for torch), then `import blr` and one IVON step from outside the tree.
+# `pip install --no-index --no-deps --no-build-isolation .` from the checkout into a fresh virtual
+# environment (with Debian's site packages, for torch), then `import blr` and one IVON step from
+# outside the tree.
 # The CMake build reuses BUILD_DIR (setup.py's BLR_CMAKE_BUILD_DIR) so the test does not compile
 # the library a second time; the packing, the wheel and the run paths are what it checks.
 # Usage: pip_install_test.sh BUILD_DIR SOURCE_DIR
