@@ -160,16 +160,20 @@ bool tensor_update(const typename Rule::Options& o, const typename Rule::Policy&
   } else if constexpr (kStat == Statistic::kSquaredGradient) {
     s = in.direct ? V(g.t.mul(g.t)) : V(in.stat->mul(inv));
   } else if constexpr (kStat == Statistic::kExternalSquared) {
-    s = V(in.squared->to(param.options()).mul(inv));
+    s = V(in.squared->to(slot.precision.options()).mul(inv));
   }
   // The step on a coordinate type: stage::Coordinate, or stage::PriorCoordinate with m₀ and p₀.
+  // With master weights (half/bfloat16 parameters) the step runs on the float32 mean, and the
+  // parameter receives it rounded to its own dtype.
+  ::at::Tensor mean = slot.master.defined() ? slot.master : param.detach();
   auto run = [&](auto& c) {
-    c.mean = V(param.detach());
+    c.mean = V(mean);
     c.precision = V(slot.precision);
     if constexpr (kAverage) c.average = V(slot.average);
     Rule::template estimate<kVariant>(Rule::template estimate_coefficients<double>(o), g, s, c);
     coordinate_step<true>(coefficients<double>(policy, context), c);
-    param.copy_(c.new_mean.t);
+    mean.copy_(c.new_mean.t);
+    if (slot.master.defined()) param.copy_(mean);
     slot.precision.copy_(c.new_precision.t);
     if constexpr (kAverage) slot.average.copy_(c.new_average.t);
   };
@@ -187,7 +191,7 @@ bool tensor_update(const typename Rule::Options& o, const typename Rule::Policy&
     stage::Coordinate<V> c;
     run(c);
   }
-  return ::at::isfinite(param).all().item<bool>();
+  return ::at::isfinite(mean).all().item<bool>();
 }
 
 /// Calls f.template operator()<kVariant>() for the rule's variant v ∈ [0, kVariants).

@@ -46,6 +46,22 @@ std::string param_key(size_t group, size_t index, const char* what) {
   return t.to(like.options()).contiguous();
 }
 
+/// True for the reduced-precision floating types whose parameters get float32 master weights.
+bool reduced_precision(const ::at::Tensor& param) {
+  return param.scalar_type() == ::at::kHalf || param.scalar_type() == ::at::kBFloat16;
+}
+
+/// The options of a parameter's optimizer state: float32 for half/bfloat16 parameters (master
+/// weights), the parameter's own otherwise.
+::at::TensorOptions state_options(const ::at::Tensor& param) {
+  return reduced_precision(param) ? param.options().dtype(::at::kFloat) : param.options();
+}
+
+/// `t` converted to the state's dtype and device of `param`.
+::at::Tensor conform_state(const ::at::Tensor& t, const ::at::Tensor& param) {
+  return t.to(state_options(param)).contiguous();
+}
+
 /// "[2, 3]" for a shape.
 std::string shape_string(::at::IntArrayRef sizes) {
   std::string out = "[";
@@ -91,9 +107,12 @@ void MeanFieldOptimizer::ensure_slots() {
     for (size_t i = 0; i < params.size(); ++i) {
       Slot& s = slots_[g][i];
       if (s.precision.defined()) continue;
-      const auto options = params[i].options();
+      const auto options = state_options(params[i]);
       s.average = ::at::zeros(params[i].sizes(), options);
       s.precision = ::at::full(params[i].sizes(), initial_precision(g), options);
+      if (reduced_precision(params[i]) && !s.master.defined()) {
+        s.master = params[i].detach().to(options).contiguous();
+      }
     }
   }
 }
@@ -145,7 +164,7 @@ void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps
           check((*eps)[j].sizes() == p.sizes(),
                 fmt::format("{}: noise tensor {} has shape {} but the parameter has shape {}.",
                             name(), j, shape_string((*eps)[j].sizes()), shape_string(p.sizes())));
-          e = conform((*eps)[j], p);
+          e = conform_state((*eps)[j], p);
         }
         if (fused_ && fused_for(p)) {
           if (!s.theta.defined()) s.theta = ::at::empty(p.sizes(), p.options());
@@ -170,6 +189,13 @@ void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps
           p.set_data(s.theta);
           s.theta = ::at::Tensor();
           s.swapped = true;
+        } else if (s.master.defined()) {
+          // Master weights: θ = μ + noise in float32, written into the parameter's own dtype.
+          s.mean = s.master;
+          if (!e.defined()) e = ::at::randn(p.sizes(), state_options(p));
+          ::at::Tensor noise = e.mul(s.precision.mul(prec.a).add_(prec.b).rsqrt_());
+          p.copy_(s.master.add(noise));
+          if (keep_noise) s.noise = noise;
         } else {
           if (s.mean.defined()) {
             s.mean.copy_(p);
@@ -220,7 +246,8 @@ void MeanFieldOptimizer::restore(bool collect) {
       }
       if (!collect) continue;
       // A parameter the loss did not reach has gradient zero.
-      ::at::Tensor grad = p.grad().defined() ? conform(p.grad(), p) : ::at::zeros_like(p);
+      ::at::Tensor grad = p.grad().defined() ? conform_state(p.grad(), p)
+                                             : ::at::zeros(p.sizes(), state_options(p));
       if (first && training_samples() == 1) {
         // The update reads the gradient (and the noise) itself (see mean_field.hpp).
         s.pending_grad = grad;
@@ -335,13 +362,13 @@ void MeanFieldOptimizer::add_squared_gradients(const std::vector<::at::Tensor>& 
         fmt::format("{}: add_squared_gradients() belongs inside a training sample, after "
                     "backward() and before restore_parameters().",
                     name()));
-  check(!squared_given_,
-        fmt::format("{}: add_squared_gradients() was called twice in one sample.", name()));
   ::at::NoGradGuard no_grad;
   const size_t total = parameter_count();
   check(squared.size() == total,
         fmt::format("{}: {} squared-gradient tensors were given for {} parameters.", name(),
                     squared.size(), total));
+  // The first call of the step starts the sum; later calls (more samples, or more micro-batches
+  // of one sample) add to it.
   const bool first = squared_samples_ == 0;
   size_t j = 0;
   for (size_t g = 0; g < param_groups_.size(); ++g) {
@@ -350,8 +377,8 @@ void MeanFieldOptimizer::add_squared_gradients(const std::vector<::at::Tensor>& 
       const ::at::Tensor& p = params[i];
       Slot& s = slot(g, i);
       // An undefined entry (a parameter without a squared gradient) counts as zero.
-      ::at::Tensor sq =
-          squared[j].defined() ? conform(squared[j].detach(), p) : ::at::zeros_like(p);
+      ::at::Tensor sq = squared[j].defined() ? conform_state(squared[j].detach(), p)
+                                             : ::at::zeros(p.sizes(), state_options(p));
       check(sq.sizes() == p.sizes(),
             fmt::format("{}: squared gradient {} has shape {} but the parameter has shape {}.",
                         name(), j, shape_string(sq.sizes()), shape_string(p.sizes())));
@@ -359,13 +386,29 @@ void MeanFieldOptimizer::add_squared_gradients(const std::vector<::at::Tensor>& 
       s.squared_sum = first ? sq : s.squared_sum + sq;
     }
   }
+  if (!squared_given_) ++squared_samples_;  // samples that had squared gradients
   squared_given_ = true;
-  ++squared_samples_;
 }
 
 std::vector<::at::Tensor> MeanFieldOptimizer::posterior_variance() {
   std::vector<::at::Tensor> out = posterior_precision();
   for (auto& t : out) t.reciprocal_();
+  return out;
+}
+
+std::vector<::at::Tensor> MeanFieldOptimizer::posterior_mean() {
+  check(!sampled_, fmt::format("{}: the posterior mean is not readable while the parameters hold "
+                               "a sample.",
+                               name()));
+  ensure_slots();
+  std::vector<::at::Tensor> out;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const auto& params = param_groups_[g].params();
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Slot& s = slots_[g][i];
+      out.push_back(s.master.defined() ? s.master : params[i].detach());
+    }
+  }
   return out;
 }
 
@@ -423,8 +466,8 @@ void MeanFieldOptimizer::set_prior(const std::vector<::at::Tensor>& means,
                           name(), i, g, t->defined() ? shape_string(t->sizes()) : "none",
                           shape_string(params[i].sizes())));
       }
-      ::at::Tensor m0 = conform(means[k], params[i]);
-      ::at::Tensor p0 = conform(precisions[k], params[i]);
+      ::at::Tensor m0 = conform_state(means[k], params[i]);
+      ::at::Tensor p0 = conform_state(precisions[k], params[i]);
       check(::at::isfinite(m0).all().item<bool>(),
             fmt::format("{}: the prior mean of parameter {} in group {} is not finite.", name(),
                         i, g));
@@ -462,7 +505,8 @@ void MeanFieldOptimizer::set_prior_from_posterior() {
                       name()));
     const auto& params = param_groups_[g].params();
     for (size_t i = 0; i < params.size(); ++i) {
-      means.push_back(params[i].detach().clone());
+      const Slot& s = slots_[g][i];
+      means.push_back(s.master.defined() ? s.master.clone() : params[i].detach().clone());
       precisions.push_back(slots_[g][i].precision.clone());
     }
   }
@@ -494,7 +538,8 @@ std::vector<::at::Tensor> MeanFieldOptimizer::prior_means() {
     const auto& params = param_groups_[g].params();
     for (size_t i = 0; i < params.size(); ++i) {
       const Slot& s = slots_[g][i];
-      out.push_back(s.prior_mean.defined() ? s.prior_mean : ::at::zeros_like(params[i]));
+      out.push_back(s.prior_mean.defined() ? s.prior_mean
+                                           : ::at::zeros(params[i].sizes(), state_options(params[i])));
     }
   }
   return out;
@@ -508,8 +553,9 @@ std::vector<::at::Tensor> MeanFieldOptimizer::prior_precisions() {
     const double delta = curvature_offset(g);
     for (size_t i = 0; i < params.size(); ++i) {
       const Slot& s = slots_[g][i];
-      out.push_back(s.prior_precision.defined() ? s.prior_precision
-                                                : ::at::full_like(params[i], delta));
+      out.push_back(s.prior_precision.defined()
+                        ? s.prior_precision
+                        : ::at::full(params[i].sizes(), delta, state_options(params[i])));
     }
   }
   return out;
@@ -593,6 +639,7 @@ void MeanFieldOptimizer::save(::torch::serialize::OutputArchive& archive) const 
       if (!s.precision.defined()) continue;
       archive.write(param_key(g, i, "average"), s.average);
       archive.write(param_key(g, i, "precision"), s.precision);
+      if (s.master.defined()) archive.write(param_key(g, i, "master"), s.master);
       if (s.prior_precision.defined()) {
         archive.write(param_key(g, i, "prior_mean"), s.prior_mean);
         archive.write(param_key(g, i, "prior_precision"), s.prior_precision);
@@ -643,8 +690,22 @@ void MeanFieldOptimizer::load(::torch::serialize::InputArchive& archive) {
                         name(), i, g, shape_string(precision.sizes()),
                         shape_string(params[i].sizes())));
       if (version == 1) precision = precision.to(::at::kDouble).add(curvature_offset(g));
-      slots[g][i].average = conform(average, params[i]);
-      slots[g][i].precision = conform(precision, params[i]);
+      slots[g][i].average = conform_state(average, params[i]);
+      slots[g][i].precision = conform_state(precision, params[i]);
+      if (reduced_precision(params[i])) {
+        // The float32 mean; a state saved without it (or by a float32 run) starts from p.
+        ::at::Tensor master;
+        if (archive.try_read(param_key(g, i, "master"), master)) {
+          check(master.sizes() == params[i].sizes(),
+                fmt::format("The saved {} master weights of parameter {} in group {} have shape "
+                            "{}; the parameter has shape {}.",
+                            name(), i, g, shape_string(master.sizes()),
+                            shape_string(params[i].sizes())));
+          slots[g][i].master = conform_state(master, params[i]);
+        } else {
+          slots[g][i].master = conform_state(params[i].detach(), params[i]);
+        }
+      }
       ::at::Tensor prior_mean, prior_precision;
       if (version >= kPriorFormatVersion &&
           archive.try_read(param_key(g, i, "prior_precision"), prior_precision)) {
@@ -658,8 +719,8 @@ void MeanFieldOptimizer::load(::torch::serialize::InputArchive& archive) {
                           "parameter has shape {}.",
                           name(), i, g, shape_string(prior_precision.sizes()),
                           shape_string(params[i].sizes())));
-        slots[g][i].prior_mean = conform(prior_mean, params[i]);
-        slots[g][i].prior_precision = conform(prior_precision, params[i]);
+        slots[g][i].prior_mean = conform_state(prior_mean, params[i]);
+        slots[g][i].prior_precision = conform_state(prior_precision, params[i]);
       }
     }
   }

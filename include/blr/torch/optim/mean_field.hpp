@@ -24,6 +24,18 @@
 // between restore and step takes effect). A second sample before step() sums the remembered one
 // first; if it was modified in between (zeroed before the sample), that is refused.
 //
+// Precision and placement: each parameter keeps its state on its own device, so one optimizer
+// takes parameters of several dtypes and devices. Half and bfloat16 parameters get float32
+// master weights: μ, u, P (and m₀, p₀) are float32 in the state, the sample θ = μ + noise is
+// formed in float32 and rounded into the parameter, gradients are read in float32, and after each
+// update the parameter holds μ rounded to its dtype (the tensor-operation path; saved as
+// "master" with the state). Updates smaller than the parameter's resolution therefore accumulate.
+//
+// Gradient accumulation: inside one sample, any number of forward/backward passes may add to
+// p.grad (micro-batches, each loss scaled by its share of the batch); restore reads the sum, so k
+// micro-batches make the step of the whole batch. add_squared_gradients may likewise be called
+// once per micro-batch, each with its share of the batch's mean, and the calls of one sample add.
+//
 // A general prior (set_prior, set_prior_from_posterior; optimizers whose prior enters only through
 // the core's prior stages, IVON): N(m₀, diag(1/(λ·p₀))) per coordinate instead of N(0, 1/(λδ)),
 // with m₀ and p₀ held per parameter next to u and P. The update then runs on a
@@ -84,6 +96,9 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   int64_t step_count() const { return step_; }
   /// The optimizer's curvature in its own units, parameter order (IVON's h, VOGN's s, Vadam's s).
   std::vector<::at::Tensor> curvature();
+  /// The posterior mean μ of every parameter, parameter order, in the state's precision (the
+  /// float32 master weights of half/bfloat16 parameters; the parameter itself otherwise).
+  std::vector<::at::Tensor> posterior_mean();
   /// The posterior precision a·P + b of every parameter, parameter order.
   std::vector<::at::Tensor> posterior_precision();
   /// The gradient average u (momentum) of every parameter, parameter order.
@@ -127,6 +142,7 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   struct Slot {
     ::at::Tensor mean, noise, grad_sum, stat_sum, squared_sum, average, precision;
     ::at::Tensor prior_mean, prior_precision;  ///< m₀, p₀ (undefined: the options' prior)
+    ::at::Tensor master;  ///< half/bfloat16 parameters: μ in float32 (the parameter holds it rounded)
     ::at::Tensor theta;          ///< fused path: the buffer not currently held by the parameter
     bool swapped = false;        ///< fused path: the parameter holds θ's buffer, `mean` holds μ
     ::at::Tensor pending_grad;   ///< one sample: the gradient the update reads directly
