@@ -39,6 +39,15 @@ SiteTerms site_terms(Likelihood l, double y, double a, double noise_precision = 
 SiteTerms expected_site_terms(Likelihood l, double y, double m, double v,
                               const GaussHermite& quadrature, double noise_precision = 1.0);
 
+/// The logistic link's expectations for n sites at once: for a_i ~ N(m_i, v_i), value_i =
+/// E[y_i a − log(1 + eᵃ)], gradient_i = E[y_i − σ(a)], hessian_i = −E[σ(a)(1 − σ(a))] by
+/// Gauss–Hermite, vectorised over sites and nodes (one exponential and one logarithm per node, with
+/// e = exp(−|a|), p = 1/(1 + e): σ(a) = p or e·p, log(1 + eᵃ) = max(a, 0) − log p). Any output
+/// pointer may be null. expected_site_terms runs this for one site.
+void expected_logistic_sites(Index n, const double* y, const double* m, const double* v,
+                             const GaussHermite& quadrature, double* value, double* gradient,
+                             double* hessian);
+
 /// XᵀWX for W = diag(w) (the GLM and CVI curvatures): the lower triangle of (WX)ᵀX by a blocked
 /// BLAS-3 kernel, mirrored; any signs of w.
 Matrix weighted_gram(const Matrix& x, const Vector& w);

@@ -78,22 +78,44 @@ void site_estimate(Likelihood lik, double y, double mean, double var, const Site
   h = h_sum / samples;
 }
 
+/// v_i = x_iᵀ Σ x_i for every row, in blocks of rows so that the N×d product X·Σ is never held
+/// whole (one block of it stays in cache).
+Vector site_variances(const Matrix& x, const Matrix& covariance, bool full) {
+  if (!full) return x.array().square().matrix() * covariance.diagonal();
+  constexpr Index kRows = 512;
+  const Index n = x.rows();
+  Vector v(n);
+  Matrix t(std::min(kRows, n), x.cols());
+  for (Index b = 0; b < n; b += kRows) {
+    const Index r = std::min(kRows, n - b);
+    t.topRows(r).noalias() = x.middleRows(b, r) * covariance;
+    v.segment(b, r) = t.topRows(r).cwiseProduct(x.middleRows(b, r)).rowwise().sum();
+  }
+  return v;
+}
+
 void evaluate(const Glm& model, bool full, const GaussHermite& gh, Rng* rng, int samples,
               Point& p) {
   const Index n = model.x.rows(), d = model.dimension();
   const Vector am = model.x * p.mean;
-  const Vector v = full ? Vector((model.x * p.covariance).cwiseProduct(model.x).rowwise().sum())
-                        : Vector(model.x.array().square().matrix() * p.covariance.diagonal());
+  const Vector v = site_variances(model.x, p.covariance, full).cwiseMax(0.0);
   p.g.resize(n);
   p.h.resize(n);
   p.expected_loglik = 0;
-  for (Index i = 0; i < n; ++i) {
-    const double vi = std::max(v[i], 0.0);
-    const SiteTerms e =
-        expected_site_terms(model.likelihood, model.y[i], am[i], vi, gh, model.noise_precision);
-    p.expected_loglik += e.value;
-    site_estimate(model.likelihood, model.y[i], am[i], vi, e, rng, samples,
-                  model.noise_precision, p.g[i], p.h[i]);
+  if (model.likelihood == Likelihood::logistic && !rng) {
+    // The quadrature for all sites at once (vectorised); the same values site by site below.
+    Vector value(n);
+    expected_logistic_sites(n, model.y.data(), am.data(), v.data(), gh, value.data(),
+                            p.g.data(), p.h.data());
+    p.expected_loglik = value.sum();
+  } else {
+    for (Index i = 0; i < n; ++i) {
+      const SiteTerms e =
+          expected_site_terms(model.likelihood, model.y[i], am[i], v[i], gh, model.noise_precision);
+      p.expected_loglik += e.value;
+      site_estimate(model.likelihood, model.y[i], am[i], v[i], e, rng, samples,
+                    model.noise_precision, p.g[i], p.h[i]);
+    }
   }
   const double entropy = 0.5 * static_cast<double>(d) * (1.0 + kLog2Pi) + 0.5 * p.log_det_cov;
   p.elbo = p.expected_loglik + expected_log_prior(model, p.mean, p.covariance.diagonal()) + entropy;
