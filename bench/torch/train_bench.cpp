@@ -14,13 +14,13 @@
 
 namespace {
 
-std::shared_ptr<const blr::torch::FashionMnist> data() {
-  static std::shared_ptr<const blr::torch::FashionMnist> cached = [] {
+std::shared_ptr<const blr::torch::Dataset> data() {
+  static std::shared_ptr<const blr::torch::Dataset> cached = [] {
     ::at::set_num_threads(1);  // one LibTorch thread, like the figures in docs/benchmarks.md
     blr::torch::FashionMnistOptions o;
     o.train_limit = 12800;
     o.test_limit = 2000;
-    return std::make_shared<const blr::torch::FashionMnist>(blr::torch::load_fashion_mnist(o));
+    return std::make_shared<const blr::torch::Dataset>(blr::torch::load_fashion_mnist(o));
   }();
   return cached;
 }
@@ -54,10 +54,10 @@ void predictive(benchmark::State& state) {
     const auto samples = static_cast<int>(state.range(0));
     for (auto _ : state) {
       if (samples == 0) {
-        benchmark::DoNotOptimize(blr::torch::predict_log_probs(trainer.model(), data()->test.images));
+        benchmark::DoNotOptimize(blr::torch::predict_log_probs(trainer.model(), data()->test.x));
       } else {
         benchmark::DoNotOptimize(
-            blr::torch::predictive_log_probs(trainer.model(), *v, data()->test.images, samples));
+            blr::torch::predictive_log_probs(trainer.model(), *v, data()->test.x, samples));
       }
     }
   } catch (const blr::Error& e) {

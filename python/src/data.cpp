@@ -10,9 +10,9 @@ namespace blr::python {
 
 namespace {
 
-py::object pair(const ::blr::torch::ImageDataset& d) {
-  if (!d.images.defined()) return py::none();
-  return py::make_tuple(d.images, d.labels);
+py::object pair(const ::blr::torch::Split& d) {
+  if (!d.x.defined()) return py::none();
+  return py::make_tuple(d.x, d.y);
 }
 
 }  // namespace
@@ -30,7 +30,7 @@ void bind_data(py::module_& m) {
         options.validation_fraction = validation_fraction;
         options.seed = seed;
         options.validate();
-        ::blr::torch::FashionMnist f;
+        ::blr::torch::Dataset f;
         {
           py::gil_scoped_release release;
           f = ::blr::torch::load_fashion_mnist(options);
@@ -40,8 +40,8 @@ void bind_data(py::module_& m) {
         out["validation"] = pair(f.validation);
         out["test"] = pair(f.test);
         out["test_shifted"] = pair(f.test_shifted);
-        out["pixel_mean"] = f.pixel_mean;
-        out["pixel_std"] = f.pixel_std;
+        out["pixel_mean"] = f.statistics.at("pixel_mean").get<double>();
+        out["pixel_std"] = f.statistics.at("pixel_std").get<double>();
         return out;
       },
       py::arg("train_limit") = 0, py::arg("test_limit") = 0, py::arg("validation_fraction") = 0.0,

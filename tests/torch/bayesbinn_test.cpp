@@ -197,12 +197,12 @@ TEST(BayesBinn, InitialisationHasRandomSignsOfTheGivenMagnitude) {
 
 /// Trains `opt` on the synthetic 3-class images for `epochs` epochs of batches of 50.
 template <class Step>
-void train(blr::torch::BinaryMlp& model, const blr::torch::ImageDataset& data, int epochs,
+void train(blr::torch::BinaryMlp& model, const blr::torch::Split& data, int epochs,
            const Step& step) {
   model.train();
   for (int e = 0; e < epochs; ++e) {
     for (int64_t b = 0; b < data.size(); b += 50) {
-      const auto x = data.images.slice(0, b, b + 50), y = data.labels.slice(0, b, b + 50);
+      const auto x = data.x.slice(0, b, b + 50), y = data.y.slice(0, b, b + 50);
       step([&] { return ::torch::cross_entropy_loss(model.forward(x), y); });
     }
   }
@@ -231,9 +231,9 @@ TEST(BayesBinn, LearnsABinaryNetwork) {
   });
   EXPECT_EQ(opt.step_count(), 5 * 12);
   const blr::torch::Model m(model);
-  const double at_sign = accuracy(blr::torch::predict_log_probs(m, data->test.images), data->test.labels);
+  const double at_sign = accuracy(blr::torch::predict_log_probs(m, data->test.x), data->test.y);
   const double sampled =
-      accuracy(blr::torch::predictive_log_probs(m, opt, data->test.images, 16), data->test.labels);
+      accuracy(blr::torch::predictive_log_probs(m, opt, data->test.x, 16), data->test.y);
   std::printf("[ bayesbinn] synthetic test accuracy: sign(λ) %.3f, 16 Bernoulli samples %.3f\n",
               at_sign, sampled);
   EXPECT_GE(at_sign, 0.9);
@@ -276,8 +276,8 @@ TEST(Ste, LearnsABinaryNetworkAndStepsLikeAdamOnTheLatents) {
     ++steps;
   });
   EXPECT_EQ(deviation, 0.0);  // the same Adam on the same gradients: bitwise
-  const double acc = accuracy(blr::torch::predict_log_probs(blr::torch::Model(model), data->test.images),
-                              data->test.labels);
+  const double acc = accuracy(blr::torch::predict_log_probs(blr::torch::Model(model), data->test.x),
+                              data->test.y);
   std::printf("[ ste      ] synthetic test accuracy %.3f\n", acc);
   EXPECT_GE(acc, 0.9);
 }

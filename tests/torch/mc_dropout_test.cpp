@@ -152,8 +152,8 @@ TEST(McDropout, LearnsASmallNetworkAndPredictsWithMasks) {
       {
         blr::torch::SampledParameters sample(*v, true);
         opt->zero_grad();
-        ::torch::cross_entropy_loss(model->forward(data->train.images.slice(0, i, i + 50)),
-                                    data->train.labels.slice(0, i, i + 50))
+        ::torch::cross_entropy_loss(model->forward(data->train.x.slice(0, i, i + 50)),
+                                    data->train.y.slice(0, i, i + 50))
             .backward();
       }
       opt->step();
@@ -161,10 +161,10 @@ TEST(McDropout, LearnsASmallNetworkAndPredictsWithMasks) {
   }
   const blr::torch::Model m(model);
   auto accuracy = [&](const ::at::Tensor& lp) {
-    return lp.argmax(1).eq(data->test.labels).to(::torch::kDouble).mean().item<double>();
+    return lp.argmax(1).eq(data->test.y).to(::torch::kDouble).mean().item<double>();
   };
-  const double at_mean = accuracy(blr::torch::predict_log_probs(m, data->test.images));
-  const double predictive = accuracy(blr::torch::predictive_log_probs(m, *v, data->test.images, 16));
+  const double at_mean = accuracy(blr::torch::predict_log_probs(m, data->test.x));
+  const double predictive = accuracy(blr::torch::predictive_log_probs(m, *v, data->test.x, 16));
   std::printf("[ dropout  ] synthetic test accuracy: π₁·m %.3f, 16 masks %.3f\n", at_mean, predictive);
   EXPECT_GE(at_mean, 0.9);
   EXPECT_GE(predictive, 0.9);

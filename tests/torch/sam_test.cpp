@@ -137,7 +137,7 @@ TEST(Sam, BothLearnASmallNetworkAndBsamPredicts) {
     EXPECT_EQ(v->training_samples(), 2);
     for (int e = 0; e < 8; ++e) {
       for (int64_t i = 0; i < 600; i += 50) {
-        const auto x = data->train.images.slice(0, i, i + 50), y = data->train.labels.slice(0, i, i + 50);
+        const auto x = data->train.x.slice(0, i, i + 50), y = data->train.y.slice(0, i, i + 50);
         for (int k = 0; k < 2; ++k) {
           blr::torch::SampledParameters sample(*v, true);
           opt->zero_grad();
@@ -147,14 +147,14 @@ TEST(Sam, BothLearnASmallNetworkAndBsamPredicts) {
       }
     }
     const blr::torch::Model m(model);
-    const auto lp = blr::torch::predict_log_probs(m, data->test.images);
-    const double acc = lp.argmax(1).eq(data->test.labels).to(::torch::kDouble).mean().item<double>();
+    const auto lp = blr::torch::predict_log_probs(m, data->test.x);
+    const double acc = lp.argmax(1).eq(data->test.y).to(::torch::kDouble).mean().item<double>();
     std::printf("[ %-8s ] synthetic test accuracy at the mean %.3f\n", name.c_str(), acc);
     EXPECT_GE(acc, 0.9) << name;
     EXPECT_EQ(v->has_posterior(), name == "bsam");
     if (name == "bsam") {
-      const auto pred = blr::torch::predictive_log_probs(m, *v, data->test.images, 8);
-      EXPECT_GE(pred.argmax(1).eq(data->test.labels).to(::torch::kDouble).mean().item<double>(), 0.9);
+      const auto pred = blr::torch::predictive_log_probs(m, *v, data->test.x, 8);
+      EXPECT_GE(pred.argmax(1).eq(data->test.y).to(::torch::kDouble).mean().item<double>(), 0.9);
     }
   }
 }

@@ -189,8 +189,8 @@ TEST(TrainCheckpoint, EvaluationCoversTheValidationSplit) {
   t.train();
   const auto ev = t.evaluate();
   ASSERT_TRUE(ev.has_validation);
-  const auto direct = classification_metrics(predict_log_probs(t.model(), data->validation.images),
-                                             data->validation.labels, c.ece_bins);
+  const auto direct = classification_metrics(predict_log_probs(t.model(), data->validation.x),
+                                             data->validation.y, c.ece_bins);
   EXPECT_EQ(ev.validation_mean.count, 20);
   EXPECT_EQ(ev.validation_mean.nll, direct.nll);
   EXPECT_EQ(ev.validation_predictive.count, 20);

@@ -139,14 +139,20 @@ TEST(TrainData, LoadsStandardisesAndSplits) {
   const auto d = load_fashion_mnist(o);
   ASSERT_EQ(d.train.size(), 40);
   ASSERT_EQ(d.test.size(), 12);
-  EXPECT_EQ(d.train.images.sizes(), (std::vector<int64_t>{40, 1, 28, 28}));
-  EXPECT_EQ(d.train.images.scalar_type(), at::kFloat);
-  EXPECT_NEAR(d.train.images.mean().item<double>(), 0.0, 1e-5);
-  EXPECT_NEAR(d.train.images.to(at::kDouble).std(false).item<double>(), 1.0, 1e-5);
-  EXPECT_EQ(d.train.labels[13].item<int64_t>(), 3);
+  EXPECT_EQ(d.train.x.sizes(), (std::vector<int64_t>{40, 1, 28, 28}));
+  EXPECT_EQ(d.train.x.scalar_type(), at::kFloat);
+  EXPECT_NEAR(d.train.x.mean().item<double>(), 0.0, 1e-5);
+  EXPECT_NEAR(d.train.x.to(at::kDouble).std(false).item<double>(), 1.0, 1e-5);
+  EXPECT_EQ(d.train.y[13].item<int64_t>(), 3);
   // Inverted test images: x_shift = (1 − r − m)/s and x = (r − m)/s, so x + x_shift = (1 − 2m)/s.
-  const double expected = (1.0 - 2.0 * d.pixel_mean) / d.pixel_std;
-  EXPECT_NEAR((d.test.images + d.test_shifted.images).sub(expected).abs().max().item<double>(), 0.0,
+  EXPECT_EQ(d.name, "fashion-mnist");
+  EXPECT_EQ(d.task, Task::kClassification);
+  EXPECT_EQ(d.outputs, 10);
+  EXPECT_NO_THROW(d.validate());
+  const double pixel_mean = d.statistics.at("pixel_mean").get<double>();
+  const double pixel_std = d.statistics.at("pixel_std").get<double>();
+  const double expected = (1.0 - 2.0 * pixel_mean) / pixel_std;
+  EXPECT_NEAR((d.test.x + d.test_shifted.x).sub(expected).abs().max().item<double>(), 0.0,
               1e-4);
 
   o.train_limit = 30;
@@ -157,7 +163,7 @@ TEST(TrainData, LoadsStandardisesAndSplits) {
   EXPECT_EQ(s.validation.size(), 6);
   // The split is a partition of the first 30 examples (labels i % 10; check via pixel sums).
   const auto again = load_fashion_mnist(o);
-  EXPECT_TRUE(at::equal(s.validation.labels, again.validation.labels));
+  EXPECT_TRUE(at::equal(s.validation.y, again.validation.y));
   o.validation_fraction = 1.5;
   EXPECT_THROW(load_fashion_mnist(o), Error);
 }

@@ -30,12 +30,12 @@ void add_task_flags(CLI::App* cmd, TrainFlags& f) {
   cmd->add_option("--json", f.settings.json, "Also write the results as JSON to this file ('-' = stdout).");
 }
 
-std::shared_ptr<const blr::torch::FashionMnist> prepare(TrainFlags& f) {
+std::shared_ptr<const blr::torch::Dataset> prepare(TrainFlags& f) {
   steady_allocator();
   blr::torch::cli::finish_config(f);
   f.config.validate();
   blr::torch::apply_run_settings(f.settings);
-  return std::make_shared<const blr::torch::FashionMnist>(
+  return std::make_shared<const blr::torch::Dataset>(
       blr::torch::load_fashion_mnist(f.config.data_options));
 }
 

@@ -50,8 +50,8 @@ std::vector<at::Tensor> curvature_of(Restored& r, at::Device device, const std::
                                      bool quiet) {
   std::string source;
   auto c = blr::torch::merge_curvature(r.trainer->model(), r.trainer->optimizer(),
-                                       r.run.data->train.images.to(device),
-                                       r.run.data->train.labels.to(device), source);
+                                       r.run.data->train.x.to(device),
+                                       r.run.data->train.y.to(device), source);
   if (!quiet) {
     std::cerr << fmt::format("blr merge: {}: {} ({})\n", path, source, r.run.config.optimizer);
   }

@@ -48,10 +48,10 @@ at::Device parse_device(const std::string& text) {
 
 namespace {
 
-std::shared_ptr<FashionMnist> load_data(const TrainConfig& config) {
+std::shared_ptr<Dataset> load_data(const TrainConfig& config) {
   FashionMnistOptions options = config.data_options;
   options.seed = config.seed;
-  return std::make_shared<FashionMnist>(load_fashion_mnist(options));
+  return std::make_shared<Dataset>(load_fashion_mnist(options));
 }
 
 void prepare_out(const RunSettings& s) {
@@ -241,6 +241,34 @@ int run_compare(const TrainConfig& base, const std::vector<std::string>& optimiz
   return finish("compare", runs, settings);
 }
 
+namespace {
+
+// The loader's statistics (standardisation constants, split rule) must be those the checkpoint
+// was trained with; the data directory may move. Checkpoints written before the Dataset shape
+// stored only the pixel mean.
+void check_same_data(const Checkpoint& checkpoint, const Dataset& data) {
+  const auto& meta = checkpoint.meta;
+  if (meta.contains("dataset")) {
+    auto saved = meta.at("dataset").value("statistics", nlohmann::json::object());
+    auto now = data.statistics;
+    saved.erase("directory");
+    now.erase("directory");
+    check(saved == now,
+          fmt::format("The data set now has statistics {} but the checkpoint '{}' was trained "
+                      "with {}: the data set differs from the one used for training.",
+                      now.dump(), checkpoint.path, saved.dump()));
+  } else if (meta.contains("pixel_mean")) {
+    const double m = meta.at("pixel_mean").get<double>();
+    const double now = data.statistics.value("pixel_mean", 0.0);
+    check(std::abs(m - now) < 1e-9,
+          fmt::format("The training images now have pixel mean {} but the checkpoint was trained "
+                      "with {}: the data set differs from the one used for training.",
+                      now, m));
+  }
+}
+
+}  // namespace
+
 LoadedRun load_run(const std::string& checkpoint_path, int test_samples,
                    const std::string& data_dir, int ece_bins) {
   LoadedRun run{load_checkpoint(checkpoint_path), {}, nullptr};
@@ -255,13 +283,7 @@ LoadedRun load_run(const std::string& checkpoint_path, int test_samples,
   if (!data_dir.empty()) run.config.data_options.directory = data_dir;
   run.config.validate();
   run.data = load_data(run.config);
-  if (run.checkpoint.meta.contains("pixel_mean")) {
-    const double m = run.checkpoint.meta.at("pixel_mean").get<double>();
-    check(std::abs(m - run.data->pixel_mean) < 1e-9,
-          fmt::format("The training images now have pixel mean {} but the checkpoint was trained "
-                      "with {}: the data set differs from the one used for training.",
-                      run.data->pixel_mean, m));
-  }
+  check_same_data(run.checkpoint, *run.data);
   return run;
 }
 
@@ -327,8 +349,8 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   const LaplaceCurvatureResult fit =
-      laplace_curvature(trainer.model(), run.data->train.images.to(device),
-                        run.data->train.labels.to(device), fit_options);
+      laplace_curvature(trainer.model(), run.data->train.x.to(device),
+                        run.data->train.y.to(device), fit_options);
   const bool chosen = !(request.prior_precision > 0);
   const double delta = chosen ? laplace_optimal_prior_precision(fit) : request.prior_precision;
   const double log_evidence = laplace_log_marginal_likelihood(fit, delta);

@@ -52,11 +52,11 @@ int run_compare(const TrainConfig& base, const std::vector<std::string>& optimiz
 at::Device parse_device(const std::string& text);
 
 /// A checkpoint of blr train with its configuration and the data it was trained on (the same
-/// training images, checked by their pixel mean), for eval, laplace and merge.
+/// training data, checked by the loader's statistics), for eval, laplace and merge.
 struct LoadedRun {
   Checkpoint checkpoint;
   TrainConfig config;
-  std::shared_ptr<FashionMnist> data;
+  std::shared_ptr<Dataset> data;
 };
 /// Loads a checkpoint and its data; `test_samples`, `ece_bins` > 0 and a non-empty `data_dir`
 /// override the checkpoint's.

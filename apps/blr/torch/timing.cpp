@@ -35,7 +35,7 @@ double median(std::vector<double> v) {
 std::vector<EpochTiming> time_epochs(
     const TrainConfig& base, const std::vector<std::string>& optimizers,
     const OptimizerOptions& options,
-    const std::shared_ptr<const FashionMnist>& data, int rounds) {
+    const std::shared_ptr<const Dataset>& data, int rounds) {
   check(rounds >= 1, fmt::format("The number of timed epochs must be at least 1; got {}.", rounds));
   check(!optimizers.empty(), "Name at least one optimizer to time.");
   std::vector<std::unique_ptr<Trainer>> trainers;
@@ -72,7 +72,7 @@ std::vector<EpochTiming> time_epochs(
 }
 
 PredictiveTiming time_predictive(const TrainConfig& base,
-                                 const std::shared_ptr<const FashionMnist>& data, int samples,
+                                 const std::shared_ptr<const Dataset>& data, int samples,
                                  int repeats) {
   check(samples >= 1, fmt::format("The number of posterior samples must be at least 1; got {}.",
                                   samples));
@@ -83,7 +83,7 @@ PredictiveTiming time_predictive(const TrainConfig& base,
         fmt::format("The posterior predictive needs an optimizer with a posterior (ivon, vogn, "
                     "ogn, vadam, bayesbinn, bsam); got '{}'.",
                     base.optimizer));
-  const at::Tensor& images = data->test.images;
+  const at::Tensor& images = data->test.x;
   std::vector<double> mean_times, predictive_times;
   for (int r = 0; r < repeats; ++r) {
     mean_times.push_back(seconds_of([&] { predict_log_probs(trainer.model(), images); }));

@@ -37,7 +37,7 @@ struct EpochTiming {
 std::vector<EpochTiming> time_epochs(
     const TrainConfig& base, const std::vector<std::string>& optimizers,
     const OptimizerOptions& options,
-    const std::shared_ptr<const FashionMnist>& data, int rounds);
+    const std::shared_ptr<const Dataset>& data, int rounds);
 
 struct PredictiveTiming {
   int samples = 0;               ///< K
@@ -52,7 +52,7 @@ struct PredictiveTiming {
 /// Times the posterior predictive of a variational optimizer (`base.optimizer`, freshly
 /// initialised: the cost does not depend on training) on the test set, median of `repeats`.
 PredictiveTiming time_predictive(const TrainConfig& base,
-                                 const std::shared_ptr<const FashionMnist>& data, int samples,
+                                 const std::shared_ptr<const Dataset>& data, int samples,
                                  int repeats);
 
 }  // namespace blr::torch

@@ -1,5 +1,7 @@
 // Classification and calibration metrics of a predictive distribution p_i (N×C probabilities,
-// given as log-probabilities) against labels y_i:
+// given as log-probabilities) against labels y_i. Labels of shape (N, T, ...) with
+// log-probabilities of shape (N, T, ..., C) (one label per position, as a language model's next
+// tokens) count every label as one prediction: i runs over all N·T·… labels.
 //
 //   accuracy  (1/N) Σ_i 1[argmax_k p_ik = y_i]
 //   NLL       (1/N) Σ_i −log p_i,y_i
@@ -40,7 +42,7 @@ struct ReliabilityBin {
   double accuracy = 0.0;    ///< accuracy in the bin (0 when empty)
 };
 
-/// All metrics of log-probabilities `log_probs` (N×C) against `labels` (N).
+/// All metrics of log-probabilities `log_probs` (N×C, or labels.shape + (C)) against `labels`.
 ClassificationMetrics classification_metrics(const ::at::Tensor& log_probs,
                                              const ::at::Tensor& labels, int ece_bins = 15);
 

@@ -1,7 +1,8 @@
 // Predictions of any model (nn/model.hpp: an nn::Module or a TorchScript module that maps inputs
 // to logits) trained with a (variational) optimizer.
 //
-//  * at the mean:   log p(y|x, μ) = log_softmax(f_μ(x))  (the parameters as they are)
+//  * at the mean:   log p(y|x, μ) = log_softmax(f_μ(x))  (the parameters as they are; over the
+//                   last dimension, so logits of shape (N, T, C) give one distribution per label)
 //  * predictive:    log p̄(y|x) = log (1/K) Σ_k softmax(f_θk(x)),  θk ~ q = N(μ, diag(σ²)),
 //                   computed in the log domain as logsumexp_k log_softmax(f_θk(x)) − log K
 //                   (IVON README "Bayesian model averaging"; Shen et al. 2024 use K = 64)
@@ -24,7 +25,7 @@ class VariationalOptimizer;
 /// The optimizer as a VariationalOptimizer, or nullptr for a point-estimate optimizer.
 VariationalOptimizer* as_variational(::torch::optim::Optimizer& optimizer);
 
-/// Log-probabilities (N×C) at the current parameters, evaluated in batches without gradients.
+/// Log-probabilities (N×C, or N×…×C) at the current parameters, evaluated in batches without gradients.
 ::at::Tensor predict_log_probs(const Model& model, const ::at::Tensor& images,
                                int64_t batch_size = 1000);
 

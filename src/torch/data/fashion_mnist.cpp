@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
 #include "blr/core/error.hpp"
 #include "blr/torch/data/batches.hpp"
 #include "blr/torch/data/idx.hpp"
+#include "blr/torch/data/split.hpp"
 
 namespace blr::torch {
 namespace {
@@ -29,15 +31,6 @@ std::string require_file(const std::string& directory, const std::string& name) 
   return path.string();
 }
 
-ImageDataset take(const ImageDataset& d, const at::Tensor& index) {
-  return {d.images.index_select(0, index), d.labels.index_select(0, index)};
-}
-
-ImageDataset first(const ImageDataset& d, int64_t n) {
-  if (n <= 0 || n >= d.size()) return d;
-  return {d.images.slice(0, 0, n), d.labels.slice(0, 0, n)};
-}
-
 at::Tensor standardise(const at::Tensor& raw, double mean, double std, bool invert) {
   auto x = raw.to(at::kFloat).div_(255.0);
   if (invert) x = 1.0 - x;
@@ -45,10 +38,6 @@ at::Tensor standardise(const at::Tensor& raw, double mean, double std, bool inve
 }
 
 }  // namespace
-
-int64_t ImageDataset::size() const {
-  return labels.defined() ? labels.size(0) : 0;
-}
 
 void FashionMnistOptions::validate() const {
   check(train_limit >= 0, fmt::format("Option 'train-limit' must be >= 0; got {}.", train_limit));
@@ -63,7 +52,7 @@ std::string default_fashion_mnist_directory() {
   return "/usr/share/datasets/fashion-mnist";
 }
 
-ImageDataset read_image_pair(const std::string& images_path, const std::string& labels_path) {
+Split read_image_pair(const std::string& images_path, const std::string& labels_path) {
   const IdxArray images = read_idx_gz(images_path, 3);
   const IdxArray labels = read_idx_gz(labels_path, 1);
   if (images.dims[0] != labels.dims[0]) {
@@ -86,54 +75,53 @@ ImageDataset read_image_pair(const std::string& images_path, const std::string& 
   return {x, y.to(at::kLong)};
 }
 
-FashionMnist load_fashion_mnist(const FashionMnistOptions& options) {
+Dataset load_fashion_mnist(const FashionMnistOptions& options) {
   options.validate();
-  FashionMnist out;
-  out.directory = options.directory.empty() ? default_fashion_mnist_directory() : options.directory;
-  if (!std::filesystem::is_directory(out.directory)) {
-    throw Error(fmt::format("The Fashion-MNIST directory '{}' does not exist. {}", out.directory,
+  Dataset out;
+  out.name = "fashion-mnist";
+  out.task = Task::kClassification;
+  out.outputs = 10;
+  const std::string directory =
+      options.directory.empty() ? default_fashion_mnist_directory() : options.directory;
+  if (!std::filesystem::is_directory(directory)) {
+    throw Error(fmt::format("The Fashion-MNIST directory '{}' does not exist. {}", directory,
                             kPackageHint));
   }
   // Checked in this order so that the first missing file is the one named.
-  const auto train_images = require_file(out.directory, "train-images-idx3-ubyte.gz");
-  const auto train_labels = require_file(out.directory, "train-labels-idx1-ubyte.gz");
-  const auto test_images = require_file(out.directory, "t10k-images-idx3-ubyte.gz");
-  const auto test_labels = require_file(out.directory, "t10k-labels-idx1-ubyte.gz");
-  ImageDataset train = read_image_pair(train_images, train_labels);
-  ImageDataset test = read_image_pair(test_images, test_labels);
-  check(train.images.size(2) == test.images.size(2) && train.images.size(3) == test.images.size(3),
+  const auto train_images = require_file(directory, "train-images-idx3-ubyte.gz");
+  const auto train_labels = require_file(directory, "train-labels-idx1-ubyte.gz");
+  const auto test_images = require_file(directory, "t10k-images-idx3-ubyte.gz");
+  const auto test_labels = require_file(directory, "t10k-labels-idx1-ubyte.gz");
+  Split train = read_image_pair(train_images, train_labels);
+  Split test = read_image_pair(test_images, test_labels);
+  check(train.x.size(2) == test.x.size(2) && train.x.size(3) == test.x.size(3),
         fmt::format("The Fashion-MNIST training and test images in '{}' differ in size.",
-                    out.directory));
+                    directory));
   train = first(train, options.train_limit);
   test = first(test, options.test_limit);
 
-  ImageDataset validation;
+  Split validation;
   if (options.validation_fraction > 0.0) {
-    const int64_t n = train.size();
-    const auto n_val = static_cast<int64_t>(static_cast<double>(n) * options.validation_fraction);
-    check(n_val >= 1 && n_val < n,
-          fmt::format("A validation fraction of {} leaves no training or no validation examples "
-                      "out of {}.",
-                      options.validation_fraction, n));
-    const auto order = seeded_permutation(n, options.seed);
-    auto index = at::tensor(order, at::kLong);
-    validation = take(train, index.slice(0, n - n_val, n));
-    train = take(train, index.slice(0, 0, n - n_val));
+    std::tie(train, validation) =
+        hold_out(train, options.validation_fraction, options.seed, "validation");
   }
 
   // Pixel statistics of the training images in [0, 1], in double for accuracy.
-  const auto pixels = train.images.to(at::kDouble).div_(255.0);
-  out.pixel_mean = pixels.mean().item<double>();
-  out.pixel_std = pixels.std(/*unbiased=*/false).item<double>();
-  check(out.pixel_std > 0.0, "The Fashion-MNIST training images have zero variance.");
+  const auto pixels = train.x.to(at::kDouble).div_(255.0);
+  const double pixel_mean = pixels.mean().item<double>();
+  const double pixel_std = pixels.std(/*unbiased=*/false).item<double>();
+  check(pixel_std > 0.0, "The Fashion-MNIST training images have zero variance.");
 
-  out.train = {standardise(train.images, out.pixel_mean, out.pixel_std, false), train.labels};
+  out.train = {standardise(train.x, pixel_mean, pixel_std, false), train.y};
   if (validation.size() > 0) {
-    out.validation = {standardise(validation.images, out.pixel_mean, out.pixel_std, false),
-                      validation.labels};
+    out.validation = {standardise(validation.x, pixel_mean, pixel_std, false), validation.y};
   }
-  out.test = {standardise(test.images, out.pixel_mean, out.pixel_std, false), test.labels};
-  out.test_shifted = {standardise(test.images, out.pixel_mean, out.pixel_std, true), test.labels};
+  out.test = {standardise(test.x, pixel_mean, pixel_std, false), test.y};
+  out.test_shifted = {standardise(test.x, pixel_mean, pixel_std, true), test.y};
+  out.statistics = {{"pixel_mean", pixel_mean},
+                    {"pixel_std", pixel_std},
+                    {"directory", directory},
+                    {"standardisation", "x <- (x/255 - pixel_mean)/pixel_std"}};
   return out;
 }
 

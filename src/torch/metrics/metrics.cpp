@@ -19,15 +19,16 @@ struct Prepared {
 
 Prepared prepare(const at::Tensor& log_probs, const at::Tensor& labels) {
   check(log_probs.defined() && labels.defined(), "Metrics need defined tensors.");
-  check(log_probs.dim() == 2,
-        fmt::format("Metrics need N×C log-probabilities; got {} dimensions.", log_probs.dim()));
-  check(labels.dim() == 1 && labels.size(0) == log_probs.size(0),
-        fmt::format("Metrics need one label per row: {} rows, {} labels.", log_probs.size(0),
-                    labels.numel()));
+  check(log_probs.dim() >= 2 && labels.dim() == log_probs.dim() - 1 &&
+            labels.sizes() == log_probs.sizes().slice(0, labels.dim()),
+        fmt::format("Metrics need log-probabilities of shape labels.shape + (C): got {} "
+                    "dimensions for labels of {} dimensions.",
+                    log_probs.dim(), labels.dim()));
   check(log_probs.size(0) > 0, "Metrics need at least one example.");
-  Prepared p{log_probs.detach().to(at::kCPU, at::kDouble).contiguous(),
-             labels.detach().to(at::kCPU, at::kLong).contiguous()};
-  const int64_t classes = p.log_probs.size(1);
+  // One label per position (N, T, ...): every label counts as one prediction.
+  const int64_t classes = log_probs.size(-1);
+  Prepared p{log_probs.detach().reshape({-1, classes}).to(at::kCPU, at::kDouble).contiguous(),
+             labels.detach().reshape(-1).to(at::kCPU, at::kLong).contiguous()};
   const auto* y = p.labels.data_ptr<int64_t>();
   for (int64_t i = 0; i < p.labels.size(0); ++i) {
     check(y[i] >= 0 && y[i] < classes,
@@ -123,8 +124,8 @@ std::vector<ReliabilityBin> reliability_bins(const at::Tensor& log_probs, const 
 }
 
 at::Tensor predictive_entropy(const at::Tensor& log_probs) {
-  check(log_probs.dim() == 2, "predictive_entropy needs N×C log-probabilities.");
-  const auto lp = log_probs.detach().to(at::kCPU, at::kDouble);
+  check(log_probs.dim() >= 2, "predictive_entropy needs log-probabilities of shape (N, ..., C).");
+  const auto lp = log_probs.detach().reshape({-1, log_probs.size(-1)}).to(at::kCPU, at::kDouble);
   // p·log p with 0·log 0 = 0.
   const auto plogp = at::where(lp.isneginf(), at::zeros_like(lp), lp.exp() * lp);
   return -plogp.sum(1);

@@ -32,17 +32,17 @@ struct TaskData {
   int64_t size() const { return x.size(0); }
 };
 
-struct Task {
+struct ContinualTask {
   std::string name;
   TaskData train, test;
 };
 
 /// The first `limit` (0: all) examples of `data` whose label is in `classes` (empty: all),
 /// with labels made local to the task (split) and the images permuted by `pixels` (if defined).
-TaskData make_task_data(const ImageDataset& data, const std::vector<int64_t>& classes,
+TaskData make_task_data(const Split& data, const std::vector<int64_t>& classes,
                         int64_t limit, const ::at::Tensor& pixels) {
   TaskData out;
-  ::at::Tensor x = data.images, y = data.labels;
+  ::at::Tensor x = data.x, y = data.y;
   if (!classes.empty()) {
     const ::at::Tensor keep = (y == classes[0]).logical_or(y == classes[1]);
     const ::at::Tensor index = keep.nonzero().view({-1});
@@ -70,11 +70,11 @@ TaskData to_device(const TaskData& d, ::at::Device device) {
   return {d.x.to(device), d.y.to(device), d.heads.defined() ? d.heads.to(device) : ::at::Tensor()};
 }
 
-std::vector<Task> make_tasks(const ContinualConfig& c, const FashionMnist& data,
+std::vector<ContinualTask> make_tasks(const ContinualConfig& c, const Dataset& data,
                              ::at::Device device) {
-  std::vector<Task> tasks;
+  std::vector<ContinualTask> tasks;
   for (int64_t t = 0; t < c.task_count; ++t) {
-    Task task;
+    ContinualTask task;
     std::vector<int64_t> classes;
     ::at::Tensor pixels;
     if (c.tasks == "split") {
@@ -98,7 +98,7 @@ std::vector<Task> make_tasks(const ContinualConfig& c, const FashionMnist& data,
   return tasks;
 }
 
-TaskData concatenate(const std::vector<Task>& tasks, size_t count) {
+TaskData concatenate(const std::vector<ContinualTask>& tasks, size_t count) {
   std::vector<::at::Tensor> x, y, heads;
   for (size_t t = 0; t < count; ++t) {
     x.push_back(tasks[t].train.x);
@@ -296,12 +296,12 @@ ContinualResult run_continual(const ContinualConfig& config, ::at::Device device
   FashionMnistOptions data_options = config.data_options;
   data_options.train_limit = 0;  // the limits apply per task
   data_options.test_limit = 0;
-  const FashionMnist data = load_fashion_mnist(data_options);
-  const std::vector<Task> tasks = make_tasks(config, data, device);
+  const Dataset data = load_fashion_mnist(data_options);
+  const std::vector<ContinualTask> tasks = make_tasks(config, data, device);
 
   ContinualResult result;
   result.config = config;
-  for (const Task& t : tasks) {
+  for (const ContinualTask& t : tasks) {
     result.task_names.push_back(t.name);
     result.train_sizes.push_back(t.train.size());
     result.test_sizes.push_back(t.test.size());

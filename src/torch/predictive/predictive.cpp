@@ -23,7 +23,7 @@ at::Tensor log_probs_in_batches(const Model& model, const at::Tensor& images, in
   std::vector<at::Tensor> parts;
   for (int64_t start = 0; start < images.size(0); start += batch_size) {
     const auto end = std::min(images.size(0), start + batch_size);
-    parts.push_back(at::log_softmax(model.forward(images.slice(0, start, end)), 1));
+    parts.push_back(at::log_softmax(model.forward(images.slice(0, start, end)), -1));
   }
   return at::cat(parts, 0);
 }

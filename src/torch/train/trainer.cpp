@@ -13,6 +13,7 @@
 #include "blr/torch/optim/squared_gradients.hpp"
 #include "blr/torch/optim/variational.hpp"
 #include "blr/torch/predictive.hpp"
+#include "blr/torch/train/likelihood.hpp"
 
 namespace blr::torch {
 namespace {
@@ -91,12 +92,29 @@ nlohmann::json training_relevant(nlohmann::json config) {
 
 }  // namespace
 
-Trainer::Trainer(TrainConfig config, std::shared_ptr<const FashionMnist> data, at::Device device)
+namespace {
+
+// The built-in models' input geometry from the training inputs: images (N, C, H, W) keep their
+// channels and side; any other shape (N, ...) is a flat vector of prod(...) features (image side 1).
+void fit_model_to_data(ModelSpec& spec, const Dataset& data) {
+  const auto& x = data.train.x;
+  if (x.dim() == 4 && x.size(2) == x.size(3)) {
+    spec.input_channels = x.size(1);
+    spec.image_size = x.size(2);
+  } else {
+    spec.input_channels = x.dim() > 1 ? x[0].numel() : 1;
+    spec.image_size = 1;
+  }
+  spec.classes = data.outputs;
+}
+
+}  // namespace
+
+Trainer::Trainer(TrainConfig config, std::shared_ptr<const Dataset> data, at::Device device)
     : config_(std::move(config)), data_(std::move(data)), device_(device) {
   config_.validate();
   check(data_ != nullptr && data_->train.size() > 0, "The training set is empty.");
-  config_.model.input_channels = data_->train.images.size(1);
-  config_.model.image_size = data_->train.images.size(2);
+  fit_model_to_data(config_.model, *data_);
   ::torch::manual_seed(config_.seed);
   classifier_ = make_classifier(config_.model);
   classifier_->to(device_);
@@ -107,8 +125,8 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<const FashionMnist> data, a
   optimizer_ =
       make_optimizer(config_.optimizer, model_.parameters(), config_.optimizer_options, context);
   base_lr_ = learning_rate(*optimizer_);
-  train_x_ = data_->train.images.to(device_);
-  train_y_ = data_->train.labels.to(device_);
+  train_x_ = data_->train.x.to(device_);
+  train_y_ = data_->train.y.to(device_);
   result_.config = config_;
   result_.model_description = classifier_->describe();
   result_.options = effective_options(config_.optimizer, config_.optimizer_options, context);
@@ -140,7 +158,7 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
     for (int s = 0; s < samples; ++s) {
       SampledParameters sampled(*v, /*train=*/true);
       opt.zero_grad();
-      auto loss = at::nll_loss(at::log_softmax(model_.forward(x), 1), y);
+      auto loss = classification_loss(model_.forward(x), y);
       if (squared) {  // VOGN/OGN: exact per-example squared gradients of any model
         v->add_squared_gradients(backward_with_squared_gradients(loss, named_parameters_, x.size(0)));
       } else {
@@ -152,7 +170,7 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
     return loss_sum / samples;
   }
   opt.zero_grad();
-  auto loss = at::nll_loss(at::log_softmax(model_.forward(x), 1), y);
+  auto loss = classification_loss(model_.forward(x), y);
   loss.backward();
   opt.step();
   return loss.item<double>();
@@ -170,9 +188,9 @@ void Trainer::train(const TrainHooks& hooks) {
   const int64_t steps = batch_count(n, bs);
   const Schedule schedule = config_.learning_rate_schedule(base_lr_, steps);
   schedule.validate("learning rate schedule");
-  const auto test_x = data_->test.images.to(device_);
+  const auto test_x = data_->test.x.to(device_);
   const auto validation_x =
-      data_->validation.size() > 0 ? data_->validation.images.to(device_) : at::Tensor();
+      data_->validation.size() > 0 ? data_->validation.x.to(device_) : at::Tensor();
   for (const auto& record : result_.history) {  // a resumed run flags what it flagged before
     check_divergence(record, hooks.divergence_factor);
   }
@@ -210,13 +228,13 @@ void Trainer::train(const TrainHooks& hooks) {
     record.learning_rate = lr;
     {
       const auto lp = predict_log_probs(model_, test_x);
-      const auto m = classification_metrics(lp, data_->test.labels, config_.ece_bins);
+      const auto m = classification_metrics(lp, data_->test.y, config_.ece_bins);
       record.test_accuracy = m.accuracy;
       record.test_nll = m.nll;
     }
     if (validation_x.defined()) {
       const auto lp = predict_log_probs(model_, validation_x);
-      const auto m = classification_metrics(lp, data_->validation.labels, config_.ece_bins);
+      const auto m = classification_metrics(lp, data_->validation.y, config_.ece_bins);
       record.validation_accuracy = m.accuracy;
       record.validation_nll = m.nll;
     }
@@ -254,34 +272,37 @@ Evaluation Trainer::evaluate(int samples) {
   if (samples <= 0) samples = config_.test_samples;
   const auto t0 = Clock::now();
   Evaluation ev;
-  const auto& labels = data_->test.labels;
-  const auto test_x = data_->test.images.to(device_);
-  const auto shifted_x = data_->test_shifted.images.to(device_);
+  const auto& labels = data_->test.y;
+  const auto test_x = data_->test.x.to(device_);
+  const bool has_shifted = data_->test_shifted.size() > 0;
+  const auto shifted_x = has_shifted ? data_->test_shifted.x.to(device_) : at::Tensor();
   const int bins = config_.ece_bins;
   const auto lp_mean = predict_log_probs(model_, test_x);
-  const auto lp_mean_shifted = predict_log_probs(model_, shifted_x);
+  constexpr double kNoShift = std::numeric_limits<double>::quiet_NaN();
   ev.mean = classification_metrics(lp_mean, labels, bins);
   ev.reliability_mean = reliability_bins(lp_mean, labels, bins);
-  ev.ood_auroc_mean = entropy_auroc(lp_mean, lp_mean_shifted);
+  ev.ood_auroc_mean =
+      has_shifted ? entropy_auroc(lp_mean, predict_log_probs(model_, shifted_x)) : kNoShift;
   ev.has_validation = data_->validation.size() > 0;
   const auto validation_x =
-      ev.has_validation ? data_->validation.images.to(device_) : at::Tensor();
+      ev.has_validation ? data_->validation.x.to(device_) : at::Tensor();
   if (ev.has_validation) {
     ev.validation_mean =
-        classification_metrics(predict_log_probs(model_, validation_x), data_->validation.labels, bins);
+        classification_metrics(predict_log_probs(model_, validation_x), data_->validation.y, bins);
   }
   if (auto* v = as_variational(*optimizer_); v != nullptr && v->has_posterior()) {
     // One set of draws for all sets, so their comparison is not blurred by different samples.
-    std::vector<at::Tensor> sets = {test_x, shifted_x};
+    std::vector<at::Tensor> sets = {test_x};
+    if (has_shifted) sets.push_back(shifted_x);
     if (ev.has_validation) sets.push_back(validation_x);
     const auto lp = predictive_log_probs(model_, *v, sets, samples);
     ev.has_predictive = true;
     ev.samples = samples;
     ev.predictive = classification_metrics(lp[0], labels, bins);
     ev.reliability_predictive = reliability_bins(lp[0], labels, bins);
-    ev.ood_auroc_predictive = entropy_auroc(lp[0], lp[1]);
+    ev.ood_auroc_predictive = has_shifted ? entropy_auroc(lp[0], lp[1]) : kNoShift;
     if (ev.has_validation) {
-      ev.validation_predictive = classification_metrics(lp[2], data_->validation.labels, bins);
+      ev.validation_predictive = classification_metrics(lp.back(), data_->validation.y, bins);
     }
     double sum = 0.0;
     int64_t count = 0;
@@ -313,8 +334,11 @@ nlohmann::json Trainer::checkpoint_meta() const {
           {"step_seconds", step_seconds_},
           {"initial_loss", result_.initial_loss},
           {"train_size", data_->train.size()},
-          {"pixel_mean", data_->pixel_mean},
-          {"pixel_std", data_->pixel_std},
+          {"dataset",
+           {{"name", data_->name},
+            {"task", task_name(data_->task)},
+            {"outputs", data_->outputs},
+            {"statistics", data_->statistics}}},
           {"history", history}};
 }
 

@@ -13,17 +13,12 @@
 
 #include <ATen/Tensor.h>
 
+#include "blr/torch/data/dataset.hpp"
+
 #include <cstdint>
 #include <string>
 
 namespace blr::torch {
-
-/// Images (N×1×28×28, float32, standardised) and labels (N, int64).
-struct ImageDataset {
-  ::at::Tensor images;
-  ::at::Tensor labels;
-  int64_t size() const;
-};
 
 struct FashionMnistOptions {
   std::string directory;             ///< empty: default_fashion_mnist_directory()
@@ -34,26 +29,18 @@ struct FashionMnistOptions {
   void validate() const;
 };
 
-struct FashionMnist {
-  ImageDataset train;
-  ImageDataset validation;  ///< empty (undefined tensors) without a validation split
-  ImageDataset test;
-  ImageDataset test_shifted;  ///< the OOD set: test images with inverted intensities
-  double pixel_mean = 0.0;    ///< m, over the training pixels in [0, 1]
-  double pixel_std = 1.0;     ///< s
-  std::string directory;
-};
-
 /// $BLR_FASHION_MNIST_DIR if set, else /usr/share/datasets/fashion-mnist.
 std::string default_fashion_mnist_directory();
 
-/// Loads, checks, splits and standardises Fashion-MNIST. A missing directory or file gives a
-/// blr::Error that names the file and the Debian package to install; a malformed file gives one
-/// that names the file.
-FashionMnist load_fashion_mnist(const FashionMnistOptions& options);
+/// Loads, checks, splits and standardises Fashion-MNIST as a Dataset (name "fashion-mnist",
+/// classification with 10 classes; x: N×1×28×28 float32, standardised; y: N int64;
+/// statistics: {"pixel_mean": m, "pixel_std": s, "directory": ...}). A missing directory or file
+/// gives a blr::Error that names the file and the Debian package to install; a malformed file
+/// gives one that names the file.
+Dataset load_fashion_mnist(const FashionMnistOptions& options);
 
 /// Reads one image/label file pair into raw tensors (images N×1×H×W uint8, labels int64) and
 /// checks that the counts agree and every label lies in [0, 9].
-ImageDataset read_image_pair(const std::string& images_path, const std::string& labels_path);
+Split read_image_pair(const std::string& images_path, const std::string& labels_path);
 
 }  // namespace blr::torch

@@ -4,7 +4,7 @@
 //
 // One step with a VariationalOptimizer v (the contract of blr/torch/optim/variational.hpp):
 //   for s = 1..training_samples(v):
-//     { SampledParameters sample(v, true); zero_grad; loss = mean CE(model(x), y);
+//     { SampledParameters sample(v, true); zero_grad; loss = ℓ̄(model(x), y) (train/likelihood.hpp);
 //       if v.needs_squared_gradients(): v.add_squared_gradients(
 //           backward_with_squared_gradients(loss, named parameters, M)) else backward }
 //   v.step()
@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "blr/torch/checkpoint.hpp"
-#include "blr/torch/data/fashion_mnist.hpp"
+#include "blr/torch/data/dataset.hpp"
 #include "blr/torch/metrics.hpp"
 #include "blr/torch/nn/classifier.hpp"
 #include "blr/torch/nn/model.hpp"
@@ -64,7 +64,9 @@ struct Evaluation {
   ClassificationMetrics predictive;   ///< posterior predictive (= mean for point estimates)
   bool has_predictive = false;        ///< false for point-estimate optimizers
   int samples = 0;                    ///< K of the predictive (0 without one)
-  double ood_auroc_mean = 0.0;        ///< entropy AUROC, test vs inverted test, at the mean
+  /// Entropy AUROC, test vs shifted test (Fashion-MNIST: inverted), at the mean; NaN when the
+  /// data set has no shifted test split.
+  double ood_auroc_mean = 0.0;
   double ood_auroc_predictive = 0.0;  ///< same with the predictive
   std::vector<ReliabilityBin> reliability_mean, reliability_predictive;
   double posterior_std_mean = std::numeric_limits<double>::quiet_NaN();  ///< mean σ over θ
@@ -112,8 +114,9 @@ struct TrainHooks {
 
 class Trainer {
  public:
-  /// Builds the model (LibTorch's generator seeded with config.seed) and the optimizer.
-  Trainer(TrainConfig config, std::shared_ptr<const FashionMnist> data,
+  /// Builds the model (LibTorch's generator seeded with config.seed; its input and output sizes
+  /// from the data set) and the optimizer.
+  Trainer(TrainConfig config, std::shared_ptr<const Dataset> data,
           ::at::Device device = ::at::kCPU);
   ~Trainer();
 
@@ -134,13 +137,15 @@ class Trainer {
   /// Writes a checkpoint of the current state.
   void save(const std::string& path) const;
 
-  /// The metadata stored in checkpoints (config, epoch, history, timing).
+  /// The metadata stored in checkpoints (config, epoch, history, timing, and the data set's name,
+  /// task, outputs and loader statistics under "dataset").
   nlohmann::json checkpoint_meta() const;
 
   /// The model (any LibTorch model interface: forward, parameters, train/eval).
   const Model& model() const { return model_; }
   ::torch::optim::Optimizer& optimizer() { return *optimizer_; }
   const TrainConfig& config() const { return config_; }
+  const Dataset& data() const { return *data_; }
   int64_t epoch() const { return epoch_; }
   RunResult& result() { return result_; }
 
@@ -149,7 +154,7 @@ class Trainer {
   void check_divergence(const EpochRecord& record, double factor);
 
   TrainConfig config_;
-  std::shared_ptr<const FashionMnist> data_;
+  std::shared_ptr<const Dataset> data_;
   ::at::Device device_;
   std::shared_ptr<Classifier> classifier_;  // blr's built-in model of this run
   Model model_;
