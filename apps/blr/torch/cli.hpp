@@ -48,9 +48,22 @@ inline void add_model_flags(CLI::App* cmd, TrainFlags& f) {
   cmd->add_option("--data-dir", c.data_options.directory,
                   "Directory of the Fashion-MNIST *-ubyte.gz files (default "
                   "$BLR_FASHION_MNIST_DIR or /usr/share/datasets/fashion-mnist).");
-  cmd->add_option("--model", c.model.kind, "Model: mlp, lenet or binary-mlp (bias-free Linear + batch norm without affine parameters: every parameter a binary weight, for bayesbinn and ste).")->capture_default_str();
+  cmd->add_option("--model", c.model.kind, "Model: mlp, lenet, resnet20 (ResNet-20, option-A shortcuts, batch norm: not for vogn/ogn), gpt (character-level language model for --data fortunes|text:PATH) or binary-mlp (bias-free Linear + batch norm without affine parameters: every parameter a binary weight, for bayesbinn and ste).")->capture_default_str();
   cmd->add_option("--hidden", f.hidden, "Hidden widths of the MLP, comma-separated.")
       ->capture_default_str();
+  // --gpt-<key> for each option of the language model's table (nn/gpt_options.hpp).
+  auto* gpt = &c.model.gpt;
+  for (const auto& info : GptOptions::table().options()) {
+    cmd->add_option_function<std::string>(
+           fmt::format("--gpt-{}", info.key),
+           [gpt, info](const std::string& text) {
+             GptOptions::table().set(*gpt, info.key, info.parse(text));
+           },
+           fmt::format("--model gpt: {} (default {})", info.help,
+                       OptionInfo::format(info.default_value)))
+        ->type_name("INT")
+        ->group("Options of the language model (--model gpt)");
+  }
 }
 
 /// Adds the data/model/schedule/run flags to `cmd`.

@@ -8,8 +8,10 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/nn/binary_mlp.hpp"
+#include "blr/torch/nn/gpt.hpp"
 #include "blr/torch/nn/lenet.hpp"
 #include "blr/torch/nn/mlp.hpp"
+#include "blr/torch/nn/resnet.hpp"
 
 namespace blr::torch {
 namespace {
@@ -44,8 +46,9 @@ void check_fits_in_memory(double parameters) {
 }  // namespace
 
 void ModelSpec::validate() const {
-  check(kind == "mlp" || kind == "lenet" || kind == "binary-mlp",
-        fmt::format("Unknown model '{}'; choose mlp, lenet or binary-mlp.", kind));
+  check(kind == "mlp" || kind == "lenet" || kind == "binary-mlp" || kind == "resnet20" ||
+            kind == "gpt",
+        fmt::format("Unknown model '{}'; choose mlp, lenet, binary-mlp, resnet20 or gpt.", kind));
   for (auto w : hidden) {
     check(w >= 1 && w <= 1'000'000,
           fmt::format("Hidden widths must lie in [1, 1000000]; got {}.", w));
@@ -55,6 +58,11 @@ void ModelSpec::validate() const {
   if (kind == "lenet") {
     check(image_size >= 12,
           fmt::format("LeNet-5 needs images of at least 12×12 pixels; got {}.", image_size));
+  } else if (kind == "gpt") {
+    gpt.validate();
+  } else if (kind == "resnet20") {
+    check(image_size >= 4,
+          fmt::format("ResNet-20 needs images of at least 4×4 pixels; got {}.", image_size));
   } else {
     double parameters = 0, width = static_cast<double>(input_channels * image_size * image_size);
     for (auto w : hidden) {
@@ -71,6 +79,8 @@ std::shared_ptr<Classifier> make_classifier(const ModelSpec& spec) {
   if (spec.kind == "lenet") {
     return std::make_shared<LeNet5>(spec.input_channels, spec.image_size, spec.classes);
   }
+  if (spec.kind == "gpt") return std::make_shared<Gpt>(spec.gpt, spec.classes);
+  if (spec.kind == "resnet20") return std::make_shared<ResNet20>(spec.input_channels, spec.classes);
   if (spec.kind == "binary-mlp") {
     return std::make_shared<BinaryMlp>(spec.input_channels * spec.image_size * spec.image_size,
                                        spec.hidden, spec.classes);

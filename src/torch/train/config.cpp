@@ -63,6 +63,7 @@ nlohmann::json TrainConfig::to_json() const {
   j["validation"] = data_options.validation_fraction;
   j["model"] = model.kind;
   j["hidden"] = model.hidden;
+  if (model.kind == "gpt") j["gpt"] = options_to_json(GptOptions::table().values(model.gpt));
   j["optimizer"] = optimizer;
   j["optimizer_options"] = options_to_json(optimizer_options);
   j["epochs"] = epochs;
@@ -85,6 +86,7 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
     c.data_options.validation_fraction = j.at("validation").get<double>();
     c.model.kind = j.at("model").get<std::string>();
     c.model.hidden = j.at("hidden").get<std::vector<int64_t>>();
+    if (j.contains("gpt")) GptOptions::table().apply(c.model.gpt, options_from_json(j.at("gpt")));
     c.optimizer = j.at("optimizer").get<std::string>();
     // Format 1 spelled keys with dashes (hess-init) and every value as a number.
     for (auto [key, value] : options_from_json(j.at("optimizer_options"))) {

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "blr/torch/nn/gpt_options.hpp"
+
 namespace blr::torch {
 
 /// Base class of blr's classifiers.
@@ -27,13 +29,16 @@ class Classifier : public ::torch::nn::Module {
   virtual std::string describe() const = 0;
 };
 
-/// What to build: "mlp" with hidden widths, "lenet" (LeNet-5), or "binary-mlp" (nn/binary_mlp.hpp).
+/// What to build: "mlp" with hidden widths, "lenet" (LeNet-5), "resnet20" (nn/resnet.hpp),
+/// "gpt" (nn/gpt.hpp: the language model, `classes` = its vocabulary) or "binary-mlp"
+/// (nn/binary_mlp.hpp).
 struct ModelSpec {
   std::string kind = "mlp";
   std::vector<int64_t> hidden = {500, 300};
   int64_t input_channels = 1;
   int64_t image_size = 28;
   int64_t classes = 10;
+  GptOptions gpt;  ///< kind "gpt" only
   void validate() const;
 };
 
