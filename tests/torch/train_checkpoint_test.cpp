@@ -47,6 +47,7 @@ TrainConfig tiny_config(const std::string& optimizer) {
   if (optimizer == "adamw") c.optimizer_options = {{"lr", 1e-2}};
   if (optimizer == "ivon") c.optimizer_options = {{"lr", 0.1}, {"hess_init", 0.5}};
   if (optimizer == "vogn") c.optimizer_options = {{"lr", 1e-2}};
+  if (optimizer == "kfac") c.optimizer_options = {{"lr", 1e-2}, {"refresh", int64_t{3}}};
   return c;
 }
 
@@ -114,6 +115,10 @@ TEST(TrainCheckpoint, ResumeIsBitwiseIvon) {
 TEST(TrainCheckpoint, ResumeIsBitwiseVogn) {
   if (!has_optimizer("vogn")) GTEST_SKIP() << "VOGN is not built";
   expect_bitwise_resume("vogn");
+}
+
+TEST(TrainCheckpoint, ResumeIsBitwiseKfac) {
+  expect_bitwise_resume("kfac");  // the factors and the eigenbases in force are saved
 }
 
 TEST(TrainCheckpoint, TruncatedCorruptAndForeignFilesAreRefused) {

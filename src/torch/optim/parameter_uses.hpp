@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/optim/kronecker_factors.hpp"
 #include "blr/torch/optim/per_example.hpp"
 
 namespace torch::autograd {
@@ -47,6 +48,9 @@ class ParameterUse {
   virtual ::at::Tensor per_example(int64_t begin, int64_t end) const = 0;
   /// Σ_i G̃_i² where a formula avoids materialising G̃_i; undefined otherwise.
   virtual ::at::Tensor squared_sum() const { return {}; }
+  /// K-FAC/KFC factors (A, G) where this use is a Linear weight with one row per example or an
+  /// ungrouped Conv2d weight (kronecker_factors.hpp); undefined otherwise.
+  virtual KroneckerFactors kronecker_factors() const { return {}; }
 
  protected:
   const ::at::Tensor& grad() const { return capture_->grad; }
@@ -94,6 +98,12 @@ class LinearWeightUse final : public ParameterUse {
     auto s = linear_weight_squared_sum(input_, rows_of(grad()));
     if (alpha_ != 1.0) s.mul_(alpha_ * alpha_);
     return transposed_ ? s : s.t().contiguous();
+  }
+  KroneckerFactors kronecker_factors() const override {
+    if (rows_ != 1 || !transposed_) return {};  // sequences, or a weight stored as Wᵀ: diagonal
+    auto f = linear_kronecker_factors(input_, rows_of(grad()));
+    if (alpha_ != 1.0) f.output.mul_(alpha_ * alpha_);
+    return f;
   }
 
  private:
@@ -174,6 +184,10 @@ class ConvWeightUse final : public ParameterUse {
   }
   ::at::Tensor per_example(int64_t begin, int64_t end) const override {
     return conv_weight_per_example(input_, grad(), weight_shape_, geometry_, begin, end);
+  }
+  KroneckerFactors kronecker_factors() const override {
+    if (input_.dim() != 4 || geometry_.groups != 1) return {};  // Conv1d, grouped: diagonal
+    return conv2d_kronecker_factors(input_, grad(), weight_shape_, geometry_);
   }
 
  private:

@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/optim/kronecker_factors.hpp"
 #include "blr/torch/optim/per_example.hpp"
 #include "parameter_uses.hpp"
 
@@ -517,11 +518,14 @@ void refuse_batch_coupling(const Graph& graph) {
 
 }  // namespace
 
-std::vector<::at::Tensor> backward_with_squared_gradients(const ::at::Tensor& mean_loss,
-                                                          const NamedParameters& parameters,
-                                                          int64_t examples,
-                                                          const SquaredGradientOptions& options) {
-  options.validate();
+namespace {
+
+using Uses = std::vector<std::vector<std::unique_ptr<ParameterUse>>>;
+
+/// Finds every parameter's uses, runs mean_loss.backward() with their output gradients captured,
+/// and returns the uses (parameter order), checked after backward.
+Uses backward_collecting_uses(const ::at::Tensor& mean_loss, const NamedParameters& parameters,
+                              int64_t examples) {
   check(examples >= 1, "Per-example squared gradients need at least one example; got {}.",
         examples);
   check(mean_loss.defined() && mean_loss.numel() == 1,
@@ -532,7 +536,7 @@ std::vector<::at::Tensor> backward_with_squared_gradients(const ::at::Tensor& me
   const Graph graph = read_graph(mean_loss.grad_fn());
   refuse_batch_coupling(graph);
   UseBuilder builder(graph, examples);
-  std::vector<std::vector<std::unique_ptr<ParameterUse>>> uses;
+  Uses uses;
   uses.reserve(parameters.size());
   for (const auto& [name, param] : parameters) uses.push_back(builder.uses(name, param));
   {
@@ -545,10 +549,42 @@ std::vector<::at::Tensor> backward_with_squared_gradients(const ::at::Tensor& me
       if (u->received()) u->after_backward();
     }
   }
+  return uses;
+}
+
+}  // namespace
+
+std::vector<::at::Tensor> backward_with_squared_gradients(const ::at::Tensor& mean_loss,
+                                                          const NamedParameters& parameters,
+                                                          int64_t examples,
+                                                          const SquaredGradientOptions& options) {
+  options.validate();
+  const Uses uses = backward_collecting_uses(mean_loss, parameters, examples);
+  ::at::NoGradGuard no_grad;
   std::vector<::at::Tensor> out;
   out.reserve(parameters.size());
   for (size_t k = 0; k < parameters.size(); ++k) {
     out.push_back(squared_gradient(uses[k], parameters[k].second, examples, options.chunk_bytes));
+  }
+  return out;
+}
+
+std::vector<ParameterCurvature> backward_with_kronecker_factors(
+    const ::at::Tensor& mean_loss, const NamedParameters& parameters, int64_t examples,
+    const SquaredGradientOptions& options) {
+  options.validate();
+  const Uses uses = backward_collecting_uses(mean_loss, parameters, examples);
+  ::at::NoGradGuard no_grad;
+  std::vector<ParameterCurvature> out(parameters.size());
+  for (size_t k = 0; k < parameters.size(); ++k) {
+    // Factors for a weight with exactly one use that reached the loss; the diagonal otherwise.
+    if (uses[k].size() == 1 && uses[k][0]->received()) {
+      out[k].factors = uses[k][0]->kronecker_factors();
+    }
+    if (!out[k].kronecker()) {
+      out[k].diagonal =
+          squared_gradient(uses[k], parameters[k].second, examples, options.chunk_bytes);
+    }
   }
   return out;
 }

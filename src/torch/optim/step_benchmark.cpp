@@ -5,6 +5,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/optim/kronecker_factors.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/variational.hpp"
 
@@ -26,7 +27,8 @@ StepBenchmark::StepBenchmark(const std::string& optimizer, int64_t n, uint64_t s
   // Default options (SGD: momentum 0.9), ess = 10⁴.
   optimizer_ = make_optimizer(optimizer, {param_}, {}, OptimizerContext{10000, seed});
   variational_ = dynamic_cast<VariationalOptimizer*>(optimizer_.get());
-  if (variational_ != nullptr && variational_->needs_squared_gradients()) {
+  kronecker_ = dynamic_cast<KroneckerCurvatureInput*>(optimizer_.get());
+  if (variational_ != nullptr && (variational_->needs_squared_gradients() || kronecker_)) {
     squared_ = param_.grad().square();
   }
 }
@@ -38,7 +40,11 @@ void StepBenchmark::run() {
     // SAM/bSAM take two samples (the point and the ascent point) per step.
     for (int s = 0; s < variational_->training_samples(); ++s) {
       variational_->sample_parameters(true);
-      if (squared_.defined()) variational_->add_squared_gradients({squared_});
+      if (squared_.defined() && kronecker_ != nullptr) {
+        kronecker_->add_curvature({ParameterCurvature{{}, squared_}});  // a flat parameter
+      } else if (squared_.defined()) {
+        variational_->add_squared_gradients({squared_});
+      }
       variational_->restore_parameters();
     }
   }

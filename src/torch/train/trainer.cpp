@@ -10,6 +10,7 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/data/batches.hpp"
 #include "blr/torch/optim/registry.hpp"
+#include "blr/torch/optim/kronecker_factors.hpp"
 #include "blr/torch/optim/squared_gradients.hpp"
 #include "blr/torch/optim/variational.hpp"
 #include "blr/torch/predictive.hpp"
@@ -153,13 +154,16 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
   auto& opt = *optimizer_;
   if (auto* v = as_variational(opt)) {
     const bool squared = v->needs_squared_gradients();
+    auto* factors = dynamic_cast<KroneckerCurvatureInput*>(&opt);
     const int samples = training_samples(opt);
     double loss_sum = 0.0;
     for (int s = 0; s < samples; ++s) {
       SampledParameters sampled(*v, /*train=*/true);
       opt.zero_grad();
       auto loss = classification_loss(model_.forward(x), y);
-      if (squared) {  // VOGN/OGN: exact per-example squared gradients of any model
+      if (factors) {  // K-FAC: Kronecker factors of Linear/Conv2d weights, else the diagonal
+        factors->add_curvature(backward_with_kronecker_factors(loss, named_parameters_, x.size(0)));
+      } else if (squared) {  // VOGN/OGN: exact per-example squared gradients of any model
         v->add_squared_gradients(backward_with_squared_gradients(loss, named_parameters_, x.size(0)));
       } else {
         loss.backward();
