@@ -47,6 +47,15 @@ class ParameterUse {
   virtual ::at::Tensor per_example(int64_t begin, int64_t end) const = 0;
   /// Σ_i G̃_i² where a formula avoids materialising G̃_i; undefined otherwise.
   virtual ::at::Tensor squared_sum() const { return {}; }
+  /// Per example Σ_j w_j G̃_ij² (an M-vector) where a formula avoids materialising G̃_i, for
+  /// weights w of the parameter's shape; undefined otherwise.
+  virtual ::at::Tensor weighted_norms(const ::at::Tensor& weights) const {
+    (void)weights;
+    return {};
+  }
+  /// True when weighted_norms() has a formula that needs only the saved input and the output
+  /// gradient (not the parameter's own gradient).
+  virtual bool has_weighted_norms_formula() const { return false; }
 
  protected:
   const ::at::Tensor& grad() const { return capture_->grad; }
@@ -94,6 +103,17 @@ class LinearWeightUse final : public ParameterUse {
     auto s = linear_weight_squared_sum(input_, rows_of(grad()));
     if (alpha_ != 1.0) s.mul_(alpha_ * alpha_);
     return transposed_ ? s : s.t().contiguous();
+  }
+  bool has_weighted_norms_formula() const override { return rows_ == 1; }
+  // One row per example: G̃_i = e_i a_iᵀ (through the transpose, W out×in), so
+  // Σ_{o,j} w_oj e_io² a_ij² = Σ_j ((e²) w)_ij a_ij²; used directly (Wᵀ, in×out) the roles swap.
+  ::at::Tensor weighted_norms(const ::at::Tensor& weights) const override {
+    if (rows_ != 1) return {};
+    const auto e2 = rows_of(grad()).square();
+    const auto a2 = input_.square();
+    auto r = transposed_ ? (e2.mm(weights) * a2).sum(1) : (a2.mm(weights) * e2).sum(1);
+    if (alpha_ != 1.0) r.mul_(alpha_ * alpha_);
+    return r;
   }
 
  private:
