@@ -131,7 +131,8 @@ void setup(CLI::App& app, int& exit_code) {
       "sensitivity",
       "Sensitivity of a Bayesian GLM to each training example (memory-perturbation equation, "
       "Nickl et al. 2023): prediction error, variance, the change of each row's prediction when "
-      "it is removed, scores and leave-one-out estimates without refitting.");
+      "it is removed, scores and leave-one-out estimates without refitting. For a trained network: "
+      "blr sensitivity --checkpoint C (see blr sensitivity --checkpoint C --help).");
   cmd->add_option("model", f.model, "linreg, logistic or poisson.")
       ->required()
       ->check(CLI::IsMember({"linreg", "logistic", "poisson"}));

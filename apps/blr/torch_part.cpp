@@ -24,6 +24,16 @@ const PartCommand& torch_command(std::string_view name) {
   throw std::logic_error("torch_command: '" + std::string(name) + "' is not in kTorchCommands.");
 }
 
+bool is_network_sensitivity(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], kTorchSensitivity.name) != 0) return false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view a(argv[i]);
+    if (a == "--") return false;
+    if (a == "--checkpoint" || a.starts_with("--checkpoint=")) return true;
+  }
+  return false;
+}
+
 #ifdef BLR_TORCH_FRONT
 
 namespace {
@@ -68,7 +78,7 @@ int run_torch_part_child(const std::vector<std::string>& args, std::string& why)
 
 void run_torch_part_if_asked(int argc, char** argv) {
   if (argc < 2) return;
-  bool ours = false;
+  bool ours = is_network_sensitivity(argc, argv);
   for (const auto& c : kTorchCommands) ours = ours || std::strcmp(argv[1], c.name) == 0;
   if (!ours) return;
   const std::filesystem::path part = torch_part_path(argv[0]);

@@ -49,6 +49,17 @@ inline constexpr PartCommand kTorchCommands[] = {
     {"bench", 60, "Measure speed, as ratios to a baseline run in the same process."},
 };
 
+/// `blr sensitivity` is the front's command for GLMs (apps/blr/cmd_sensitivity.cpp); a command
+/// line with `--checkpoint` is about a network and goes to the torch part's command of this name.
+inline constexpr PartCommand kTorchSensitivity{
+    "sensitivity", 25,
+    "Sensitivity of a trained network to each training example (memory-perturbation equation "
+    "under its IVON, VOGN, Vadam, Laplace or Adam posterior): scores, leave-one-out estimates, "
+    "retraining check, pictures."};
+
+/// True when `blr ARGS` is `blr sensitivity ... --checkpoint ...` (the torch part's command).
+bool is_network_sensitivity(int argc, char** argv);
+
 /// The entry of torch command `name` (a name not in the list is a bug: std::logic_error).
 const PartCommand& torch_command(std::string_view name);
 

@@ -20,6 +20,10 @@ void setup(CLI::App& app, int& exit_code) {
                   "Continue the run saved in this checkpoint (its configuration is used); with "
                   "--epochs N, train until N epochs in all (the learning-rate schedule then spans "
                   "N epochs).");
+  cmd->add_option("--sensitivity-every", flags->settings.sensitivity_every,
+                  "Every E epochs, each training example's sensitivity and the leave-one-out NLL "
+                  "estimate under the optimizer's posterior (JSON key sensitivity; --out: loo.png).")
+      ->capture_default_str();
   blr::torch::cli::add_optimizer_flags(cmd, *flags);
   cmd->callback([cmd, flags, resume, &exit_code] {
     auto& f = *flags;

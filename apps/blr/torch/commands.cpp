@@ -24,6 +24,7 @@
 #include "plots.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "sensitivity_report.hpp"
 
 namespace blr::torch {
 namespace fs = std::filesystem;
@@ -73,9 +74,14 @@ void prepare_out(const RunSettings& s) {
 
 // Trains (or continues) one run and evaluates it.
 RunResult train_one(Trainer& trainer, const RunSettings& s, ProgressReporter& progress,
-                    const std::string& label) {
+                    const std::string& label, EpochSensitivity* sensitivity = nullptr,
+                    const FashionMnist* data = nullptr) {
   const auto& c = trainer.config();
   TrainHooks hooks = s.quiet ? TrainHooks{} : progress.hooks();
+  if (sensitivity != nullptr) {
+    sensitivity->attach(hooks, trainer, data->train.images.to(parse_device(s.device)),
+                        data->train.labels.to(parse_device(s.device)));
+  }
   hooks.checkpoint_every = s.checkpoint_every;
   hooks.divergence_factor = s.divergence_factor;
   if (s.checkpoint_every > 0) hooks.checkpoint_dir = (fs::path(s.out) / "checkpoints").string();
@@ -192,8 +198,23 @@ int run_train(const TrainConfig& config_in, const RunSettings& settings,
                     trainer.result().model_description, config.optimizer, config.data,
                     data->train.size(), data->test.size(), at::get_num_threads(), settings.device));
   }
-  std::vector<RunResult> runs{train_one(trainer, settings, progress, config.optimizer)};
-  return finish("train", runs, settings);
+  check(settings.sensitivity_every >= 0,
+        fmt::format("Option '--sensitivity-every' must be 0 (never) or a positive number of "
+                    "epochs; got {}.",
+                    settings.sensitivity_every));
+  if (settings.sensitivity_every > 0) check_has_posterior_variance(trainer.optimizer());
+  EpochSensitivity sensitivity(settings.sensitivity_every, 10);
+  std::vector<RunResult> runs{train_one(trainer, settings, progress, config.optimizer,
+                                        settings.sensitivity_every > 0 ? &sensitivity : nullptr,
+                                        data.get())};
+  if (settings.sensitivity_every == 0) return finish("train", runs, settings);
+  if (!settings.out.empty() && !sensitivity.points().empty()) {
+    write_loo_curve(settings.out, sensitivity.points(),
+                    fmt::format("{}: leave-one-out NLL estimate (MPE) and test NLL",
+                                config.optimizer),
+                    std::cerr);
+  }
+  return finish("train", runs, settings, {{"sensitivity", sensitivity.to_json()}});
 }
 
 int run_compare(const TrainConfig& base, const std::vector<std::string>& optimizers,

@@ -25,6 +25,9 @@ struct RunSettings {
   bool quiet = false;  ///< no progress output
   double divergence_factor = kDefaultDivergenceFactor;  ///< see trainer.hpp
   bool fail_on_divergence = false;  ///< exit status 4 when a run diverged
+  /// blr train: > 0, the training set's sensitivities after every this many epochs
+  /// (sensitivity_report.hpp).
+  int64_t sensitivity_every = 0;
 };
 
 /// The LibTorch thread count for a request: 0 means all cores; more than the machine's cores is

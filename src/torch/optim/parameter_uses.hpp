@@ -51,6 +51,15 @@ class ParameterUse {
   /// K-FAC/KFC factors (A, G) where this use is a Linear weight with one row per example or an
   /// ungrouped Conv2d weight (kronecker_factors.hpp); undefined otherwise.
   virtual KroneckerFactors kronecker_factors() const { return {}; }
+  /// Per example Σ_j w_j G̃_ij² (an M-vector) where a formula avoids materialising G̃_i, for
+  /// weights w of the parameter's shape; undefined otherwise.
+  virtual ::at::Tensor weighted_norms(const ::at::Tensor& weights) const {
+    (void)weights;
+    return {};
+  }
+  /// True when weighted_norms() has a formula that needs only the saved input and the output
+  /// gradient (not the parameter's own gradient).
+  virtual bool has_weighted_norms_formula() const { return false; }
 
  protected:
   const ::at::Tensor& grad() const { return capture_->grad; }
@@ -104,6 +113,17 @@ class LinearWeightUse final : public ParameterUse {
     auto f = linear_kronecker_factors(input_, rows_of(grad()));
     if (alpha_ != 1.0) f.output.mul_(alpha_ * alpha_);
     return f;
+  }
+  bool has_weighted_norms_formula() const override { return rows_ == 1; }
+  // One row per example: G̃_i = e_i a_iᵀ (through the transpose, W out×in), so
+  // Σ_{o,j} w_oj e_io² a_ij² = Σ_j ((e²) w)_ij a_ij²; used directly (Wᵀ, in×out) the roles swap.
+  ::at::Tensor weighted_norms(const ::at::Tensor& weights) const override {
+    if (rows_ != 1) return {};
+    const auto e2 = rows_of(grad()).square();
+    const auto a2 = input_.square();
+    auto r = transposed_ ? (e2.mm(weights) * a2).sum(1) : (a2.mm(weights) * e2).sum(1);
+    if (alpha_ != 1.0) r.mul_(alpha_ * alpha_);
+    return r;
   }
 
  private:

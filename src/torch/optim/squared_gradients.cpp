@@ -8,6 +8,7 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/generated/Functions.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include <algorithm>
@@ -516,7 +517,114 @@ void refuse_batch_coupling(const Graph& graph) {
   return sum.mul_(m);
 }
 
+/// r_i += Σ_j w_j (Σ_uses G̃_ij)² for one parameter, in chunks of examples.
+void add_weighted_norms(const std::vector<std::unique_ptr<ParameterUse>>& uses,
+                        const ::at::Tensor& weights, int64_t examples, int64_t chunk_bytes,
+                        ::at::Tensor& out) {
+  std::vector<const ParameterUse*> active;
+  for (const auto& u : uses) {
+    if (u->received()) active.push_back(u.get());
+  }
+  if (active.empty()) return;
+  if (active.size() == 1) {
+    const auto r = active[0]->weighted_norms(weights);
+    if (r.defined()) {
+      out.add_(r.to(out.scalar_type()));
+      return;
+    }
+  }
+  int64_t elements = 0;
+  for (const auto* u : active) elements += u->elements_per_example();
+  const int64_t bytes = std::max<int64_t>(1, elements) * weights.element_size();
+  const int64_t chunk = std::clamp<int64_t>(chunk_bytes / bytes, 1, examples);
+  for (int64_t begin = 0; begin < examples; begin += chunk) {
+    const int64_t end = std::min(examples, begin + chunk);
+    auto g = active[0]->per_example(begin, end);
+    for (size_t k = 1; k < active.size(); ++k) g = g + active[k]->per_example(begin, end);
+    out.narrow(0, begin, end - begin)
+        .add_((g.square() * weights).reshape({end - begin, -1}).sum(1).to(out.scalar_type()));
+  }
+}
+
 }  // namespace
+
+::at::Tensor weighted_squared_gradient_norms(const ::at::Tensor& total,
+                                             const NamedParameters& parameters,
+                                             const std::vector<::at::Tensor>& weights,
+                                             int64_t examples, bool retain_graph,
+                                             const SquaredGradientOptions& options) {
+  options.validate();
+  check(examples >= 1, "Per-example gradient norms need at least one example; got {}.", examples);
+  check(weights.size() == parameters.size(),
+        "Per-example gradient norms need one weight tensor per parameter; got {} for {}.",
+        weights.size(), parameters.size());
+  check(total.defined() && total.numel() == 1,
+        "Per-example gradient norms need the sum of the examples' terms as a one-element tensor.");
+  check(total.grad_fn() != nullptr,
+        "Per-example gradient norms: the sum has no autograd graph (it does not depend on a "
+        "parameter that requires gradients, or it was computed under NoGradGuard).");
+  for (size_t k = 0; k < parameters.size(); ++k) {
+    check(weights[k].sizes() == parameters[k].second.sizes(),
+          "Per-example gradient norms: the weights of parameter '{}' have shape {} where the "
+          "parameter has {}.",
+          parameters[k].first, weights[k].sizes(), parameters[k].second.sizes());
+  }
+  const Graph graph = read_graph(total.grad_fn());
+  refuse_batch_coupling(graph);
+  UseBuilder builder(graph, examples);
+  std::vector<std::vector<std::unique_ptr<ParameterUse>>> uses;
+  uses.reserve(parameters.size());
+  // The gradients asked of autograd::grad (which leaves p.grad alone; its result is not needed,
+  // the hooks see what they need). A parameter whose every use has a formula from the output
+  // gradient alone (Linear weights) is left out when others remain, so that its own gradient,
+  // as costly as the formula, is not computed: its node still runs for its input or its bias.
+  // If a node was skipped after all (a bias-free first layer), the pass is repeated with all.
+  std::vector<::at::Tensor> reached, wanted;
+  std::vector<size_t> skipped;
+  for (size_t k = 0; k < parameters.size(); ++k) {
+    const auto& [name, param] = parameters[k];
+    uses.push_back(builder.uses(name, param));
+    if (!param.requires_grad()) continue;
+    reached.push_back(param);
+    const bool formula =
+        !uses.back().empty() && std::all_of(uses.back().begin(), uses.back().end(),
+                                            [](const auto& u) { return u->has_weighted_norms_formula(); });
+    if (formula) {
+      skipped.push_back(k);
+    } else {
+      wanted.push_back(param);
+    }
+  }
+  if (wanted.empty()) {
+    wanted = reached;
+    skipped.clear();
+  }
+  {
+    const InstalledHooks hooks(builder.captures());
+    (void)::torch::autograd::grad({total}, wanted, {}, retain_graph || !skipped.empty(), false,
+                                  true);
+    const bool missed = std::any_of(skipped.begin(), skipped.end(), [&](size_t k) {
+      return std::any_of(uses[k].begin(), uses[k].end(),
+                         [](const auto& u) { return !u->received(); });
+    });
+    if (missed) {
+      for (const auto& c : builder.captures()) c->grad = ::at::Tensor();
+      (void)::torch::autograd::grad({total}, reached, {}, retain_graph, false, true);
+    }
+  }
+  ::at::NoGradGuard no_grad;
+  for (const auto& parameter_uses : uses) {
+    for (const auto& u : parameter_uses) {
+      if (u->received()) u->after_backward();
+    }
+  }
+  auto out = ::at::zeros({examples}, total.options().dtype(::at::kDouble));
+  for (size_t k = 0; k < parameters.size(); ++k) {
+    const auto w = weights[k].to(parameters[k].second.options());
+    add_weighted_norms(uses[k], w, examples, options.chunk_bytes, out);
+  }
+  return out;
+}
 
 namespace {
 

@@ -70,4 +70,21 @@ std::vector<::at::Tensor> backward_with_squared_gradients(
     const ::at::Tensor& mean_loss, const NamedParameters& parameters, int64_t examples,
     const SquaredGradientOptions& options = {});
 
+/// Per-example weighted squared gradient norms from the same graph reading:
+///
+///   r_i = Σ_j w_j (∂s_i/∂θ_j)²    for `total` = Σ_i s_i, a SUM of one scalar per example,
+///
+/// one entry per example (double). With s_i = f_ik (example i's logit of class k) and w = σ²,
+/// r_i is the prediction variance v_ik = [J_i Σ J_iᵀ]_kk of a diagonal Gaussian posterior
+/// (sensitivity.hpp). A Linear layer with one row per example materialises nothing: its
+/// per-example gradient is δ_i a_iᵀ, so r_i gets (δ_i²)ᵀ W (a_i²); other uses go through their
+/// per-example gradients in chunks. The gradients are taken with autograd::grad, so p.grad is not
+/// touched; `retain_graph` keeps the graph for another call (one per class). The same
+/// requirements and refusals as backward_with_squared_gradients.
+::at::Tensor weighted_squared_gradient_norms(const ::at::Tensor& total,
+                                             const NamedParameters& parameters,
+                                             const std::vector<::at::Tensor>& weights,
+                                             int64_t examples, bool retain_graph = false,
+                                             const SquaredGradientOptions& options = {});
+
 }  // namespace blr::torch
