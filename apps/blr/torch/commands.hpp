@@ -25,6 +25,10 @@ struct RunSettings {
   bool quiet = false;  ///< no progress output
   double divergence_factor = kDefaultDivergenceFactor;  ///< see trainer.hpp
   bool fail_on_divergence = false;  ///< exit status 4 when a run diverged
+  /// Data parallel (blr launch, torchrun): seconds a rendezvous or collective may wait for the
+  /// other ranks, and how the ranks split a step (data | samples; distributed/data_parallel.hpp).
+  double dist_timeout = 300.0;
+  std::string dist_split = "data";
 };
 
 /// The LibTorch thread count for a request: 0 means all cores; more than the machine's cores is
