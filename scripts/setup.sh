@@ -6,7 +6,7 @@ packages=(
   build-essential cmake pkg-config
   libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libboost-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  libtorch-dev libopenblas0-pthread
+  libtorch-dev libgloo-dev libopenblas0-pthread
   dataset-fashion-mnist fortunes gnuplot-nox
   python3-torch python3-dev pybind11-dev python3-pytest python3-numpy
   python3-venv python3-pip python3-setuptools python3-wheel

@@ -47,6 +47,9 @@ inline constexpr PartCommand kTorchCommands[] = {
      "VOGN, Vadam, Laplace, or a diagonal GGN for point estimates), task arithmetic or averaging; "
      "the result is a checkpoint that `blr eval` scores."},
     {"bench", 60, "Measure speed, as ratios to a baseline run in the same process."},
+    {"launch", 61,
+     "Run a blr command as N data-parallel processes on this machine (ranks over 127.0.0.1, as "
+     "torchrun does); a rank that fails stops the others."},
 };
 
 /// `blr sensitivity` is the front's command for GLMs (apps/blr/cmd_sensitivity.cpp); a command

@@ -111,6 +111,14 @@ inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
       ->capture_default_str();
   cmd->add_flag("--fail-on-divergence", s.fail_on_divergence,
                 "Exit with status 4 when a run diverged (the outputs are still written).");
+  cmd->add_option("--dist-timeout", s.dist_timeout,
+                  "Data parallel (blr launch, torchrun): seconds the rendezvous and each "
+                  "collective wait for the other ranks before the run stops with an error.")
+      ->capture_default_str();
+  cmd->add_option("--dist-split", s.dist_split,
+                  "Data parallel: data (each rank trains on its share of every minibatch) or "
+                  "samples (each rank takes the whole minibatch and its own Monte Carlo samples).")
+      ->capture_default_str();
 }
 
 /// "hess-init" for the key "hess_init".

@@ -212,6 +212,7 @@ void setup_bench(CLI::App& app, int& exit_code) {
   step->callback([options, &exit_code] { exit_code = run_step_bench(*options); });
   blr::cli::add_bench_epoch(bench, exit_code);
   blr::cli::add_bench_predict(bench, exit_code);
+  blr::cli::add_bench_data_parallel(bench, exit_code);
 }
 
 }  // namespace

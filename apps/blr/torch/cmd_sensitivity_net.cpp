@@ -56,8 +56,8 @@ int run(SensitivityFlags& f, bool weight_decay_given) {
   bt::LoadedRun run = bt::load_run(f.checkpoint, 0, f.data_dir, 0);
   bt::Trainer trainer(run.config, run.data, device);
   trainer.restore(run.checkpoint);
-  const auto x = run.data->train.images.to(device);
-  const auto y = run.data->train.labels.to(device);
+  const auto x = run.data->train.x.to(device);
+  const auto y = run.data->train.y.to(device);
   const int64_t n = x.size(0);
   const auto pv = bt::posterior_variance(trainer.optimizer(), n);
   if (!f.settings.quiet) {
@@ -145,7 +145,7 @@ int run(SensitivityFlags& f, bool weight_decay_given) {
   if (!f.settings.out.empty()) {
     const std::string title =
         fmt::format("{}: {} ({} training examples)", run.config.optimizer, pv.source, n);
-    bt::write_influence_grid(f.settings.out, run.data->train.images, run.data->train.labels,
+    bt::write_influence_grid(f.settings.out, run.data->train.x, run.data->train.y,
                              s.score.cpu(), bt::ranked_examples(s.score, 8, true),
                              bt::ranked_examples(s.score, 8, false),
                              fmt::format("most (top) and least (bottom) influential: {}", title),

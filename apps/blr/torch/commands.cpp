@@ -16,6 +16,7 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/checkpoint.hpp"
 #include "blr/torch/data/batches.hpp"
+#include "blr/torch/distributed/process_group.hpp"
 #include "blr/torch/laplace_fit.hpp"
 #include "blr/torch/optim/laplace.hpp"
 #include "blr/torch/optim/registry.hpp"
@@ -75,12 +76,12 @@ void prepare_out(const RunSettings& s) {
 // Trains (or continues) one run and evaluates it.
 RunResult train_one(Trainer& trainer, const RunSettings& s, ProgressReporter& progress,
                     const std::string& label, EpochSensitivity* sensitivity = nullptr,
-                    const FashionMnist* data = nullptr) {
+                    const Dataset* data = nullptr) {
   const auto& c = trainer.config();
   TrainHooks hooks = s.quiet ? TrainHooks{} : progress.hooks();
   if (sensitivity != nullptr) {
-    sensitivity->attach(hooks, trainer, data->train.images.to(parse_device(s.device)),
-                        data->train.labels.to(parse_device(s.device)));
+    sensitivity->attach(hooks, trainer, data->train.x.to(parse_device(s.device)),
+                        data->train.y.to(parse_device(s.device)));
   }
   hooks.checkpoint_every = s.checkpoint_every;
   hooks.divergence_factor = s.divergence_factor;
@@ -101,6 +102,31 @@ RunResult train_one(Trainer& trainer, const RunSettings& s, ProgressReporter& pr
     trainer.result().checkpoint = path;
   }
   return trainer.result();
+}
+
+// A data-parallel rank other than 0: trains (rank 0 evaluates, reports and writes checkpoints).
+int train_rank(Trainer& trainer, const RunSettings& s) {
+  TrainHooks hooks;
+  hooks.checkpoint_every = s.checkpoint_every;
+  hooks.divergence_factor = s.divergence_factor;
+  if (s.checkpoint_every > 0) hooks.checkpoint_dir = (fs::path(s.out) / "checkpoints").string();
+  trainer.train(hooks);
+  return 0;
+}
+
+// What rank 0 reports of a data-parallel run: ranks, split, and the all-reduce per step.
+nlohmann::json distributed_report(const distributed::ProcessGroup& group,
+                                  distributed::Split split, int64_t steps_run) {
+  const auto& st = group.stats();
+  const auto steps = std::max<int64_t>(1, steps_run);
+  return {{"distributed",
+           {{"world_size", group.world_size()},
+            {"split", distributed::split_name(split)},
+            {"bucket_bytes", group.bucket_bytes()},
+            {"steps", steps_run},
+            {"allreduce_ms_per_step", 1000.0 * st.seconds / static_cast<double>(steps)},
+            {"allreduce_bytes_per_step", st.bytes / steps},
+            {"allreduce_buckets_per_step", static_cast<double>(st.buckets) / steps}}}};
 }
 
 // Prints the table and writes the outputs; returns the exit status (4 when a run diverged and
@@ -149,10 +175,20 @@ void apply_run_settings(const RunSettings& settings) {
                     settings.divergence_factor));
 }
 
-int run_train(const TrainConfig& config_in, const RunSettings& settings,
+int run_train(const TrainConfig& config_in, const RunSettings& settings_in,
               const std::string& resume_path, int64_t resume_epochs) {
+  RunSettings settings = settings_in;
+  const auto split = distributed::parse_split(settings.dist_split);
+  // Data parallel when launched with RANK and WORLD_SIZE (blr launch, torchrun): the ranks meet
+  // first; only rank 0 reports and writes outputs.
+  const auto group = distributed::process_group_from_environment(settings.dist_timeout);
+  const bool root = group == nullptr || group->rank() == 0;
+  if (!root) {
+    settings.quiet = true;
+    settings.json.clear();
+  }
   apply_run_settings(settings);
-  prepare_out(settings);
+  if (root) prepare_out(settings);
   TrainConfig config = config_in;
   Checkpoint checkpoint;
   if (!resume_path.empty()) {
@@ -190,6 +226,12 @@ int run_train(const TrainConfig& config_in, const RunSettings& settings,
   const auto data = load_data(config);
   Trainer trainer(config, data, device);
   if (!resume_path.empty()) trainer.restore(checkpoint);
+  if (group) {
+    trainer.set_data_parallel(std::make_shared<distributed::DataParallel>(group, split));
+    if (!root) return train_rank(trainer, settings);
+    group->reset_stats();
+  }
+  const int64_t steps_before = trainer.result().steps;
   ProgressReporter progress(std::cerr, stderr_is_terminal());
   if (!settings.quiet) {
     progress.message(
@@ -207,14 +249,18 @@ int run_train(const TrainConfig& config_in, const RunSettings& settings,
   std::vector<RunResult> runs{train_one(trainer, settings, progress, config.optimizer,
                                         settings.sensitivity_every > 0 ? &sensitivity : nullptr,
                                         data.get())};
-  if (settings.sensitivity_every == 0) return finish("train", runs, settings);
+  nlohmann::json extra =
+      group ? distributed_report(*group, split, trainer.result().steps - steps_before)
+            : nlohmann::json::object();
+  if (settings.sensitivity_every == 0) return finish("train", runs, settings, extra);
   if (!settings.out.empty() && !sensitivity.points().empty()) {
     write_loo_curve(settings.out, sensitivity.points(),
                     fmt::format("{}: leave-one-out NLL estimate (MPE) and test NLL",
                                 config.optimizer),
                     std::cerr);
   }
-  return finish("train", runs, settings, {{"sensitivity", sensitivity.to_json()}});
+  extra["sensitivity"] = sensitivity.to_json();
+  return finish("train", runs, settings, extra);
 }
 
 int run_compare(const TrainConfig& base, const std::vector<std::string>& optimizers,

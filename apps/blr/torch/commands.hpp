@@ -28,6 +28,10 @@ struct RunSettings {
   /// blr train: > 0, the training set's sensitivities after every this many epochs
   /// (sensitivity_report.hpp).
   int64_t sensitivity_every = 0;
+  /// Data parallel (blr launch, torchrun): seconds a rendezvous or collective may wait for the
+  /// other ranks, and how the ranks split a step (data | samples; distributed/data_parallel.hpp).
+  double dist_timeout = 300.0;
+  std::string dist_split = "data";
 };
 
 /// The LibTorch thread count for a request: 0 means all cores; more than the machine's cores is

@@ -5,6 +5,7 @@
 #include <torch/serialize/archive.h>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/distributed/communicator.hpp"
 #include "dispatch.hpp"
 #include "kernels.hpp"
 
@@ -151,6 +152,9 @@ void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps
   const bool keep_noise = train && statistic() == Statistic::kNoiseTimesGradient;
   // OGN takes its training gradients at μ, but its posterior predictive samples like the others.
   perturbed_ = perturbs() || !train;
+  // Data parallel: this rank's training draws follow those of the ranks before it.
+  const uint64_t draw =
+      train ? draws_ + static_cast<uint64_t>(noise_rank_) * training_samples() : draws_;
   if (perturbed_) {
     size_t j = 0;
     for (size_t g = 0; g < param_groups_.size(); ++g) {
@@ -179,7 +183,7 @@ void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps
                 static_cast<scalar_t>(prec.b),
                 keep_noise ? s.noise.data_ptr<scalar_t>() : nullptr,
                 e.defined() ? e.data_ptr<scalar_t>() : nullptr,
-                detail::NoiseSource{seed(), draws_, j}};
+                detail::NoiseSource{seed(), draw, j}};
             detail::for_each_chunk(p.numel(), [&](int64_t chunk, int64_t begin, int64_t end) {
               sample_chunk_of(args, chunk, begin, end);
             });
@@ -354,6 +358,42 @@ void MeanFieldOptimizer::materialise_pending() {
       s.pending_grad = ::at::Tensor();
     }
   }
+}
+
+void MeanFieldOptimizer::set_noise_shard(int rank, int world_size) {
+  check(world_size >= 1 && rank >= 0 && rank < world_size,
+        fmt::format("{}: rank {} of {} processes is not a valid noise shard.", name(), rank,
+                    world_size));
+  check(samples_ == 0 && !sampled_,
+        fmt::format("{}: the noise shard is set between steps.", name()));
+  noise_rank_ = rank;
+  noise_world_ = world_size;
+}
+
+void MeanFieldOptimizer::reduce_statistics(distributed::Communicator& communicator,
+                                           double weight) {
+  check(!sampled_ && samples_ > 0,
+        fmt::format("{}: reduce_statistics() belongs after the step's samples and before step().",
+                    name()));
+  ::at::NoGradGuard no_grad;
+  materialise_pending();  // the single-sample shortcut's gradient becomes a sum to reduce
+  const Statistic stat = perturbs() ? statistic() : Statistic::kNone;
+  std::vector<::at::Tensor> tensors;
+  for (auto& group : slots_) {
+    for (Slot& s : group) {
+      tensors.push_back(s.grad_sum);
+      if (stat == Statistic::kNoiseTimesGradient || stat == Statistic::kSquaredGradient) {
+        tensors.push_back(s.stat_sum);
+      }
+      if (statistic() == Statistic::kExternalSquared) tensors.push_back(s.squared_sum);
+    }
+  }
+  communicator.sum(tensors, weight);
+  const int64_t world = communicator.world_size();
+  // The other ranks' draws of this step were theirs; the counter moves past all of them.
+  if (perturbs()) draws_ += static_cast<uint64_t>((world - 1) * samples_);
+  samples_ *= world;
+  squared_samples_ *= world;
 }
 
 void MeanFieldOptimizer::add_squared_gradients(const std::vector<::at::Tensor>& squared) {

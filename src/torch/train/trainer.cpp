@@ -170,12 +170,14 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
       }
       loss_sum += loss.item<double>();
     }
+    if (parallel_) parallel_->reduce(opt, share_);
     opt.step();
     return loss_sum / samples;
   }
   opt.zero_grad();
   auto loss = classification_loss(model_.forward(x), y);
   loss.backward();
+  if (parallel_) parallel_->reduce(opt, share_);
   opt.step();
   return loss.item<double>();
 }
@@ -192,6 +194,8 @@ void Trainer::train(const TrainHooks& hooks) {
   const int64_t steps = batch_count(n, bs);
   const Schedule schedule = config_.learning_rate_schedule(base_lr_, steps);
   schedule.validate("learning rate schedule");
+  if (parallel_) parallel_->check_batches(n, bs);
+  const bool root = !parallel_ || parallel_->is_root();  // evaluates and writes checkpoints
   const auto test_x = data_->test.x.to(device_);
   const auto validation_x =
       data_->validation.size() > 0 ? data_->validation.x.to(device_) : at::Tensor();
@@ -206,7 +210,11 @@ void Trainer::train(const TrainHooks& hooks) {
     double loss_sum = 0.0;
     double lr = base_lr_;
     for (int64_t b = 0; b < steps; ++b) {
-      const auto index = perm.slice(0, b * bs, std::min(n, (b + 1) * bs));
+      auto index = perm.slice(0, b * bs, std::min(n, (b + 1) * bs));
+      if (parallel_) {  // this rank's share of the global minibatch
+        share_ = parallel_->share(index.size(0));
+        index = index.slice(0, share_.begin, share_.end);
+      }
       const auto x = train_x_.index_select(0, index);
       const auto y = train_y_.index_select(0, index);
       lr = schedule.at(static_cast<long>(global_step_));
@@ -218,8 +226,10 @@ void Trainer::train(const TrainHooks& hooks) {
             "learning rate (--{}-lr).",
             config_.optimizer, epoch_ + 1, b + 1, loss, config_.optimizer));
       }
-      if (global_step_ == 0) result_.initial_loss = loss;
-      loss_sum += loss;
+      if (global_step_ == 0) {
+        result_.initial_loss = parallel_ ? parallel_->sum(loss, share_.weight) : loss;
+      }
+      loss_sum += parallel_ ? share_.weight * loss : loss;
       ++global_step_;
       if (hooks.on_step) hooks.on_step(epoch_ + 1, b + 1, steps, loss);
     }
@@ -228,15 +238,16 @@ void Trainer::train(const TrainHooks& hooks) {
     step_seconds_ += record.seconds;
     ++epoch_;
     record.epoch = epoch_;
+    if (parallel_) loss_sum = parallel_->sum(loss_sum, 1.0);  // Σ over steps of Σ_r w_r ℓ_r
     record.train_loss = loss_sum / static_cast<double>(steps);
     record.learning_rate = lr;
-    {
+    if (root) {
       const auto lp = predict_log_probs(model_, test_x);
       const auto m = classification_metrics(lp, data_->test.y, config_.ece_bins);
       record.test_accuracy = m.accuracy;
       record.test_nll = m.nll;
     }
-    if (validation_x.defined()) {
+    if (root && validation_x.defined()) {
       const auto lp = predict_log_probs(model_, validation_x);
       const auto m = classification_metrics(lp, data_->validation.y, config_.ece_bins);
       record.validation_accuracy = m.accuracy;
@@ -248,12 +259,20 @@ void Trainer::train(const TrainHooks& hooks) {
     result_.step_ms = 1000.0 * step_seconds_ / static_cast<double>(global_step_);
     if (hooks.on_epoch) hooks.on_epoch(record);
     if (hooks.checkpoint_every > 0 && epoch_ % hooks.checkpoint_every == 0) {
-      save((std::filesystem::path(hooks.checkpoint_dir) /
-            fmt::format("{}-epoch-{}.ckpt", config_.optimizer, epoch_))
-               .string());
+      if (root) {
+        save((std::filesystem::path(hooks.checkpoint_dir) /
+              fmt::format("{}-epoch-{}.ckpt", config_.optimizer, epoch_))
+                 .string());
+      }
+      if (parallel_) parallel_->communicator().barrier();  // the others wait for the file
     }
     if (hooks.stop_after_epoch > 0 && epoch_ >= hooks.stop_after_epoch) break;
   }
+}
+
+void Trainer::set_data_parallel(std::shared_ptr<distributed::DataParallel> parallel) {
+  if (parallel) parallel->attach(*optimizer_);
+  parallel_ = std::move(parallel);
 }
 
 void Trainer::check_divergence(const EpochRecord& record, double factor) {

@@ -57,6 +57,10 @@
 
 namespace blr::torch {
 
+namespace distributed {
+class Communicator;
+}
+
 /// What restore collects per sample besides the gradient (VOGN: squared gradients come from
 /// outside, through add_squared_gradients).
 enum class Statistic { kNone, kNoiseTimesGradient, kSquaredGradient, kExternalSquared };
@@ -130,6 +134,18 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   /// virtual: call this one, on the optimizer's own type).
   void add_param_group(const ::torch::optim::OptimizerParamGroup& param_group);
 
+  /// Data parallel (blr/torch/distributed/): this process is rank `rank` of `world_size`, each
+  /// taking mc_samples draws per step. Its training sample s of a step is drawn from the counter
+  /// stream that sample rank·mc_samples + s has in one process with world_size·mc_samples samples
+  /// (fused CPU path; the tensor path draws from the device generator), so that the ranks
+  /// together draw what that one process draws. Call before the first sample.
+  void set_noise_shard(int rank, int world_size);
+  /// Data parallel: sums the gradients and statistics collected since the last step over the
+  /// ranks, this rank's weighted by `weight` (distributed/communicator.hpp), and counts the
+  /// samples of all ranks, so that step() updates as one process holding every rank's samples.
+  /// Call after the step's samples, before step(); every rank calls it.
+  void reduce_statistics(distributed::Communicator& communicator, double weight);
+
   /// Test hook: false forces the tensor-operation path (the non-CPU code) on CPU too.
   void set_fused_kernels(bool fused) { fused_ = fused; }
 
@@ -200,6 +216,7 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   bool perturbed_ = false;       ///< the current sample moved the parameters away from μ
   bool squared_given_ = false;  ///< add_squared_gradients called in the current sample
   bool fused_ = true;
+  int noise_rank_ = 0, noise_world_ = 1;  ///< set_noise_shard
 };
 
 }  // namespace blr::torch

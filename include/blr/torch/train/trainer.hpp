@@ -35,6 +35,7 @@
 
 #include "blr/torch/checkpoint.hpp"
 #include "blr/torch/data/dataset.hpp"
+#include "blr/torch/distributed/data_parallel.hpp"
 #include "blr/torch/metrics.hpp"
 #include "blr/torch/nn/classifier.hpp"
 #include "blr/torch/nn/model.hpp"
@@ -134,6 +135,9 @@ class Trainer {
   /// model parameters (as they are now), keeping the epoch and the history: how `blr laplace`
   /// turns a trained run into a run whose "optimizer" is the fitted posterior.
   void replace_optimizer(const std::string& optimizer, const OptionValues& options);
+  /// Trains as one rank of a data-parallel run (blr/torch/distributed/data_parallel.hpp): this
+  /// rank's share of each minibatch, all-reduced updates, evaluation and checkpoints on rank 0.
+  void set_data_parallel(std::shared_ptr<distributed::DataParallel> parallel);
   /// Writes a checkpoint of the current state.
   void save(const std::string& path) const;
 
@@ -166,6 +170,8 @@ class Trainer {
   double base_lr_ = 0.0;
   double step_seconds_ = 0.0;
   RunResult result_;
+  std::shared_ptr<distributed::DataParallel> parallel_;  // null: one process
+  distributed::DataParallel::Share share_;               // this rank's share of the current step
 };
 
 }  // namespace blr::torch

@@ -1,0 +1,311 @@
+// `blr launch --nproc N [--master-port P] -- <blr command and flags>`: runs N copies of a blr
+// command on this machine as the ranks of one data-parallel run, as torchrun does: each child gets
+// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1 and MASTER_PORT
+// (blr/torch/distributed/process_group.hpp reads them). Each line a child writes comes out on the
+// same stream prefixed with "[rank r] ". When a child exits non-zero or is killed, the others get
+// SIGTERM, then SIGKILL after a grace period, and launch exits non-zero with one sentence naming
+// the rank and its status. Children die with launch (PR_SET_PDEATHSIG), so none outlives it.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../command.hpp"
+#include "../torch_part.hpp"
+#include "blr/core/error.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct LaunchFlags {
+  int nproc = 2;
+  int master_port = 0;
+  double grace = 5.0;
+  std::vector<std::string> command;
+};
+
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_interrupt(int) { g_interrupted = 1; }
+
+/// A free TCP port on the loopback interface (the kernel's choice for port 0).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  blr::check(fd >= 0, fmt::format("Cannot open a socket to find a free port: {}.",
+                                  std::strerror(errno)));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  ::close(fd);
+  blr::check(ok, "Cannot find a free port on 127.0.0.1; give one with --master-port.");
+  return ntohs(addr.sin_port);
+}
+
+/// One child: its process id, its two output pipes and what is left of an unfinished line.
+struct Child {
+  pid_t pid = -1;
+  int fd[2] = {-1, -1};  // stdout, stderr
+  std::string pending[2];
+  bool running = true;
+  int status = 0;
+};
+
+void write_all(int fd, const std::string& text) {
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+/// Forwards the complete lines of `text` with the rank's prefix (and the rest at `flush`).
+void forward(Child& c, int which, int rank, const char* data, size_t size, bool flush) {
+  std::string& buf = c.pending[which];
+  buf.append(data, size);
+  const int out = which == 0 ? STDOUT_FILENO : STDERR_FILENO;
+  size_t start = 0;
+  for (size_t eol; (eol = buf.find('\n', start)) != std::string::npos; start = eol + 1) {
+    write_all(out, fmt::format("[rank {}] {}\n", rank, buf.substr(start, eol - start)));
+  }
+  buf.erase(0, start);
+  if (flush && !buf.empty()) {
+    write_all(out, fmt::format("[rank {}] {}\n", rank, buf));
+    buf.clear();
+  }
+}
+
+std::string describe(int status) {
+  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return fmt::format("was killed by signal {} ({})", sig, ::strsignal(sig));
+  }
+  return fmt::format("stopped with wait status {}", status);
+}
+
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+pid_t spawn(const LaunchFlags& f, int rank, int port, Child& c) {
+  int out[2], err[2];
+  blr::check(::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0,
+             fmt::format("Cannot create the pipes of rank {}: {}.", rank, std::strerror(errno)));
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  blr::check(pid >= 0, fmt::format("Cannot start rank {}: {}.", rank, std::strerror(errno)));
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
+    if (::getppid() != parent) ::_exit(127);
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(err[1], STDERR_FILENO);
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    ::setenv("RANK", std::to_string(rank).c_str(), 1);
+    ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+    ::setenv("WORLD_SIZE", std::to_string(f.nproc).c_str(), 1);
+    ::setenv("LOCAL_WORLD_SIZE", std::to_string(f.nproc).c_str(), 1);
+    ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+    ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    std::vector<std::string> args = {"blr"};
+    args.insert(args.end(), f.command.begin(), f.command.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv("/proc/self/exe", argv.data());
+    const std::string why = fmt::format("blr launch: cannot run rank {}: {}\n", rank,
+                                        std::strerror(errno));
+    write_all(STDERR_FILENO, why);
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  c.fd[0] = out[0];
+  c.fd[1] = err[0];
+  c.pid = pid;
+  return pid;
+}
+
+int run_launch(LaunchFlags& f) {
+  blr::check(f.nproc >= 1 && f.nproc <= 64,
+             fmt::format("Option '--nproc' must be between 1 and 64; got {}.", f.nproc));
+  blr::check(f.master_port >= 0 && f.master_port <= 65535,
+             fmt::format("Option '--master-port' must be a port in [1, 65535], or 0 for a free "
+                         "one; got {}.",
+                         f.master_port));
+  blr::check(f.grace > 0 && f.grace <= 600,
+             fmt::format("Option '--grace' must be in (0, 600] seconds; got {}.", f.grace));
+  if (!f.command.empty() && (f.command[0] == "blr" || f.command[0] == "blr-torch")) {
+    f.command.erase(f.command.begin());
+  }
+  blr::check(!f.command.empty() && f.command[0] != "launch",
+             "blr launch needs the blr command to run after '--', e.g. "
+             "blr launch --nproc 2 -- train --model lenet.");
+  const int port = f.master_port > 0 ? f.master_port : free_port();
+  struct sigaction sa{};
+  sa.sa_handler = on_interrupt;
+  ::sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  std::vector<Child> children(static_cast<size_t>(f.nproc));
+  for (int r = 0; r < f.nproc; ++r) {
+    try {
+      spawn(f, r, port, children[static_cast<size_t>(r)]);
+    } catch (...) {
+      for (auto& c : children) {
+        if (c.pid > 0) ::kill(c.pid, SIGKILL);
+      }
+      throw;
+    }
+    std::cerr << fmt::format("blr launch: rank {} is process {} (127.0.0.1:{})\n", r,
+                             children[static_cast<size_t>(r)].pid, port);
+  }
+  std::cerr.flush();
+
+  int failed_rank = -1;
+  int failed_status = 0;
+  bool interrupted = false;
+  Clock::time_point kill_at{};
+  bool stopping = false;
+  char buf[65536];
+  for (;;) {
+    // Output first: forward what is there, at most 100 ms of waiting.
+    std::vector<pollfd> fds;
+    std::vector<std::pair<size_t, int>> who;
+    for (size_t r = 0; r < children.size(); ++r) {
+      for (int w = 0; w < 2; ++w) {
+        if (children[r].fd[w] >= 0) {
+          fds.push_back({children[r].fd[w], POLLIN, 0});
+          who.emplace_back(r, w);
+        }
+      }
+    }
+    if (!fds.empty()) {
+      ::poll(fds.data(), fds.size(), 100);
+    } else {
+      ::usleep(50000);  // every pipe closed: only the exits are left to wait for
+    }
+    for (size_t k = 0; k < fds.size(); ++k) {
+      if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      auto& c = children[who[k].first];
+      const int w = who[k].second;
+      const ssize_t n = ::read(c.fd[w], buf, sizeof buf);
+      if (n > 0) {
+        forward(c, w, static_cast<int>(who[k].first), buf, static_cast<size_t>(n), false);
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        forward(c, w, static_cast<int>(who[k].first), buf, 0, true);
+        ::close(c.fd[w]);
+        c.fd[w] = -1;
+      }
+    }
+    // Then the children's state.
+    bool any_running = false;
+    for (size_t r = 0; r < children.size(); ++r) {
+      auto& c = children[r];
+      if (!c.running) continue;
+      int status = 0;
+      const pid_t got = ::waitpid(c.pid, &status, WNOHANG);
+      if (got == c.pid) {
+        c.running = false;
+        c.status = status;
+        const bool bad = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        // The first failure names the run's cause; a rank killed by a signal is preferred over
+        // the ranks that then failed because their peer was gone.
+        if (bad && !stopping && (failed_rank < 0 || (WIFSIGNALED(status) &&
+                                                     !WIFSIGNALED(failed_status)))) {
+          failed_rank = static_cast<int>(r);
+          failed_status = status;
+        }
+      } else {
+        any_running = true;
+      }
+    }
+    if (g_interrupted && !interrupted) {
+      interrupted = true;
+      if (failed_rank < 0) failed_rank = -2;
+    }
+    if ((failed_rank != -1) && !stopping) {
+      stopping = true;
+      for (auto& c : children) {
+        if (c.running) ::kill(c.pid, SIGTERM);
+      }
+      kill_at = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(f.grace * 1000));
+    }
+    if (stopping && Clock::now() >= kill_at) {
+      for (auto& c : children) {
+        if (c.running) ::kill(c.pid, SIGKILL);
+      }
+      kill_at = Clock::now() + std::chrono::hours(1);
+    }
+    const bool any_open = std::any_of(children.begin(), children.end(),
+                                      [](const Child& c) { return c.fd[0] >= 0 || c.fd[1] >= 0; });
+    if (!any_running && !any_open) break;
+    if (!any_running && fds.empty()) break;
+  }
+  for (auto& c : children) {
+    for (int w = 0; w < 2; ++w) {
+      if (c.fd[w] >= 0) ::close(c.fd[w]);
+    }
+  }
+  if (failed_rank == -2) {
+    std::cerr << "blr launch: interrupted; stopped all ranks.\n";
+    return 130;
+  }
+  if (failed_rank >= 0) {
+    std::cerr << fmt::format("blr launch: rank {} {}; stopped the other ranks.\n", failed_rank,
+                             describe(failed_status));
+    const int code = exit_code_of(failed_status);
+    return code == 0 ? 1 : code;
+  }
+  return 0;
+}
+
+void setup(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("launch", blr::cli::torch_command("launch").summary);
+  auto f = std::make_shared<LaunchFlags>();
+  cmd->add_option("--nproc", f->nproc, "Number of processes (ranks) to start on this machine.")
+      ->capture_default_str();
+  cmd->add_option("--master-port", f->master_port,
+                  "Port of rank 0's rendezvous store on 127.0.0.1 (0: a free port).")
+      ->capture_default_str();
+  cmd->add_option("--grace", f->grace,
+                  "Seconds the other ranks get to stop (SIGTERM) after one failed, before "
+                  "SIGKILL.")
+      ->capture_default_str();
+  cmd->add_option("command", f->command,
+                  "The blr command and its flags, after '--' (e.g. -- train --model lenet).");
+  cmd->callback([f, &exit_code] { exit_code = run_launch(*f); });
+}
+
+BLR_REGISTER_COMMAND("launch", blr::cli::torch_command("launch").order, setup);
+
+}  // namespace
