@@ -38,7 +38,7 @@ inline const std::vector<std::string>& configuration_flags() {
   static const std::vector<std::string> names = {"--data",          "--model",      "--hidden",
                                                  "--batch-size",    "--schedule",   "--warmup-epochs",
                                                  "--seed",          "--train-limit", "--validation",
-                                                 "--optimizer",     "--test-limit"};
+                                                 "--optimizer",     "--test-limit", "--micro-batches"};
   return names;
 }
 
@@ -73,6 +73,10 @@ inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
   add_model_flags(cmd, f);
   cmd->add_option("--epochs", c.epochs, "Number of epochs.")->capture_default_str();
   cmd->add_option("--batch-size", c.batch_size, "Minibatch size.")->capture_default_str();
+  cmd->add_option("--micro-batches", c.micro_batches,
+                  "Process each minibatch in this many parts, accumulating their gradients (same "
+                  "step, less memory).")
+      ->capture_default_str();
   cmd->add_option("--schedule", c.schedule,
                   "Learning-rate schedule over steps: constant, cosine (to 0) or warmup-cosine.")
       ->capture_default_str();

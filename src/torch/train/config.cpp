@@ -20,6 +20,9 @@ void TrainConfig::validate() const {
         fmt::format("Option 'epochs' must lie in [1, 100000]; got {}.", epochs));
   check(batch_size >= 1 && batch_size <= 1'000'000,
         fmt::format("Option 'batch-size' must lie in [1, 1000000]; got {}.", batch_size));
+  check(micro_batches >= 1 && micro_batches <= batch_size,
+        fmt::format("Option 'micro-batches' must lie in [1, batch-size] = [1, {}]; got {}.",
+                    batch_size, micro_batches));
   check(schedule == "constant" || schedule == "cosine" || schedule == "warmup-cosine",
         fmt::format("Unknown schedule '{}'; choose constant, cosine or warmup-cosine.", schedule));
   check(warmup_epochs >= 0 && (schedule != "warmup-cosine" || warmup_epochs < epochs),
@@ -68,6 +71,7 @@ nlohmann::json TrainConfig::to_json() const {
   j["optimizer_options"] = options_to_json(optimizer_options);
   j["epochs"] = epochs;
   j["batch_size"] = batch_size;
+  j["micro_batches"] = micro_batches;
   j["schedule"] = schedule;
   j["warmup_epochs"] = warmup_epochs;
   j["seed"] = seed;
@@ -95,6 +99,7 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
     }
     c.epochs = j.at("epochs").get<int64_t>();
     c.batch_size = j.at("batch_size").get<int64_t>();
+    c.micro_batches = j.value("micro_batches", int64_t{1});  // absent before it existed
     c.schedule = j.at("schedule").get<std::string>();
     c.warmup_epochs = j.at("warmup_epochs").get<int64_t>();
     c.seed = j.at("seed").get<uint64_t>();

@@ -152,34 +152,74 @@ void Trainer::replace_optimizer(const std::string& optimizer, const OptionValues
 
 double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
   auto& opt = *optimizer_;
+  // Gradient accumulation: part j of the minibatch (M_j of M rows) contributes its mean loss
+  // times c_j = M_j/M, so the gradients of the parts add up to the minibatch's. One part: c = 1
+  // and nothing is scaled (bitwise the plain step).
+  const int64_t m = x.size(0);
+  const int64_t parts = std::min(config_.micro_batches, m);
+  auto for_each_part = [&](const auto& f) {  // f(x_j, y_j, c_j) → loss of the part, scaled
+    double loss = 0.0;
+    for (int64_t j = 0; j < parts; ++j) {
+      const int64_t begin = j * m / parts, end = (j + 1) * m / parts;
+      if (parts == 1) {
+        loss += f(x, y, 1.0);
+      } else {
+        loss += f(x.slice(0, begin, end), y.slice(0, begin, end),
+                  static_cast<double>(end - begin) / static_cast<double>(m));
+      }
+    }
+    return loss;
+  };
   if (auto* v = as_variational(opt)) {
     const bool squared = v->needs_squared_gradients();
     auto* factors = dynamic_cast<KroneckerCurvatureInput*>(&opt);
+    check(factors == nullptr || parts == 1,
+          fmt::format("{} takes its Kronecker factors from whole minibatches; --micro-batches "
+                      "must be 1 with it.",
+                      config_.optimizer));
     const int samples = training_samples(opt);
     double loss_sum = 0.0;
     for (int s = 0; s < samples; ++s) {
       SampledParameters sampled(*v, /*train=*/true);
       opt.zero_grad();
-      auto loss = classification_loss(model_.forward(x), y);
-      if (factors) {  // K-FAC: Kronecker factors of Linear/Conv2d weights, else the diagonal
-        factors->add_curvature(backward_with_kronecker_factors(loss, named_parameters_, x.size(0)));
-      } else if (squared) {  // VOGN/OGN: exact per-example squared gradients of any model
-        v->add_squared_gradients(backward_with_squared_gradients(loss, named_parameters_, x.size(0)));
-      } else {
-        loss.backward();
-      }
-      loss_sum += loss.item<double>();
+      loss_sum += for_each_part([&](const at::Tensor& xj, const at::Tensor& yj, double c) {
+        auto loss = classification_loss(model_.forward(xj), yj);
+        const double value = loss.item<double>() * c;
+        if (c != 1.0) loss = loss * c;
+        if (factors) {  // K-FAC: Kronecker factors of Linear/Conv2d weights, else the diagonal
+          factors->add_curvature(
+              backward_with_kronecker_factors(loss, named_parameters_, xj.size(0)));
+        } else if (squared) {  // VOGN/OGN: exact per-example squared gradients of any model
+          // The engine reads the scaled loss as the mean of c·ℓ_i and returns
+          // c²·(1/M_j)Σ(∇ℓ_i)²; the minibatch's (1/M)Σ(∇ℓ_i)² is the sum over parts of that / c.
+          auto sq = backward_with_squared_gradients(loss, named_parameters_, xj.size(0));
+          if (c != 1.0) {
+            for (auto& t : sq) {
+              if (t.defined()) t = t / c;
+            }
+          }
+          v->add_squared_gradients(sq);
+        } else {
+          loss.backward();
+        }
+        return value;
+      });
     }
     if (parallel_) parallel_->reduce(opt, share_);
     opt.step();
     return loss_sum / samples;
   }
   opt.zero_grad();
-  auto loss = classification_loss(model_.forward(x), y);
-  loss.backward();
+  const double loss = for_each_part([&](const at::Tensor& xj, const at::Tensor& yj, double c) {
+    auto part = classification_loss(model_.forward(xj), yj);
+    const double value = part.item<double>() * c;
+    if (c != 1.0) part = part * c;
+    part.backward();
+    return value;
+  });
   if (parallel_) parallel_->reduce(opt, share_);
   opt.step();
-  return loss.item<double>();
+  return loss;
 }
 
 void Trainer::train(const TrainHooks& hooks) {

@@ -24,6 +24,9 @@ struct TrainConfig {
   OptionValues optimizer_options;  ///< only the options given (keys of its table); others default
   int64_t epochs = 10;
   int64_t batch_size = 128;
+  /// Each minibatch is processed in this many parts whose gradients add up inside each sample
+  /// (gradient accumulation: the step is the whole minibatch's, the memory a part's).
+  int64_t micro_batches = 1;
   std::string schedule = "constant";  ///< constant | cosine | warmup-cosine
   int64_t warmup_epochs = 0;          ///< warmup-cosine: linear warm-up from lr/5 over these
   uint64_t seed = 0;
