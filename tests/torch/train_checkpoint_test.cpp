@@ -65,10 +65,16 @@ bool has_optimizer(const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-void expect_bitwise_resume(const std::string& optimizer) {
+void expect_bitwise_resume(const std::string& optimizer,
+                           const std::string& precision = "float32") {
   at::set_num_threads(1);
   const auto data = synthetic_data(96, 30);
   TempDir dir;
+  auto tiny_config = [&](const std::string& name) {
+    TrainConfig c = ::blr::torch::tiny_config(name);
+    c.precision = precision;
+    return c;
+  };
   // Uninterrupted.
   Trainer full(tiny_config(optimizer), data);
   full.train();
@@ -110,6 +116,12 @@ TEST(TrainCheckpoint, ResumeIsBitwiseAdamW) {
 TEST(TrainCheckpoint, ResumeIsBitwiseIvon) {
   if (!has_optimizer("ivon")) GTEST_SKIP() << "IVON is not built";
   expect_bitwise_resume("ivon");
+}
+
+// bfloat16 parameters with float32 master weights (saved with the optimizer's state).
+TEST(TrainCheckpoint, ResumeIsBitwiseIvonBfloat16) {
+  if (!has_optimizer("ivon")) GTEST_SKIP() << "IVON is not built";
+  expect_bitwise_resume("ivon", "bfloat16");
 }
 
 TEST(TrainCheckpoint, ResumeIsBitwiseVogn) {

@@ -38,7 +38,8 @@ inline const std::vector<std::string>& configuration_flags() {
   static const std::vector<std::string> names = {"--data",          "--model",      "--hidden",
                                                  "--batch-size",    "--schedule",   "--warmup-epochs",
                                                  "--seed",          "--train-limit", "--validation",
-                                                 "--optimizer",     "--test-limit", "--micro-batches"};
+                                                 "--optimizer",     "--test-limit", "--micro-batches",
+                                                 "--precision"};
   return names;
 }
 
@@ -76,6 +77,10 @@ inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
   cmd->add_option("--micro-batches", c.micro_batches,
                   "Process each minibatch in this many parts, accumulating their gradients (same "
                   "step, less memory).")
+      ->capture_default_str();
+  cmd->add_option("--precision", c.precision,
+                  "float32 | bfloat16 | float16 (parameters in that type; the BLR optimizers keep "
+                  "float32 master weights) | autocast-bfloat16 (CPU autocast, any optimizer).")
       ->capture_default_str();
   cmd->add_option("--schedule", c.schedule,
                   "Learning-rate schedule over steps: constant, cosine (to 0) or warmup-cosine.")

@@ -25,7 +25,29 @@ Model Model::script(const ::torch::jit::Module& module) {
 
 ::at::Tensor Model::forward(const ::at::Tensor& x) const {
   check(defined(), "The model is empty.");
-  return forward_(x);
+  switch (precision_) {
+    case Precision::kFloat32:
+      return forward_(x);
+    case Precision::kAutocastBFloat16: {
+      const CpuAutocast autocast;
+      return forward_(x).to(::at::kFloat);
+    }
+    default: {
+      const auto dtype = parameter_dtype(precision_);
+      return forward_(x.is_floating_point() ? x.to(dtype) : x).to(::at::kFloat);
+    }
+  }
+}
+
+void Model::set_precision(Precision precision) {
+  check(defined(), "The model is empty.");
+  const auto dtype = parameter_dtype(precision);
+  if (script_) {
+    script_->to(dtype);
+  } else {
+    module_->to(dtype);
+  }
+  precision_ = precision;
 }
 
 void Model::train(bool on) const {

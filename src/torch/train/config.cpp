@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/nn/precision.hpp"
 #include "blr/torch/optim/registry.hpp"
 
 namespace blr::torch {
@@ -23,6 +24,7 @@ void TrainConfig::validate() const {
   check(micro_batches >= 1 && micro_batches <= batch_size,
         fmt::format("Option 'micro-batches' must lie in [1, batch-size] = [1, {}]; got {}.",
                     batch_size, micro_batches));
+  (void)parse_precision(precision);  // one sentence naming the choices
   check(schedule == "constant" || schedule == "cosine" || schedule == "warmup-cosine",
         fmt::format("Unknown schedule '{}'; choose constant, cosine or warmup-cosine.", schedule));
   check(warmup_epochs >= 0 && (schedule != "warmup-cosine" || warmup_epochs < epochs),
@@ -72,6 +74,7 @@ nlohmann::json TrainConfig::to_json() const {
   j["epochs"] = epochs;
   j["batch_size"] = batch_size;
   j["micro_batches"] = micro_batches;
+  j["precision"] = precision;
   j["schedule"] = schedule;
   j["warmup_epochs"] = warmup_epochs;
   j["seed"] = seed;
@@ -100,6 +103,7 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
     c.epochs = j.at("epochs").get<int64_t>();
     c.batch_size = j.at("batch_size").get<int64_t>();
     c.micro_batches = j.value("micro_batches", int64_t{1});  // absent before it existed
+    c.precision = j.value("precision", std::string("float32"));
     c.schedule = j.at("schedule").get<std::string>();
     c.warmup_epochs = j.at("warmup_epochs").get<int64_t>();
     c.seed = j.at("seed").get<uint64_t>();

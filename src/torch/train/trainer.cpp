@@ -11,6 +11,7 @@
 #include "blr/torch/data/batches.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/kronecker_factors.hpp"
+#include "blr/torch/optim/mean_field.hpp"
 #include "blr/torch/optim/squared_gradients.hpp"
 #include "blr/torch/optim/variational.hpp"
 #include "blr/torch/predictive.hpp"
@@ -120,11 +121,19 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<const Dataset> data, at::De
   classifier_ = make_classifier(config_.model);
   classifier_->to(device_);
   model_ = Model(classifier_);
+  const Precision precision = parse_precision(config_.precision);
+  model_.set_precision(precision);
   named_parameters_ = model_.named_parameters();
   // ess defaults to the training-set size, the noise seed to the run's seed.
   const OptimizerContext context{data_->train.size(), config_.seed, config_.batch_size};
   optimizer_ =
       make_optimizer(config_.optimizer, model_.parameters(), config_.optimizer_options, context);
+  check(parameter_dtype(precision) == at::kFloat ||
+            dynamic_cast<MeanFieldOptimizer*>(optimizer_.get()) != nullptr,
+        fmt::format("--precision {} stores the parameters in {}, and only the mean-field BLR "
+                    "optimizers (ivon, vogn, ogn, vadam, adabayes) keep float32 master weights; "
+                    "{} would keep its state in {} too: use --precision autocast-bfloat16.",
+                    config_.precision, config_.precision, config_.optimizer, config_.precision));
   base_lr_ = learning_rate(*optimizer_);
   train_x_ = data_->train.x.to(device_);
   train_y_ = data_->train.y.to(device_);

@@ -14,6 +14,8 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
+#include "blr/torch/nn/precision.hpp"
+
 #include <concepts>
 #include <functional>
 #include <memory>
@@ -55,6 +57,11 @@ class Model {
   /// Parameters with their module paths ("0.weight", "blocks.1.attn.in_proj_weight").
   std::vector<std::pair<std::string, ::at::Tensor>> named_parameters() const;  // NamedParameters
   void to(::at::Device device) const;
+  /// Sets the precision of the model's computation (nn/precision.hpp): casts the parameters and
+  /// buffers to its parameter dtype, and makes forward() cast floating inputs to it (or run under
+  /// CPU autocast) and return float32. Call before an optimizer takes the parameters.
+  void set_precision(Precision precision);
+  Precision precision() const { return precision_; }
 
   /// Parameters and buffers into/from an archive (an nn::Module keeps LibTorch's own layout).
   void save(::torch::serialize::OutputArchive& archive) const;
@@ -67,6 +74,7 @@ class Model {
   std::shared_ptr<::torch::nn::Module> module_;
   std::shared_ptr<::torch::jit::Module> script_;
   std::function<::at::Tensor(const ::at::Tensor&)> forward_;
+  Precision precision_ = Precision::kFloat32;
 };
 
 /// Puts a model in evaluation mode for a scope and restores its training flag afterwards.

@@ -27,6 +27,8 @@ struct TrainConfig {
   /// Each minibatch is processed in this many parts whose gradients add up inside each sample
   /// (gradient accumulation: the step is the whole minibatch's, the memory a part's).
   int64_t micro_batches = 1;
+  /// float32 | bfloat16 | float16 | autocast-bfloat16 (nn/precision.hpp).
+  std::string precision = "float32";
   std::string schedule = "constant";  ///< constant | cosine | warmup-cosine
   int64_t warmup_epochs = 0;          ///< warmup-cosine: linear warm-up from lr/5 over these
   uint64_t seed = 0;
