@@ -214,8 +214,9 @@ TEST(TorchSensitivity, TwoLogitLinearModelIsTheCoresLogisticRegression) {
     EXPECT_NEAR(s.deviation[i][1].item<double>(), core.deviation_first_order[i],
                 tol * std::abs(core.deviation_first_order[i]) + tol);
     EXPECT_EQ(s.variance[i][0].item<double>(), 0.0);
-    // Two classes: |e_0| = |e_1| and λ_0 = λ_1, so the score is 2|e λ v| with the GLM's λ = h.
-    EXPECT_NEAR(s.score[i].item<double>(), 2 * core.curvature[i] * std::abs(core.deviation_first_order[i]),
+    // Only logit 1 has variance, so s_i = |e_i1 λ_i1 v_i1| = h_i |v_i e_i|: Nickl et al.'s
+    // |e λ v| of the GLM section, the core's score with the first-order deviation.
+    EXPECT_NEAR(s.score[i].item<double>(), core.curvature[i] * std::abs(core.deviation_first_order[i]),
                 tol * s.score[i].item<double>() + tol);
   }
 }
