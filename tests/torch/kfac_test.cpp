@@ -283,6 +283,19 @@ TEST_P(KfacDamping, SampleMomentsMatchTheStatedCovariance) {
   EXPECT_TRUE(((sample_cov - sigma).abs() <= 5 * se).all().item<bool>()) << (sample_cov - sigma) / se;
 }
 
+// The first step, β₁ = 0: u = ĝ + (δ/N)μ₀ with ĝ = 1 (the gradient of ΣW), and μ₁ = μ₀ − α P⁻¹u
+// with P⁻¹ = N·(N·P)⁻¹ the stated covariance times N (row-major vec).
+TEST_P(KfacDamping, FirstStepIsTheNaturalGradientStep) {
+  KfacOptions o = moment_options(GetParam());
+  KfacOptions::table().apply(o, {{"lr", 0.5}, {"beta1", 0.0}});
+  ::torch::manual_seed(11);
+  const auto mu0 = ::torch::randn({3, 2}, kF64);  // FactorStep's first draw
+  FactorStep s(3, 2, o);
+  const auto u = (::torch::ones({3, 2}, kF64) + (2.0 / 7.0) * mu0).flatten();
+  const auto expected = mu0.flatten() - 0.5 * 7.0 * stated_covariance(s, GetParam()).mv(u);
+  expect_close(s.w.detach().flatten(), expected, "μ₁", 1e-9);
+}
+
 INSTANTIATE_TEST_SUITE_P(SplitAndExact, KfacDamping, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "Split" : "Exact"; });
 
