@@ -39,7 +39,9 @@ inline const std::vector<std::string>& configuration_flags() {
                                                  "--batch-size",    "--schedule",   "--warmup-epochs",
                                                  "--seed",          "--train-limit", "--validation",
                                                  "--optimizer",     "--test-limit", "--micro-batches",
-                                                 "--precision"};
+                                                 "--precision",     "--task",       "--label",
+                                                 "--test-data",     "--categorical", "--missing",
+                                                 "--noise-std"};
   return names;
 }
 
@@ -70,7 +72,27 @@ inline void add_model_flags(CLI::App* cmd, TrainFlags& f) {
 /// Adds the data/model/schedule/run flags to `cmd`.
 inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
   auto& c = f.config;
-  cmd->add_option("--data", c.data, "Data set (fashion-mnist).")->capture_default_str();
+  cmd->add_option("--data", c.data,
+                  "Data set: fashion-mnist, a file written by torch.save (FILE.pt: a dict with x, y "
+                  "and optionally x_test, y_test) or a CSV table (FILE.csv, with --task).")
+      ->capture_default_str();
+  cmd->add_option("--task", c.task,
+                  "classification or regression (CSV: required; a .pt file: from y's dtype).");
+  cmd->add_option("--label", c.label, "CSV: the response column (default: the last column).");
+  cmd->add_option("--test-data", c.test_data,
+                  "CSV: a test table with the same columns (default: 20 % of the rows held out by "
+                  "a fixed seeded rule).");
+  cmd->add_option("--categorical", c.categorical,
+                  "CSV: feature columns to one-hot code (repeatable or comma list).")
+      ->delimiter(',');
+  cmd->add_option("--missing", c.missing,
+                  "CSV: error (an empty or NA cell is an error naming it) or drop (such rows are "
+                  "left out).")
+      ->capture_default_str();
+  cmd->add_option("--noise-std", c.noise_std,
+                  "Regression: the observation noise sigma on the standardised scale; 0 = fitted "
+                  "by maximum likelihood after every epoch.")
+      ->capture_default_str();
   add_model_flags(cmd, f);
   cmd->add_option("--epochs", c.epochs, "Number of epochs.")->capture_default_str();
   cmd->add_option("--batch-size", c.batch_size, "Minibatch size.")->capture_default_str();

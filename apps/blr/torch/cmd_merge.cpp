@@ -41,6 +41,10 @@ struct Restored {
 
 Restored restore(const std::string& path, const std::string& data_dir, at::Device device) {
   Restored r{blr::torch::load_run(path, 0, data_dir, 0), nullptr};
+  blr::check(r.run.data->task == blr::torch::Task::kClassification,
+             "blr merge combines posteriors of classifiers; '{}' was trained on a regression data "
+             "set.",
+             path);
   r.trainer = std::make_unique<blr::torch::Trainer>(r.run.config, r.run.data, device);
   r.trainer->restore(r.run.checkpoint);
   return r;

@@ -17,6 +17,7 @@
 #include "blr/torch/checkpoint.hpp"
 #include "blr/torch/data/batches.hpp"
 #include "blr/torch/distributed/process_group.hpp"
+#include "blr/torch/data/load.hpp"
 #include "blr/torch/laplace_fit.hpp"
 #include "blr/torch/optim/laplace.hpp"
 #include "blr/torch/optim/registry.hpp"
@@ -51,9 +52,7 @@ at::Device parse_device(const std::string& text) {
 namespace {
 
 std::shared_ptr<Dataset> load_data(const TrainConfig& config) {
-  FashionMnistOptions options = config.data_options;
-  options.seed = config.seed;
-  return std::make_shared<Dataset>(load_fashion_mnist(options));
+  return std::make_shared<Dataset>(load_dataset(config));
 }
 
 void prepare_out(const RunSettings& s) {
@@ -140,7 +139,7 @@ int finish(const std::string& command, const std::vector<RunResult>& runs, const
   write_json(s.json, report);
   if (!s.out.empty()) {
     write_json((fs::path(s.out) / "results.json").string(), report);
-    if (write_plots(s.out, runs, std::cerr)) {
+    if (runs.front().test.task == Task::kClassification && write_plots(s.out, runs, std::cerr)) {
       std::cerr << fmt::format("blr: plots written to {}/curves.png and {}/reliability.png\n",
                                s.out, s.out);
     }
@@ -375,7 +374,7 @@ int run_eval(const std::string& checkpoint_path, int test_samples, const std::st
   Trainer trainer(run.config, run.data, device);
   trainer.restore(run.checkpoint);
   if (!settings.quiet) {
-    std::cerr << fmt::format("blr eval: {} with {} after {} epochs; evaluating on {} test images\n",
+    std::cerr << fmt::format("blr eval: {} with {} after {} epochs; evaluating on {} test examples\n",
                              trainer.result().model_description, run.config.optimizer,
                              trainer.epoch(), run.data->test.size());
   }
@@ -400,6 +399,9 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
         fmt::format("The checkpoint '{}' already holds a {} posterior; give the checkpoint of the "
                     "trained run.",
                     request.checkpoint, run.config.optimizer));
+  check(run.data->task == Task::kClassification,
+        "blr laplace fits the posterior of a classifier; '{}' is a regression data set.",
+        run.data->name);
   Trainer trainer(run.config, run.data, device);
   trainer.restore(run.checkpoint);
   LaplaceCurvatureOptions fit_options;

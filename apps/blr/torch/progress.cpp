@@ -74,16 +74,21 @@ void ProgressReporter::epoch(const EpochRecord& r) {
   if (std::isfinite(r.validation_accuracy)) {
     validation =
         fmt::format(", validation acc {:.4f} nll {:.4f}", r.validation_accuracy, r.validation_nll);
+  } else if (std::isfinite(r.validation_rmse)) {
+    validation =
+        fmt::format(", validation rmse {:.4g} nll {:.4f}", r.validation_rmse, r.validation_nll);
   }
+  const std::string test = std::isfinite(r.test_rmse)
+                               ? fmt::format("test rmse {:.4g} nll {:.4f}", r.test_rmse, r.test_nll)
+                               : fmt::format("test acc {:.4f} nll {:.4f}", r.test_accuracy, r.test_nll);
   const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
   const int64_t left = epochs_ - r.epoch;
   const int64_t run = r.epoch - done_epochs_;
   const double eta = run > 0 ? elapsed / static_cast<double>(run) * static_cast<double>(left) : 0;
   out_ << fmt::format(
-      "{} epoch {}/{}: loss {:.4f}, lr {:.3g}, test acc {:.4f} nll {:.4f}{} "
+      "{} epoch {}/{}: loss {:.4f}, lr {:.3g}, {}{} "
       "({:.1f} s{})\n",
-      label_, r.epoch, epochs_, r.train_loss, r.learning_rate, r.test_accuracy, r.test_nll,
-      validation, r.seconds, left > 0 ? ", ETA " + format_duration(eta) : std::string());
+      label_, r.epoch, epochs_, r.train_loss, r.learning_rate, test, validation, r.seconds, left > 0 ? ", ETA " + format_duration(eta) : std::string());
   out_.flush();
 }
 

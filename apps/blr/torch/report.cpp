@@ -20,6 +20,16 @@ nlohmann::json metrics_to_json(const ClassificationMetrics& m) {
           {"brier", m.brier}, {"entropy", m.entropy}};
 }
 
+nlohmann::json regression_to_json(const RegressionMetrics& m) {
+  nlohmann::json coverage = nlohmann::json::object();
+  for (size_t i = 0; i < kCoverageLevels.size(); ++i) {
+    coverage[fmt::format("{:g}", kCoverageLevels[i])] = m.coverage[i];
+  }
+  return {{"count", m.count},       {"rmse", m.rmse},
+          {"nll", m.nll},           {"coverage", coverage},
+          {"miscalibration", m.miscalibration}, {"predictive_std", m.predictive_std}};
+}
+
 nlohmann::json run_to_json(const RunResult& run) {
   nlohmann::json j;
   j["options"] = options_to_json(run.options);
@@ -37,18 +47,34 @@ nlohmann::json run_to_json(const RunResult& run) {
   j["history"] = history;
   const auto& t = run.test;
   nlohmann::json test;
-  test["mean"] = metrics_to_json(t.mean);
-  test["predictive"] = metrics_to_json(t.predictive);
-  test["predictive"]["samples"] = t.has_predictive ? t.samples : 0;
-  test["ood"] = {{"shift", "inverted"},
-                 {"auroc_mean", t.ood_auroc_mean},
-                 {"auroc_predictive", t.ood_auroc_predictive}};
-  if (std::isfinite(t.posterior_std_mean)) test["posterior_std_mean"] = t.posterior_std_mean;
-  test["seconds"] = t.seconds;
-  j["test"] = test;
-  if (t.has_validation) {
-    j["validation"] = {{"mean", metrics_to_json(t.validation_mean)},
-                       {"predictive", metrics_to_json(t.validation_predictive)}};
+  if (t.task == Task::kRegression) {
+    test["mean"] = regression_to_json(t.regression_mean);
+    test["predictive"] = regression_to_json(t.regression_predictive);
+    test["predictive"]["samples"] = t.has_predictive ? t.samples : 0;
+    test["noise_std"] = t.noise_std;
+    if (std::isfinite(t.posterior_std_mean)) test["posterior_std_mean"] = t.posterior_std_mean;
+    test["seconds"] = t.seconds;
+    j["test"] = test;
+    if (t.has_validation) {
+      j["validation"] = {{"mean", regression_to_json(t.validation_regression_mean)},
+                         {"predictive", regression_to_json(t.validation_regression_predictive)}};
+    }
+  } else {
+    test["mean"] = metrics_to_json(t.mean);
+    test["predictive"] = metrics_to_json(t.predictive);
+    test["predictive"]["samples"] = t.has_predictive ? t.samples : 0;
+    if (std::isfinite(t.ood_auroc_mean)) {
+      test["ood"] = {{"shift", "inverted"},
+                     {"auroc_mean", t.ood_auroc_mean},
+                     {"auroc_predictive", t.ood_auroc_predictive}};
+    }
+    if (std::isfinite(t.posterior_std_mean)) test["posterior_std_mean"] = t.posterior_std_mean;
+    test["seconds"] = t.seconds;
+    j["test"] = test;
+    if (t.has_validation) {
+      j["validation"] = {{"mean", metrics_to_json(t.validation_mean)},
+                         {"predictive", metrics_to_json(t.validation_predictive)}};
+    }
   }
   if (!run.checkpoint.empty()) j["checkpoint"] = run.checkpoint;
   if (std::isfinite(run.initial_loss)) j["initial_loss"] = run.initial_loss;
@@ -72,7 +98,10 @@ nlohmann::json report_to_json(const std::string& command, const std::vector<RunR
     doc["warmup_epochs"] = c.warmup_epochs;
     doc["train_limit"] = c.data_options.train_limit;
     doc["test_samples"] = c.test_samples;
-    doc["ood_shift"] = "test images with inverted intensities (1 - x)";
+    doc["task"] = task_name(runs.front().test.task);
+    if (std::isfinite(runs.front().test.ood_auroc_mean)) {
+      doc["ood_shift"] = "test images with inverted intensities (1 - x)";
+    }
   }
   // What libgomp ran with (main() sets PASSIVE when the user did not choose); null if unset.
   const char* policy = std::getenv("OMP_WAIT_POLICY");
@@ -83,7 +112,37 @@ nlohmann::json report_to_json(const std::string& command, const std::vector<RunR
   return doc;
 }
 
+namespace {
+
+void print_regression_table(std::ostream& out, const std::vector<RunResult>& runs) {
+  out << fmt::format("{:<9} {:<18} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8} {:>9} {:>10}\n",
+                     "optimizer", "prediction", "RMSE", "NLL", "cov50", "cov90", "cov95",
+                     "miscal", "pred-sd", "ms/step");
+  for (const auto& run : runs) {
+    const auto row = [&](const std::string& mode, const RegressionMetrics& m) {
+      out << fmt::format(
+          "{:<9} {:<18} {:>10.4g} {:>9.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>9.4g} "
+          "{:>10.2f}\n",
+          run.config.optimizer, mode, m.rmse, m.nll, m.coverage[0], m.coverage[2], m.coverage[3],
+          m.miscalibration, m.predictive_std, run.step_ms);
+    };
+    row("mean", run.test.regression_mean);
+    if (run.test.has_predictive) {
+      row(fmt::format("predictive (K={})", run.test.samples), run.test.regression_predictive);
+    }
+  }
+  out << "Regression, in the targets' units: RMSE; NLL per target value; cov50/90/95: share of "
+         "test targets inside the central 50/90/95 % predictive interval; miscal: mean "
+         "|coverage - level| over 50/80/90/95 %.\n";
+}
+
+}  // namespace
+
 void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
+  if (!runs.empty() && runs.front().test.task == Task::kRegression) {
+    print_regression_table(out, runs);
+    return;
+  }
   out << fmt::format("{:<9} {:<18} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8}\n", "optimizer",
                      "prediction", "accuracy", "NLL", "ECE", "Brier", "entropy", "OOD-AUROC",
                      "s/epoch", "ms/step");
@@ -110,8 +169,9 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
   if (!runs.empty()) {
     out << fmt::format(
         "ECE with {} equal-width bins; OOD-AUROC: predictive entropy, test set vs "
-        "test set with inverted intensities.\n",
-        runs.front().config.ece_bins);
+        "test set with inverted intensities{}.\n",
+        runs.front().config.ece_bins,
+        std::isfinite(runs.front().test.ood_auroc_mean) ? "" : " (none: no shifted test set)");
   }
 }
 

@@ -6,6 +6,8 @@
 //  * predictive:    log p̄(y|x) = log (1/K) Σ_k softmax(f_θk(x)),  θk ~ q = N(μ, diag(σ²)),
 //                   computed in the log domain as logsumexp_k log_softmax(f_θk(x)) − log K
 //                   (IVON README "Bayesian model averaging"; Shen et al. 2024 use K = 64)
+//  * regression:    the model's outputs (predictive means) at μ, and the outputs of K draws θk
+//                   stacked as K×N×… (the mixture's components; train/regression_metrics.hpp)
 //  * posterior variance σ² per parameter (passthrough of VariationalOptimizer).
 // Each Monte Carlo sample draws θ once for the whole data set (SampledParameters(opt, false): no
 // statistics collected) and restores μ afterwards, also when an exception escapes.
@@ -39,6 +41,15 @@ VariationalOptimizer* as_variational(::torch::optim::Optimizer& optimizer);
 std::vector<::at::Tensor> predictive_log_probs(const Model& model, VariationalOptimizer& optimizer,
                                                const std::vector<::at::Tensor>& image_sets,
                                                int samples, int64_t batch_size = 1000);
+
+/// The model's outputs (N×…) at the current parameters, in batches without gradients.
+::at::Tensor predict_outputs(const Model& model, const ::at::Tensor& inputs,
+                             int64_t batch_size = 1000);
+
+/// The outputs under `samples` ≥ 1 posterior draws, K×N×… per set (the same draws for all sets).
+std::vector<::at::Tensor> predictive_outputs(const Model& model, VariationalOptimizer& optimizer,
+                                             const std::vector<::at::Tensor>& input_sets,
+                                             int samples, int64_t batch_size = 1000);
 
 /// σ² per parameter of a variational optimizer (empty for a point-estimate optimizer).
 std::vector<::at::Tensor> posterior_variance(::torch::optim::Optimizer& optimizer);

@@ -54,7 +54,7 @@ void ModelSpec::validate() const {
           fmt::format("Hidden widths must lie in [1, 1000000]; got {}.", w));
   }
   check(input_channels >= 1, "A model needs at least one input channel.");
-  check(classes >= 2, "A classifier needs at least two classes.");
+  check(classes >= 1, "A model needs at least one output.");
   if (kind == "lenet") {
     check(image_size >= 12,
           fmt::format("LeNet-5 needs images of at least 12×12 pixels; got {}.", image_size));

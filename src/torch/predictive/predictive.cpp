@@ -28,7 +28,41 @@ at::Tensor log_probs_in_batches(const Model& model, const at::Tensor& images, in
   return at::cat(parts, 0);
 }
 
+at::Tensor outputs_in_batches(const Model& model, const at::Tensor& inputs, int64_t batch_size) {
+  check(batch_size >= 1, "The prediction batch size must be positive.");
+  ::torch::NoGradGuard no_grad;
+  std::vector<at::Tensor> parts;
+  for (int64_t start = 0; start < inputs.size(0); start += batch_size) {
+    const auto end = std::min(inputs.size(0), start + batch_size);
+    parts.push_back(model.forward(inputs.slice(0, start, end)));
+  }
+  return at::cat(parts, 0);
+}
+
 }  // namespace
+
+at::Tensor predict_outputs(const Model& model, const at::Tensor& inputs, int64_t batch_size) {
+  EvalMode eval(model);
+  return outputs_in_batches(model, inputs, batch_size);
+}
+
+std::vector<at::Tensor> predictive_outputs(const Model& model, VariationalOptimizer& optimizer,
+                                           const std::vector<at::Tensor>& input_sets, int samples,
+                                           int64_t batch_size) {
+  check(samples >= 1,
+        fmt::format("The number of test samples must be at least 1; got {}.", samples));
+  EvalMode eval(model);
+  std::vector<std::vector<at::Tensor>> draws(input_sets.size());
+  for (int s = 0; s < samples; ++s) {
+    SampledParameters sampled(optimizer, /*train=*/false);
+    for (size_t d = 0; d < input_sets.size(); ++d) {
+      draws[d].push_back(outputs_in_batches(model, input_sets[d], batch_size));
+    }
+  }
+  std::vector<at::Tensor> out;
+  for (auto& d : draws) out.push_back(at::stack(d, 0));
+  return out;
+}
 
 at::Tensor predict_log_probs(const Model& model, const at::Tensor& images, int64_t batch_size) {
   EvalMode eval(model);

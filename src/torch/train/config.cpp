@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "blr/core/error.hpp"
 #include "blr/torch/nn/precision.hpp"
@@ -11,9 +12,35 @@
 
 namespace blr::torch {
 
+DataFormat data_format(const std::string& data) {
+  const auto ends_with = [&](const std::string& tail) {
+    return data.size() > tail.size() && data.compare(data.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (data == kFashionMnist) return DataFormat::kFashionMnist;
+  if (ends_with(".pt") || ends_with(".pth")) return DataFormat::kTensorFile;
+  if (ends_with(".csv")) return DataFormat::kCsv;
+  throw Error(fmt::format("Unknown data set '{}'; give fashion-mnist, a file written by "
+                          "torch.save (.pt) or a CSV table (.csv).",
+                          data));
+}
+
 void TrainConfig::validate() const {
-  check(data == "fashion-mnist",
-        fmt::format("Unknown data set '{}'; the only one is fashion-mnist.", data));
+  const DataFormat format = data_format(data);
+  check(task.empty() || task == "classification" || task == "regression",
+        "Option 'task' must be classification or regression; got '{}'.", task);
+  check(format != DataFormat::kCsv || !task.empty(),
+        "A CSV data set needs --task classification or --task regression.");
+  check(format != DataFormat::kFashionMnist || task.empty() || task == "classification",
+        "Fashion-MNIST is a classification data set; drop --task {}.", task);
+  if (format != DataFormat::kCsv) {
+    check(label.empty() && test_data.empty() && categorical.empty() && missing == "error",
+          "Options --label, --test-data, --categorical and --missing apply to CSV data "
+          "(--data FILE.csv).");
+  }
+  check(missing == "error" || missing == "drop",
+        "Option 'missing' must be error or drop; got '{}'.", missing);
+  check(noise_std >= 0 && std::isfinite(noise_std),
+        "Option 'noise-std' must be 0 (fitted) or a positive finite number; got {}.", noise_std);
   data_options.validate();
   model.validate();
   check_options(optimizer, optimizer_options);
@@ -63,6 +90,12 @@ nlohmann::json TrainConfig::to_json() const {
   nlohmann::json j;
   j["data"] = data;
   j["data_dir"] = data_options.directory;
+  j["task"] = task;
+  j["label"] = label;
+  j["test_data"] = test_data;
+  j["categorical"] = categorical;
+  j["missing"] = missing;
+  j["noise_std"] = noise_std;
   j["train_limit"] = data_options.train_limit;
   j["test_limit"] = data_options.test_limit;
   j["validation"] = data_options.validation_fraction;
@@ -88,6 +121,13 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
   try {
     c.data = j.at("data").get<std::string>();
     c.data_options.directory = j.at("data_dir").get<std::string>();
+    // Absent in configurations written before data files existed: the defaults.
+    c.task = j.value("task", std::string());
+    c.label = j.value("label", std::string());
+    c.test_data = j.value("test_data", std::string());
+    c.categorical = j.value("categorical", std::vector<std::string>());
+    c.missing = j.value("missing", std::string("error"));
+    c.noise_std = j.value("noise_std", 0.0);
     c.data_options.train_limit = j.at("train_limit").get<int64_t>();
     c.data_options.test_limit = j.at("test_limit").get<int64_t>();
     c.data_options.validation_fraction = j.at("validation").get<double>();

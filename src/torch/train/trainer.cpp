@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/utils.h>
 
 #include <chrono>
@@ -55,12 +56,13 @@ nlohmann::json epoch_to_json(const EpochRecord& r) {
                       {"seconds", r.seconds},
                       {"train_loss", r.train_loss},
                       {"learning_rate", r.learning_rate},
-                      {"test_accuracy", r.test_accuracy},
                       {"test_nll", r.test_nll}};
-  if (std::isfinite(r.validation_accuracy)) {
-    j["validation_accuracy"] = r.validation_accuracy;
-    j["validation_nll"] = r.validation_nll;
-  }
+  if (std::isfinite(r.test_accuracy)) j["test_accuracy"] = r.test_accuracy;
+  if (std::isfinite(r.test_rmse)) j["test_rmse"] = r.test_rmse;
+  if (std::isfinite(r.validation_nll)) j["validation_nll"] = r.validation_nll;
+  if (std::isfinite(r.validation_accuracy)) j["validation_accuracy"] = r.validation_accuracy;
+  if (std::isfinite(r.validation_rmse)) j["validation_rmse"] = r.validation_rmse;
+  if (std::isfinite(r.noise_std)) j["noise_std"] = r.noise_std;
   return j;
 }
 
@@ -70,12 +72,16 @@ EpochRecord epoch_from_json(const nlohmann::json& j) {
   r.seconds = j.at("seconds").get<double>();
   r.train_loss = j.at("train_loss").get<double>();
   r.learning_rate = j.at("learning_rate").get<double>();
-  r.test_accuracy = j.at("test_accuracy").get<double>();
   r.test_nll = j.at("test_nll").get<double>();
-  if (j.contains("validation_accuracy")) {
-    r.validation_accuracy = j.at("validation_accuracy").get<double>();
-    r.validation_nll = j.at("validation_nll").get<double>();
-  }
+  const auto optional = [&j](const char* key) {
+    return j.contains(key) ? j.at(key).get<double>() : std::numeric_limits<double>::quiet_NaN();
+  };
+  r.test_accuracy = optional("test_accuracy");
+  r.test_rmse = optional("test_rmse");
+  r.validation_accuracy = optional("validation_accuracy");
+  r.validation_nll = optional("validation_nll");
+  r.validation_rmse = optional("validation_rmse");
+  r.noise_std = optional("noise_std");
   return r;
 }
 
@@ -89,6 +95,7 @@ nlohmann::json training_relevant(nlohmann::json config) {
   config.erase("test_samples");
   config.erase("ece_bins");
   config.erase("test_limit");
+  config.erase("test_data");
   return config;
 }
 
@@ -141,9 +148,65 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<const Dataset> data, at::De
   result_.model_description = classifier_->describe();
   result_.options = effective_options(config_.optimizer, config_.optimizer_options, context);
   result_.train_size = data_->train.size();
+  if (data_->task == Task::kRegression) noise_std_ = config_.noise_std > 0 ? config_.noise_std : 1.0;
+  check_model_output();
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::check_model_output() const {
+  // Two examples in evaluation mode without gradients: no random numbers drawn, nothing learned.
+  const auto x = train_x_.slice(0, 0, std::min<int64_t>(2, train_x_.size(0)));
+  const auto y = train_y_.slice(0, 0, x.size(0));
+  at::Tensor out;
+  {
+    ::torch::NoGradGuard no_grad;
+    EvalMode eval(model_);
+    out = model_.forward(x);
+  }
+  std::vector<int64_t> expected(y.sizes().begin(), y.sizes().end());
+  if (data_->task == Task::kClassification) expected.push_back(data_->outputs);
+  const bool ok = data_->task == Task::kClassification
+                      ? out.sizes() == at::IntArrayRef(expected)
+                      : out.sizes() == y.sizes() ||
+                            (out.dim() == y.dim() + 1 && out.size(-1) == 1 &&
+                             out.sizes().slice(0, y.dim()) == y.sizes());
+  check(ok, "The model returns shape [{}] for inputs [{}]; expected [{}] ({}).",
+        fmt::join(out.sizes(), ", "), fmt::join(x.sizes(), ", "), fmt::join(expected, ", "),
+        data_->task == Task::kClassification ? "the labels' shape and the classes"
+                                             : "the targets' shape");
+}
+
+at::Tensor Trainer::loss_of(const at::Tensor& outputs, const at::Tensor& y) const {
+  return data_->task == Task::kClassification ? classification_loss(outputs, y)
+                                              : gaussian_loss(outputs, y, noise_std_);
+}
+
+void Trainer::refit_noise() {
+  const Split& s = data_->validation.size() > 0 ? data_->validation : data_->train;
+  const auto f = match_targets(predict_outputs(model_, s.x.to(device_)), s.y).to(at::kDouble);
+  const double mse = (s.y.to(f.device()).to(at::kDouble) - f).pow(2).mean().item<double>();
+  noise_std_ = std::max(std::sqrt(mse), kMinNoiseStd);
+}
+
+RegressionMetrics Trainer::regression_score(const at::Tensor& means, const at::Tensor& y,
+                                            bool sampled) const {
+  const auto& st = data_->statistics;
+  const auto d = data_->outputs;
+  const auto mean = st.contains("target_mean")
+                        ? at::tensor(st.at("target_mean").get<std::vector<double>>(), at::kDouble)
+                        : at::zeros({d}, at::kDouble);
+  const auto sd = st.contains("target_std")
+                      ? at::tensor(st.at("target_std").get<std::vector<double>>(), at::kDouble)
+                      : at::ones({d}, at::kDouble);
+  const int64_t n = y.size(0);
+  const auto targets = y.detach().to(at::kCPU, at::kDouble).reshape({n, d}) * sd + mean;
+  auto m = means.detach().to(at::kCPU, at::kDouble);
+  m = (sampled ? m.reshape({m.size(0), n, d}) : m.reshape({n, d})) * sd + mean;
+  std::vector<double> sigma;
+  for (int64_t k = 0; k < d; ++k) sigma.push_back(noise_std_ * sd[k].item<double>());
+  return regression_metrics(m, targets, sigma, sampled);
+}
 
 void Trainer::replace_optimizer(const std::string& optimizer, const OptionValues& options) {
   TrainConfig config = config_;
@@ -192,7 +255,7 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
       SampledParameters sampled(*v, /*train=*/true);
       opt.zero_grad();
       loss_sum += for_each_part([&](const at::Tensor& xj, const at::Tensor& yj, double c) {
-        auto loss = classification_loss(model_.forward(xj), yj);
+        auto loss = loss_of(model_.forward(xj), yj);
         const double value = loss.item<double>() * c;
         if (c != 1.0) loss = loss * c;
         if (factors) {  // K-FAC: Kronecker factors of Linear/Conv2d weights, else the diagonal
@@ -220,7 +283,7 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
   }
   opt.zero_grad();
   const double loss = for_each_part([&](const at::Tensor& xj, const at::Tensor& yj, double c) {
-    auto part = classification_loss(model_.forward(xj), yj);
+    auto part = loss_of(model_.forward(xj), yj);
     const double value = part.item<double>() * c;
     if (c != 1.0) part = part * c;
     part.backward();
@@ -290,17 +353,33 @@ void Trainer::train(const TrainHooks& hooks) {
     if (parallel_) loss_sum = parallel_->sum(loss_sum, 1.0);  // Σ over steps of Σ_r w_r ℓ_r
     record.train_loss = loss_sum / static_cast<double>(steps);
     record.learning_rate = lr;
-    if (root) {
+    if (data_->task == Task::kRegression) {
+      // Every rank refits σ (their parameters are equal, so is σ): the training loss uses it.
+      if (!(config_.noise_std > 0)) refit_noise();
+      record.noise_std = noise_std_;
+    }
+    if (root && data_->task == Task::kRegression) {
+      const auto t = regression_score(predict_outputs(model_, test_x), data_->test.y, false);
+      record.test_accuracy = std::numeric_limits<double>::quiet_NaN();
+      record.test_nll = t.nll;
+      record.test_rmse = t.rmse;
+      if (validation_x.defined()) {
+        const auto v =
+            regression_score(predict_outputs(model_, validation_x), data_->validation.y, false);
+        record.validation_nll = v.nll;
+        record.validation_rmse = v.rmse;
+      }
+    } else if (root) {
       const auto lp = predict_log_probs(model_, test_x);
       const auto m = classification_metrics(lp, data_->test.y, config_.ece_bins);
       record.test_accuracy = m.accuracy;
       record.test_nll = m.nll;
-    }
-    if (root && validation_x.defined()) {
-      const auto lp = predict_log_probs(model_, validation_x);
-      const auto m = classification_metrics(lp, data_->validation.y, config_.ece_bins);
-      record.validation_accuracy = m.accuracy;
-      record.validation_nll = m.nll;
+      if (validation_x.defined()) {
+        const auto lpv = predict_log_probs(model_, validation_x);
+        const auto mv = classification_metrics(lpv, data_->validation.y, config_.ece_bins);
+        record.validation_accuracy = mv.accuracy;
+        record.validation_nll = mv.nll;
+      }
     }
     result_.history.push_back(record);
     check_divergence(record, hooks.divergence_factor);
@@ -327,9 +406,10 @@ void Trainer::set_data_parallel(std::shared_ptr<distributed::DataParallel> paral
 void Trainer::check_divergence(const EpochRecord& record, double factor) {
   if (result_.diverged || !(result_.initial_loss > 0)) return;
   const double limit = factor * result_.initial_loss;
-  const char* what = record.train_loss > limit ? "mean training loss"
-                     : record.test_nll > limit ? "test NLL"
-                                               : nullptr;
+  const bool nll_comparable = data_->task == Task::kClassification;  // same units as the loss
+  const char* what = record.train_loss > limit                    ? "mean training loss"
+                     : nll_comparable && record.test_nll > limit ? "test NLL"
+                                                                   : nullptr;
   if (what == nullptr) return;
   const double value = record.train_loss > limit ? record.train_loss : record.test_nll;
   result_.diverged = true;
@@ -344,6 +424,13 @@ Evaluation Trainer::evaluate(int samples) {
   if (samples <= 0) samples = config_.test_samples;
   const auto t0 = Clock::now();
   Evaluation ev;
+  if (data_->task == Task::kRegression) {
+    evaluate_regression(ev, samples);
+    ev.seconds = seconds_since(t0);
+    result_.test = ev;
+    result_.parameter_digest = parameter_digest(model_.named_parameters());
+    return ev;
+  }
   const auto& labels = data_->test.y;
   const auto test_x = data_->test.x.to(device_);
   const bool has_shifted = data_->test_shifted.size() > 0;
@@ -395,6 +482,44 @@ Evaluation Trainer::evaluate(int samples) {
   return ev;
 }
 
+void Trainer::evaluate_regression(Evaluation& ev, int samples) {
+  ev.task = Task::kRegression;
+  ev.ood_auroc_mean = ev.ood_auroc_predictive = std::numeric_limits<double>::quiet_NaN();
+  const auto test_x = data_->test.x.to(device_);
+  ev.has_validation = data_->validation.size() > 0;
+  const auto validation_x = ev.has_validation ? data_->validation.x.to(device_) : at::Tensor();
+  ev.regression_mean = regression_score(predict_outputs(model_, test_x), data_->test.y, false);
+  if (ev.has_validation) {
+    ev.validation_regression_mean =
+        regression_score(predict_outputs(model_, validation_x), data_->validation.y, false);
+  }
+  const auto sd = data_->statistics.value("target_std", std::vector<double>(
+                                                            static_cast<size_t>(data_->outputs), 1.0));
+  for (double s : sd) ev.noise_std.push_back(noise_std_ * s);
+  if (auto* v = as_variational(*optimizer_); v != nullptr && v->has_posterior()) {
+    std::vector<at::Tensor> sets = {test_x};
+    if (ev.has_validation) sets.push_back(validation_x);
+    const auto draws = predictive_outputs(model_, *v, sets, samples);
+    ev.has_predictive = true;
+    ev.samples = samples;
+    ev.regression_predictive = regression_score(draws[0], data_->test.y, true);
+    if (ev.has_validation) {
+      ev.validation_regression_predictive =
+          regression_score(draws.back(), data_->validation.y, true);
+    }
+    double sum = 0.0;
+    int64_t count = 0;
+    for (const auto& var : v->posterior_variance()) {
+      sum += var.detach().to(at::kDouble).sqrt().sum().item<double>();
+      count += var.numel();
+    }
+    if (count > 0) ev.posterior_std_mean = sum / static_cast<double>(count);
+  } else {
+    ev.regression_predictive = ev.regression_mean;
+    ev.validation_regression_predictive = ev.validation_regression_mean;
+  }
+}
+
 nlohmann::json Trainer::checkpoint_meta() const {
   nlohmann::json history = nlohmann::json::array();
   for (const auto& r : result_.history) history.push_back(epoch_to_json(r));
@@ -405,6 +530,7 @@ nlohmann::json Trainer::checkpoint_meta() const {
           {"global_step", global_step_},
           {"step_seconds", step_seconds_},
           {"initial_loss", result_.initial_loss},
+          {"noise_std", noise_std_},
           {"train_size", data_->train.size()},
           {"dataset",
            {{"name", data_->name},
@@ -446,6 +572,9 @@ void Trainer::restore(const Checkpoint& checkpoint) {
     // Absent in checkpoints written before divergence flags existed (and null when unknown).
     if (meta.contains("initial_loss") && meta.at("initial_loss").is_number()) {
       result_.initial_loss = meta.at("initial_loss").get<double>();
+    }
+    if (meta.contains("noise_std") && meta.at("noise_std").is_number()) {
+      noise_std_ = meta.at("noise_std").get<double>();
     }
     result_.history.clear();
     for (const auto& r : meta.at("history")) result_.history.push_back(epoch_from_json(r));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "blr/core/option_table.hpp"
 #include "blr/stage/schedule.hpp"
@@ -16,9 +17,25 @@
 
 namespace blr::torch {
 
+/// The name of the built-in data set (the default of TrainConfig::data).
+inline constexpr const char* kFashionMnist = "fashion-mnist";
+
+/// What TrainConfig::data names: the built-in set, a torch.save file (.pt) or a CSV table (.csv).
+enum class DataFormat { kFashionMnist, kTensorFile, kCsv };
+/// The format of a --data value; a blr::Error naming the accepted forms otherwise.
+DataFormat data_format(const std::string& data);
+
 struct TrainConfig {
-  std::string data = "fashion-mnist";
+  std::string data = kFashionMnist;  ///< fashion-mnist, FILE.pt or FILE.csv (data/load.hpp)
   FashionMnistOptions data_options;  ///< directory, train/test limits, validation split
+  std::string task;       ///< "" (the data's own; required for CSV), classification, regression
+  std::string label;      ///< CSV: the response column ("" = the last column)
+  std::string test_data;  ///< CSV: a test table with the same columns ("" = held out)
+  std::vector<std::string> categorical;  ///< CSV: feature columns to one-hot code
+  std::string missing = "error";         ///< CSV: error | drop (rows with an empty or NA cell)
+  /// Regression: the observation noise σ on the standardised scale; 0 = fitted by maximum
+  /// likelihood after every epoch (train/trainer.hpp).
+  double noise_std = 0.0;
   ModelSpec model;
   std::string optimizer = "ivon";
   OptionValues optimizer_options;  ///< only the options given (keys of its table); others default

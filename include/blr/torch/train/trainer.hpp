@@ -10,6 +10,18 @@
 //   v.step()
 // and with a plain optimizer: zero_grad; loss; backward; step.
 //
+// Regression (a Dataset with task regression, targets standardised by the loader): the loss is
+// the Gaussian negative log-likelihood with observation noise σ on the standardised scale
+// (train/likelihood.hpp). σ is --noise-std when given; otherwise (the default) it is fitted: 1 (the
+// targets' standard deviation) for the first epoch, then after every epoch its maximum-likelihood
+// value given the mean prediction, σ² = mean squared residual at μ on the validation split if the
+// run has one (held out, so an over-fitting network does not shrink it) or else on the training
+// split, floored at kMinNoiseStd. A fixed σ that is too small makes every predictive interval too
+// narrow and one too large makes them too wide; the fitted σ makes the intervals at the mean match
+// the residuals, which the coverage metrics check (train/regression_metrics.hpp). σ is stored in
+// checkpoints, so a resumed run is bitwise the uninterrupted one. Metrics are in the targets'
+// original units. The predictive is the K-component Gaussian mixture (exact, not moment-matched).
+//
 // Divergence: a loss that turns NaN or infinite stops training with an error naming the step. A
 // loss that stays finite but rises far above where it started is flagged: after each epoch, when
 // the epoch's mean training loss or its test NLL exceeds divergence_factor × the loss of the run's
@@ -39,6 +51,7 @@
 #include "blr/torch/metrics.hpp"
 #include "blr/torch/nn/classifier.hpp"
 #include "blr/torch/nn/model.hpp"
+#include "blr/torch/regression_metrics.hpp"
 #include "blr/torch/train/config.hpp"
 
 namespace blr::torch {
@@ -49,10 +62,13 @@ struct EpochRecord {
   double seconds = 0.0;        ///< wall time of the training steps of this epoch
   double train_loss = 0.0;     ///< mean minibatch loss (at the sampled parameters, if variational)
   double learning_rate = 0.0;  ///< at the last step of the epoch
-  double test_accuracy = 0.0;  ///< at the mean
-  double test_nll = 0.0;       ///< at the mean
+  double test_accuracy = 0.0;  ///< at the mean (NaN for regression)
+  double test_nll = 0.0;       ///< at the mean (regression: in the targets' units)
+  double test_rmse = std::numeric_limits<double>::quiet_NaN();  ///< regression, at the mean
   double validation_accuracy = std::numeric_limits<double>::quiet_NaN();
   double validation_nll = std::numeric_limits<double>::quiet_NaN();
+  double validation_rmse = std::numeric_limits<double>::quiet_NaN();  ///< regression
+  double noise_std = std::numeric_limits<double>::quiet_NaN();  ///< regression: σ (standardised)
 };
 
 /// One epoch as JSON (checkpoint metadata and run reports) and back.
@@ -61,6 +77,12 @@ EpochRecord epoch_from_json(const nlohmann::json& j);
 
 /// The final evaluation on the test set (and the shifted set, for OOD detection).
 struct Evaluation {
+  Task task = Task::kClassification;
+  /// Regression: the metrics of the test (and validation) split at the mean and with the
+  /// predictive, and σ per output in the targets' units; the classification fields stay empty.
+  RegressionMetrics regression_mean, regression_predictive;
+  RegressionMetrics validation_regression_mean, validation_regression_predictive;
+  std::vector<double> noise_std;
   ClassificationMetrics mean;         ///< prediction at the mean μ (the point estimate)
   ClassificationMetrics predictive;   ///< posterior predictive (= mean for point estimates)
   bool has_predictive = false;        ///< false for point-estimate optimizers
@@ -96,6 +118,9 @@ struct RunResult {
   bool diverged = false;  ///< the loss rose above divergence_factor × initial_loss
   std::string divergence;  ///< when diverged: which quantity, at which epoch, against what
 };
+
+/// The smallest fitted observation noise σ (standardised scale): 0.1 % of the targets' sd.
+inline constexpr double kMinNoiseStd = 1e-3;
 
 /// The default of TrainHooks::divergence_factor (`--divergence-factor`).
 inline constexpr double kDefaultDivergenceFactor = 10.0;
@@ -155,6 +180,14 @@ class Trainer {
 
  private:
   double train_step(const ::at::Tensor& x, const ::at::Tensor& y);
+  ::at::Tensor loss_of(const ::at::Tensor& outputs, const ::at::Tensor& y) const;
+  void check_model_output() const;
+  void refit_noise();
+  void evaluate_regression(Evaluation& ev, int samples);
+  /// Regression metrics of standardised means (K×N×… when sampled) against standardised targets,
+  /// in the targets' original units.
+  RegressionMetrics regression_score(const ::at::Tensor& means, const ::at::Tensor& y,
+                                     bool sampled) const;
   void check_divergence(const EpochRecord& record, double factor);
 
   TrainConfig config_;
@@ -169,6 +202,7 @@ class Trainer {
   int64_t global_step_ = 0;
   double base_lr_ = 0.0;
   double step_seconds_ = 0.0;
+  double noise_std_ = 1.0;  // regression: σ on the standardised scale
   RunResult result_;
   std::shared_ptr<distributed::DataParallel> parallel_;  // null: one process
   distributed::DataParallel::Share share_;               // this rank's share of the current step

@@ -1,0 +1,127 @@
+#include "blr/torch/data/tensor_file.hpp"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <vector>
+
+#include "blr/core/error.hpp"
+#include "blr/torch/data/prepare.hpp"
+
+namespace blr::torch {
+namespace {
+
+const char* const kKeys[] = {"x", "y", "x_test", "y_test"};
+
+std::string describe(const c10::IValue& v) {
+  return v.isNone() ? "None" : v.tagKind();
+}
+
+// The dict's tensors by key, checked for type and known keys.
+std::map<std::string, at::Tensor> tensors_of(const c10::IValue& value, const std::string& source) {
+  check(value.isGenericDict(),
+        "The tensor file '{}' holds a {}, not a dict with keys x, y (and optionally x_test, "
+        "y_test).",
+        source, describe(value));
+  std::map<std::string, at::Tensor> out;
+  for (const auto& entry : value.toGenericDict()) {
+    check(entry.key().isString(), "The tensor file '{}' has a dict key that is not a string ({}).",
+          source, describe(entry.key()));
+    const std::string key = entry.key().toStringRef();
+    check(std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys),
+          "The tensor file '{}' has a key '{}' that blr does not read; the keys are x, y, x_test "
+          "and y_test.",
+          source, key);
+    check(entry.value().isTensor(), "The tensor file '{}': key '{}' holds a {}, not a tensor.",
+          source, key, describe(entry.value()));
+    out[key] = entry.value().toTensor();
+  }
+  for (const char* key : {"x", "y"}) {
+    check(out.count(key) > 0, "The tensor file '{}' has no key '{}'.", source, key);
+  }
+  check(out.count("x_test") == out.count("y_test"),
+        "The tensor file '{}' has {} but not {}; give both or neither.", source,
+        out.count("x_test") ? "x_test" : "y_test", out.count("x_test") ? "y_test" : "x_test");
+  return out;
+}
+
+at::Tensor inputs(const at::Tensor& x, const std::string& source, const std::string& key) {
+  check(x.dim() >= 1, "The tensor file '{}': '{}' is a scalar; it needs one row per example.",
+        source, key);
+  if (at::isFloatingType(x.scalar_type())) {
+    check_all_finite(x, fmt::format("tensor file '{}', key '{}'", source, key));
+    const auto f = x.to(at::kFloat).contiguous();
+    check_all_finite(f, fmt::format("tensor file '{}', key '{}', as float32,", source, key));
+    return f;
+  }
+  check(at::isIntegralType(x.scalar_type(), /*includeBool=*/false),
+        "The tensor file '{}': '{}' has dtype {}; inputs must be floating point or integer.", source,
+        key, std::string(c10::toString(x.scalar_type())));
+  return x.to(at::kLong).contiguous();
+}
+
+}  // namespace
+
+Dataset parse_tensor_file(const std::string& bytes, const std::string& source,
+                          const std::string& task_text) {
+  c10::IValue value;
+  try {
+    value = ::torch::jit::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    why = why.substr(0, why.find('\n'));
+    throw Error(fmt::format("The file '{}' is not a data set written by torch.save (a zip archive "
+                            "of a pickled dict): {}",
+                            source, why));
+  }
+  auto t = tensors_of(value, source);
+  Dataset d;
+  d.name = source;
+  const bool has_test = t.count("x_test") > 0;
+  d.train = {inputs(t.at("x"), source, "x"), t.at("y")};
+  if (has_test) d.test = {inputs(t.at("x_test"), source, "x_test"), t.at("y_test")};
+  for (const auto& [split, key] : {std::pair{&d.train, "x"}, std::pair{&d.test, "x_test"}}) {
+    if (!split->x.defined()) continue;
+    check(split->y.dim() >= 1 && split->x.size(0) == split->y.size(0),
+          "The tensor file '{}': '{}' has {} examples but '{}' has {}.", source, key,
+          split->x.size(0), key == std::string("x") ? "y" : "y_test",
+          split->y.dim() >= 1 ? split->y.size(0) : 0);
+  }
+  check(d.train.size() > 0, "The tensor file '{}' has no training examples.", source);
+  check(!has_test || d.test.size() > 0, "The tensor file '{}' has no test examples (x_test).",
+        source);
+  check(!has_test || d.test.x.sizes().slice(1) == d.train.x.sizes().slice(1),
+        "The tensor file '{}': x has examples of shape [{}] but x_test [{}].", source,
+        fmt::join(d.train.x.sizes().slice(1), ", "), fmt::join(d.test.x.sizes().slice(1), ", "));
+  const bool floating = at::isFloatingType(d.train.y.scalar_type());
+  d.task = task_text.empty() ? (floating ? Task::kRegression : Task::kClassification)
+                             : parse_task(task_text);
+  prepare_targets(d, fmt::format("tensor file '{}'", source));
+  d.statistics["file"] = source;
+  return d;
+}
+
+Dataset read_tensor_file(const TensorFileOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto size = fs::file_size(options.path, ec);
+  check(!ec, "Cannot read the tensor file '{}': {}.", options.path, ec.message());
+  check(size <= options.max_bytes,
+        "The tensor file '{}' is {} bytes, more than the limit of {} bytes for tensor files.",
+        options.path, size, options.max_bytes);
+  std::ifstream in(options.path, std::ios::binary);
+  check(in.good(), "Cannot open the tensor file '{}'.", options.path);
+  std::string bytes(size, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  check(in.gcount() == static_cast<std::streamsize>(size), "Cannot read the tensor file '{}'.",
+        options.path);
+  return parse_tensor_file(bytes, options.path, options.task);
+}
+
+}  // namespace blr::torch
