@@ -23,6 +23,27 @@ std::string describe(const c10::IValue& v) {
   return v.isNone() ? "None" : v.tagKind();
 }
 
+// LibTorch 1.13's unpickler rebuilds a tensor from the sizes, strides and offset the file states
+// without checking them against the storage it read; a crafted file then makes the first copy
+// read beyond the storage (a crash found by fuzz/harness/tensor_file.cpp). So every tensor's
+// extent is checked here: offset + Σ (size_i − 1)·stride_i < the storage's elements, strides ≥ 0.
+void check_extent(const at::Tensor& t, const std::string& source, const std::string& key) {
+  if (t.numel() == 0) return;
+  int64_t last = t.storage_offset();
+  bool ok = last >= 0;
+  for (int64_t i = 0; i < t.dim() && ok; ++i) {
+    int64_t step = 0;
+    ok = t.stride(i) >= 0 && !__builtin_mul_overflow(t.size(i) - 1, t.stride(i), &step) &&
+         !__builtin_add_overflow(last, step, &last);
+  }
+  const auto have = static_cast<int64_t>(t.storage().nbytes() / t.element_size());
+  check(ok && last < have,
+        "The tensor file '{}': '{}' claims shape [{}] with strides [{}] and offset {} over a "
+        "storage of {} elements; the file is corrupt.",
+        source, key, fmt::join(t.sizes(), ", "), fmt::join(t.strides(), ", "), t.storage_offset(),
+        have);
+}
+
 // The dict's tensors by key, checked for type and known keys.
 std::map<std::string, at::Tensor> tensors_of(const c10::IValue& value, const std::string& source) {
   check(value.isGenericDict(),
@@ -41,6 +62,7 @@ std::map<std::string, at::Tensor> tensors_of(const c10::IValue& value, const std
     check(entry.value().isTensor(), "The tensor file '{}': key '{}' holds a {}, not a tensor.",
           source, key, describe(entry.value()));
     out[key] = entry.value().toTensor();
+    check_extent(out[key], source, key);
   }
   for (const char* key : {"x", "y"}) {
     check(out.count(key) > 0, "The tensor file '{}' has no key '{}'.", source, key);
