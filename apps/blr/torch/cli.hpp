@@ -69,7 +69,10 @@ inline void add_model_flags(CLI::App* cmd, TrainFlags& f) {
 /// Adds the data/model/schedule/run flags to `cmd`.
 inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
   auto& c = f.config;
-  cmd->add_option("--data", c.data, "Data set (fashion-mnist).")->capture_default_str();
+  cmd->add_option("--data", c.data,
+                  "Data set: fashion-mnist, fortunes (Debian's fortune files, character-level, "
+                  "for --model gpt) or text:PATH (a text file or directory).")
+      ->capture_default_str();
   add_model_flags(cmd, f);
   cmd->add_option("--epochs", c.epochs, "Number of epochs.")->capture_default_str();
   cmd->add_option("--batch-size", c.batch_size, "Minibatch size.")->capture_default_str();

@@ -7,14 +7,28 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
+#include "blr/torch/train/load_data.hpp"
 
 namespace blr::torch {
 
 void TrainConfig::validate() const {
-  check(data == "fashion-mnist",
-        fmt::format("Unknown data set '{}'; the only one is fashion-mnist.", data));
+  check(data == "fashion-mnist" || is_text_data(data),
+        fmt::format("Unknown data set '{}'; choose fashion-mnist, fortunes or text:PATH.", data));
   data_options.validate();
   model.validate();
+  if (is_text_data(data)) {
+    check(model.kind == "gpt",
+          fmt::format("The text corpus '{}' trains the language model: use --model gpt (not {}).",
+                      data, model.kind));
+    check(data_options.validation_fraction == 0,
+          "A text corpus has a fixed validation split (documents i mod 20 = 1); --validation does "
+          "not apply to it.");
+  } else {
+    check(model.kind != "gpt",
+          fmt::format("The language model (--model gpt) trains on a text corpus: use --data "
+                      "fortunes or --data text:PATH (not {}).",
+                      data));
+  }
   check_options(optimizer, optimizer_options);
   check(epochs >= 1 && epochs <= 100000,
         fmt::format("Option 'epochs' must lie in [1, 100000]; got {}.", epochs));
