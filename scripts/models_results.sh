@@ -37,11 +37,11 @@ case "$what" in
     done ;;
   resnet)
     nice -n 5 "$blr" compare --optimizers ivon,adamw,sgd --model resnet20 --data fashion-mnist \
-      --train-limit 2000 --test-limit 1000 --epochs 2 --batch-size 64 --schedule cosine \
-      --test-samples 8 --threads 1 --quiet --seed 0 \
-      --ivon-lr 0.2 --ivon-hess-init 0.5 --ivon-ess 2000 --ivon-weight-decay 1e-4 \
+      --train-limit 1000 --test-limit 500 --epochs 2 --batch-size 50 --schedule cosine \
+      --test-samples 4 --threads 1 --quiet --seed 0 \
+      --ivon-lr 0.2 --ivon-hess-init 0.5 --ivon-ess 1000 --ivon-weight-decay 1e-4 \
       --adamw-lr 1e-3 --adamw-weight-decay 1e-4 \
       --sgd-lr 0.05 --sgd-momentum 0.9 --sgd-weight-decay 5e-4 \
-      --json "$out/resnet-seed0.json" ;;
+      --json "$out/resnet-seed0-n1000.json" ;;
   *) echo "unknown step '$what'" >&2; exit 2 ;;
 esac

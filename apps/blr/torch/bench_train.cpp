@@ -42,6 +42,12 @@ std::shared_ptr<const blr::torch::Dataset> prepare(TrainFlags& f) {
   return std::make_shared<const blr::torch::Dataset>(blr::torch::load_training_data(f.config));
 }
 
+/// The hidden widths where the model has them (mlp, binary-mlp), else nothing.
+std::string widths(const TrainFlags& f) {
+  const auto& kind = f.config.model.kind;
+  return kind == "mlp" || kind == "binary-mlp" ? f.hidden : "";
+}
+
 struct EpochFlags {
   TrainFlags train;
   std::vector<std::string> optimizers = {"ivon", "vogn", "adamw", "sgd"};
@@ -73,7 +79,7 @@ int run_epoch(EpochFlags& o) {
   fmt::print("Training epoch on {} ({} examples, batch {}, {} steps), model {} {}, "
              "{} thread(s), median of {} interleaved epochs, wall-clock, steady allocator\n\n",
              data->name, data->train.size(), c.batch_size, timings.front().steps_per_epoch,
-             c.model.kind, c.model.kind == "gpt" ? "" : o.train.hidden, at::get_num_threads(),
+             c.model.kind, widths(o.train), at::get_num_threads(),
              o.rounds);
   fmt::print("{:<10} {:>14} {:>12} {:>15}\n", "optimizer", "epoch seconds", "ms/step",
              "ratio to AdamW");
@@ -114,7 +120,8 @@ int run_predict(PredictFlags& o) {
   const auto t = blr::torch::time_predictive(o.train.config, data, o.samples, o.repeats);
   fmt::print("Prediction on {} test examples of {}, model {} {}, optimizer {}, {} thread(s), "
              "median of {}\n\n",
-             t.examples, data->name, o.train.config.model.kind, o.train.hidden, o.train.config.optimizer,
+             t.examples, data->name, o.train.config.model.kind,
+             widths(o.train), o.train.config.optimizer,
              at::get_num_threads(), o.repeats);
   fmt::print("{:<32} {:>9.3f} s\n", "one pass at the mean", t.mean_seconds);
   fmt::print("{:<32} {:>9.3f} s\n", fmt::format("predictive, K = {}", t.samples),
