@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "blr/torch/train/load_data.hpp"
 #include "bench.hpp"
 #include "blr/core/error.hpp"
 #include "cli.hpp"
@@ -23,6 +24,9 @@ using blr::torch::cli::TrainFlags;
 /// Model, data and thread flags shared by both subcommands.
 void add_task_flags(CLI::App* cmd, TrainFlags& f) {
   blr::torch::cli::add_model_flags(cmd, f);
+  cmd->add_option("--data", f.config.data,
+                  "Data set: fashion-mnist, fortunes or text:PATH (the last two for --model gpt).")
+      ->capture_default_str();
   cmd->add_option("--seed", f.config.seed, "Seed (initialisation, minibatch order, noise).")
       ->capture_default_str();
   cmd->add_option("--threads", f.settings.threads, "LibTorch threads (0 = all cores).")
@@ -35,8 +39,13 @@ std::shared_ptr<const blr::torch::Dataset> prepare(TrainFlags& f) {
   blr::torch::cli::finish_config(f);
   f.config.validate();
   blr::torch::apply_run_settings(f.settings);
-  return std::make_shared<const blr::torch::Dataset>(
-      blr::torch::load_fashion_mnist(f.config.data_options));
+  return std::make_shared<const blr::torch::Dataset>(blr::torch::load_training_data(f.config));
+}
+
+/// The hidden widths where the model has them (mlp, binary-mlp), else nothing.
+std::string widths(const TrainFlags& f) {
+  const auto& kind = f.config.model.kind;
+  return kind == "mlp" || kind == "binary-mlp" ? f.hidden : "";
 }
 
 struct EpochFlags {
@@ -64,21 +73,28 @@ int run_epoch(EpochFlags& o) {
   for (const auto& t : timings)
     if (t.optimizer == "adamw") adamw = t.median_seconds;
   const auto& c = o.train.config;
-  fmt::print("Training epoch on Fashion-MNIST ({} examples, batch {}, {} steps), model {} {}, "
+  // Labels per position (a language model): report tokens per second beside the epoch time.
+  const bool tokens = data->train.y.dim() > 1;
+  const double labels_per_epoch = static_cast<double>(data->train.y.numel());
+  fmt::print("Training epoch on {} ({} examples, batch {}, {} steps), model {} {}, "
              "{} thread(s), median of {} interleaved epochs, wall-clock, steady allocator\n\n",
-             data->train.size(), c.batch_size, timings.front().steps_per_epoch, c.model.kind,
-             o.train.hidden, at::get_num_threads(), o.rounds);
+             data->name, data->train.size(), c.batch_size, timings.front().steps_per_epoch,
+             c.model.kind, widths(o.train), at::get_num_threads(),
+             o.rounds);
   fmt::print("{:<10} {:>14} {:>12} {:>15}\n", "optimizer", "epoch seconds", "ms/step",
              "ratio to AdamW");
   nlohmann::json out;
   for (const auto& t : timings) {
     const double ratio = t.median_seconds / adamw;
-    fmt::print("{:<10} {:>14.3f} {:>12.3f} {:>15.2f}\n", t.optimizer, t.median_seconds,
+    fmt::print("{:<10} {:>14.3f} {:>12.3f} {:>15.2f}", t.optimizer, t.median_seconds,
                t.median_step_ms, ratio);
+    if (tokens) fmt::print(" {:>10.0f} tokens/s", labels_per_epoch / t.median_seconds);
+    fmt::print("\n");
     out[t.optimizer] = {{"median_epoch_seconds", t.median_seconds},
                         {"epoch_seconds", t.epoch_seconds},
                         {"median_step_ms", t.median_step_ms},
                         {"ratio_to_adamw", ratio}};
+    if (tokens) out[t.optimizer]["tokens_per_second"] = labels_per_epoch / t.median_seconds;
   }
   fmt::print("\nAn epoch is its training steps (forward, backward, per-example squared gradients "
              "for VOGN, sampling and update); evaluation is not counted.\n");
@@ -86,6 +102,7 @@ int run_epoch(EpochFlags& o) {
   out["batch_size"] = c.batch_size;
   out["steps_per_epoch"] = timings.front().steps_per_epoch;
   out["model"] = {{"kind", c.model.kind}, {"hidden", c.model.hidden}};
+  out["data"] = data->name;
   out["threads"] = at::get_num_threads();
   out["rounds"] = o.rounds;
   blr::torch::write_json(o.train.settings.json, out);
@@ -101,14 +118,22 @@ struct PredictFlags {
 int run_predict(PredictFlags& o) {
   const auto data = prepare(o.train);
   const auto t = blr::torch::time_predictive(o.train.config, data, o.samples, o.repeats);
-  fmt::print("Prediction on {} test images, model {} {}, optimizer {}, {} thread(s), median of "
-             "{}\n\n",
-             t.examples, o.train.config.model.kind, o.train.hidden, o.train.config.optimizer,
+  fmt::print("Prediction on {} test examples of {}, model {} {}, optimizer {}, {} thread(s), "
+             "median of {}\n\n",
+             t.examples, data->name, o.train.config.model.kind,
+             widths(o.train), o.train.config.optimizer,
              at::get_num_threads(), o.repeats);
   fmt::print("{:<32} {:>9.3f} s\n", "one pass at the mean", t.mean_seconds);
   fmt::print("{:<32} {:>9.3f} s\n", fmt::format("predictive, K = {}", t.samples),
              t.predictive_seconds);
   fmt::print("{:<32} {:>9.2f}\n", "per sample / pass at the mean", t.per_sample_ratio);
+  const bool tokens = data->test.y.dim() > 1;  // a language model: tokens per second too
+  const double labels = static_cast<double>(data->test.y.numel());
+  if (tokens) {
+    fmt::print("{:<32} {:>9.0f}\n", "tokens/s at the mean", labels / t.mean_seconds);
+    fmt::print("{:<32} {:>9.0f}\n", "tokens/s, predictive (per sample)",
+               labels * t.samples / t.predictive_seconds);
+  }
   blr::torch::write_json(o.train.settings.json, {{"samples", t.samples},
                                      {"examples", t.examples},
                                      {"mean_seconds", t.mean_seconds},

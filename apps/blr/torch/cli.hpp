@@ -73,8 +73,10 @@ inline void add_model_flags(CLI::App* cmd, TrainFlags& f) {
 inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
   auto& c = f.config;
   cmd->add_option("--data", c.data,
-                  "Data set: fashion-mnist, a file written by torch.save (FILE.pt: a dict with x, y "
-                  "and optionally x_test, y_test) or a CSV table (FILE.csv, with --task).")
+                  "Data set: fashion-mnist; fortunes (Debian's fortune files) or text:PATH (a text "
+                  "file or directory), character-level, for --model gpt; a file written by "
+                  "torch.save (FILE.pt: a dict with x, y and optionally x_test, y_test); or a CSV "
+                  "table (FILE.csv, with --task).")
       ->capture_default_str();
   cmd->add_option("--task", c.task,
                   "classification or regression (CSV: required; a .pt file: from y's dtype).");

@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "blr/torch/train/load_data.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/checkpoint.hpp"
 #include "blr/torch/data/batches.hpp"
@@ -52,7 +53,7 @@ at::Device parse_device(const std::string& text) {
 namespace {
 
 std::shared_ptr<Dataset> load_data(const TrainConfig& config) {
-  return std::make_shared<Dataset>(load_dataset(config));
+  return std::make_shared<Dataset>(load_training_data(config));
 }
 
 void prepare_out(const RunSettings& s) {

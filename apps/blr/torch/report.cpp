@@ -11,6 +11,7 @@
 
 #include "../json_output.hpp"
 #include "blr/core/error.hpp"
+#include "blr/torch/train/load_data.hpp"
 
 namespace blr::torch {
 
@@ -29,6 +30,41 @@ nlohmann::json regression_to_json(const RegressionMetrics& m) {
           {"nll", m.nll},           {"coverage", coverage},
           {"miscalibration", m.miscalibration}, {"predictive_std", m.predictive_std}};
 }
+
+namespace {
+
+double mean_epoch_seconds(const RunResult& run) {
+  if (run.history.empty()) return 0.0;
+  return std::accumulate(run.history.begin(), run.history.end(), 0.0,
+                         [](double a, const EpochRecord& r) { return a + r.seconds; }) /
+         static_cast<double>(run.history.size());
+}
+
+// A language model's figures: perplexity exp(mean NLL per token) at the mean and with the
+// posterior predictive, next-token ECE (the classification ECE over all positions), and tokens per
+// second — training: the training tokens of an epoch over its mean time; evaluation: the tokens
+// scored by the final evaluation (test and validation, once at the mean and K times for the
+// predictive) over its time.
+nlohmann::json language_model_json(const RunResult& run) {
+  const auto& t = run.test;
+  const double tokens_per_epoch =
+      static_cast<double>(run.train_size) * static_cast<double>(run.config.model.gpt.context);
+  const double scored = static_cast<double>(t.mean.count + (t.has_validation ? t.validation_mean.count : 0)) *
+                        (1.0 + (t.has_predictive ? t.samples : 0));
+  nlohmann::json j = {{"test_perplexity_mean", perplexity(t.mean)},
+                      {"test_perplexity_predictive", perplexity(t.predictive)},
+                      {"test_next_token_ece_mean", t.mean.ece},
+                      {"test_next_token_ece_predictive", t.predictive.ece},
+                      {"train_tokens_per_second", tokens_per_epoch / mean_epoch_seconds(run)},
+                      {"evaluation_tokens_per_second", scored / t.seconds}};
+  if (t.has_validation) {
+    j["validation_perplexity_mean"] = perplexity(t.validation_mean);
+    j["validation_perplexity_predictive"] = perplexity(t.validation_predictive);
+  }
+  return j;
+}
+
+}  // namespace
 
 nlohmann::json run_to_json(const RunResult& run) {
   nlohmann::json j;
@@ -76,6 +112,7 @@ nlohmann::json run_to_json(const RunResult& run) {
                          {"predictive", metrics_to_json(t.validation_predictive)}};
     }
   }
+  if (is_text_data(run.config.data)) j["language_model"] = language_model_json(run);
   if (!run.checkpoint.empty()) j["checkpoint"] = run.checkpoint;
   if (std::isfinite(run.initial_loss)) j["initial_loss"] = run.initial_loss;
   if (!run.parameter_digest.empty()) j["parameter_digest"] = run.parameter_digest;
@@ -147,12 +184,7 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
                      "prediction", "accuracy", "NLL", "ECE", "Brier", "entropy", "OOD-AUROC",
                      "s/epoch", "ms/step");
   for (const auto& run : runs) {
-    const double mean_epoch =
-        run.history.empty()
-            ? 0.0
-            : std::accumulate(run.history.begin(), run.history.end(), 0.0,
-                              [](double a, const EpochRecord& r) { return a + r.seconds; }) /
-                  static_cast<double>(run.history.size());
+    const double mean_epoch = mean_epoch_seconds(run);
     const auto row = [&](const std::string& mode, const ClassificationMetrics& m, double auroc) {
       out << fmt::format(
           "{:<9} {:<18} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>9.4f} "
@@ -165,6 +197,19 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
       row(fmt::format("predictive (K={})", run.test.samples), run.test.predictive,
           run.test.ood_auroc_predictive);
     }
+  }
+  for (const auto& run : runs) {
+    if (!is_text_data(run.config.data)) continue;
+    const auto lm = language_model_json(run);
+    out << fmt::format(
+        "{:<9} perplexity test {:.4f} (mean) {:.4f} (predictive), validation {:.4f} / {:.4f}; "
+        "{:.0f} training tokens/s, {:.0f} evaluation tokens/s\n",
+        run.config.optimizer, lm["test_perplexity_mean"].get<double>(),
+        lm["test_perplexity_predictive"].get<double>(),
+        lm.value("validation_perplexity_mean", std::nan("")),
+        lm.value("validation_perplexity_predictive", std::nan("")),
+        lm["train_tokens_per_second"].get<double>(),
+        lm["evaluation_tokens_per_second"].get<double>());
   }
   if (!runs.empty()) {
     out << fmt::format(

@@ -18,6 +18,7 @@
 
 #include <ATen/Tensor.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -45,6 +46,10 @@ struct ReliabilityBin {
 /// All metrics of log-probabilities `log_probs` (N×C, or labels.shape + (C)) against `labels`.
 ClassificationMetrics classification_metrics(const ::at::Tensor& log_probs,
                                              const ::at::Tensor& labels, int ece_bins = 15);
+
+/// Perplexity exp(NLL): for a language model, exp of the mean negative log-likelihood per token
+/// (of the predictive the metrics were computed from: at the mean, or the posterior predictive).
+inline double perplexity(const ClassificationMetrics& m) { return std::exp(m.nll); }
 
 /// Expected calibration error with `bins` equal-width confidence bins.
 double expected_calibration_error(const ::at::Tensor& log_probs, const ::at::Tensor& labels,

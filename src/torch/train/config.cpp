@@ -9,6 +9,7 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/nn/precision.hpp"
 #include "blr/torch/optim/registry.hpp"
+#include "blr/torch/train/load_data.hpp"
 
 namespace blr::torch {
 
@@ -17,10 +18,11 @@ DataFormat data_format(const std::string& data) {
     return data.size() > tail.size() && data.compare(data.size() - tail.size(), tail.size(), tail) == 0;
   };
   if (data == kFashionMnist) return DataFormat::kFashionMnist;
+  if (is_text_data(data)) return DataFormat::kText;
   if (ends_with(".pt") || ends_with(".pth")) return DataFormat::kTensorFile;
   if (ends_with(".csv")) return DataFormat::kCsv;
-  throw Error(fmt::format("Unknown data set '{}'; give fashion-mnist, a file written by "
-                          "torch.save (.pt) or a CSV table (.csv).",
+  throw Error(fmt::format("Unknown data set '{}'; give fashion-mnist, fortunes, text:PATH, a file "
+                          "written by torch.save (.pt) or a CSV table (.csv).",
                           data));
 }
 
@@ -32,6 +34,8 @@ void TrainConfig::validate() const {
         "A CSV data set needs --task classification or --task regression.");
   check(format != DataFormat::kFashionMnist || task.empty() || task == "classification",
         "Fashion-MNIST is a classification data set; drop --task {}.", task);
+  check(format != DataFormat::kText || task.empty() || task == "classification",
+        "A text corpus is next-token classification; drop --task {}.", task);
   if (format != DataFormat::kCsv) {
     check(label.empty() && test_data.empty() && categorical.empty() && missing == "error",
           "Options --label, --test-data, --categorical and --missing apply to CSV data "
@@ -43,6 +47,19 @@ void TrainConfig::validate() const {
         "Option 'noise-std' must be 0 (fitted) or a positive finite number; got {}.", noise_std);
   data_options.validate();
   model.validate();
+  if (is_text_data(data)) {
+    check(model.kind == "gpt",
+          fmt::format("The text corpus '{}' trains the language model: use --model gpt (not {}).",
+                      data, model.kind));
+    check(data_options.validation_fraction == 0,
+          "A text corpus has a fixed validation split (documents i mod 20 = 1); --validation does "
+          "not apply to it.");
+  } else {
+    check(model.kind != "gpt",
+          fmt::format("The language model (--model gpt) trains on a text corpus: use --data "
+                      "fortunes or --data text:PATH (not {}).",
+                      data));
+  }
   check_options(optimizer, optimizer_options);
   check(epochs >= 1 && epochs <= 100000,
         fmt::format("Option 'epochs' must lie in [1, 100000]; got {}.", epochs));

@@ -20,13 +20,14 @@ namespace blr::torch {
 /// The name of the built-in data set (the default of TrainConfig::data).
 inline constexpr const char* kFashionMnist = "fashion-mnist";
 
-/// What TrainConfig::data names: the built-in set, a torch.save file (.pt) or a CSV table (.csv).
-enum class DataFormat { kFashionMnist, kTensorFile, kCsv };
+/// What TrainConfig::data names: the built-in set, a text corpus (fortunes, text:PATH;
+/// train/load_data.hpp), a torch.save file (.pt) or a CSV table (.csv).
+enum class DataFormat { kFashionMnist, kText, kTensorFile, kCsv };
 /// The format of a --data value; a blr::Error naming the accepted forms otherwise.
 DataFormat data_format(const std::string& data);
 
 struct TrainConfig {
-  std::string data = kFashionMnist;  ///< fashion-mnist, FILE.pt or FILE.csv (data/load.hpp)
+  std::string data = kFashionMnist;  ///< fashion-mnist, fortunes, text:PATH, FILE.pt or FILE.csv
   FashionMnistOptions data_options;  ///< directory, train/test limits, validation split
   std::string task;       ///< "" (the data's own; required for CSV), classification, regression
   std::string label;      ///< CSV: the response column ("" = the last column)
