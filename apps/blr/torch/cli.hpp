@@ -42,7 +42,12 @@ inline const std::vector<std::string>& configuration_flags() {
                                                  "--precision",     "--task",       "--label",
                                                  "--test-data",     "--categorical", "--missing",
                                                  "--noise-std"};
-  return names;
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> out = names;  // and the language model's shape, --gpt-<key>
+    for (const auto& info : GptOptions::table().options()) out.push_back("--gpt-" + info.key);
+    return out;
+  }();
+  return all;
 }
 
 /// Adds --data-dir, --model and --hidden (also used by `blr bench epoch|predict`).

@@ -119,6 +119,17 @@ void fit_model_to_data(ModelSpec& spec, const Dataset& data) {
 
 }  // namespace
 
+namespace {
+
+/// The number of terms of the training log-likelihood, the default of `ess`: one per example,
+/// or for a classification data set with one label per position (a language model's (N, T)
+/// next tokens, whose loss is the mean over every label) one per label.
+int64_t likelihood_terms(const Dataset& data) {
+  return data.task == Task::kClassification ? data.train.y.numel() : data.train.size();
+}
+
+}  // namespace
+
 Trainer::Trainer(TrainConfig config, std::shared_ptr<const Dataset> data, at::Device device)
     : config_(std::move(config)), data_(std::move(data)), device_(device) {
   config_.validate();
@@ -131,8 +142,8 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<const Dataset> data, at::De
   const Precision precision = parse_precision(config_.precision);
   model_.set_precision(precision);
   named_parameters_ = model_.named_parameters();
-  // ess defaults to the training-set size, the noise seed to the run's seed.
-  const OptimizerContext context{data_->train.size(), config_.seed, config_.batch_size};
+  // ess defaults to the number of likelihood terms, the noise seed to the run's seed.
+  const OptimizerContext context{likelihood_terms(*data_), config_.seed, config_.batch_size};
   optimizer_ =
       make_optimizer(config_.optimizer, model_.parameters(), config_.optimizer_options, context);
   check(parameter_dtype(precision) == at::kFloat ||
@@ -213,7 +224,7 @@ void Trainer::replace_optimizer(const std::string& optimizer, const OptionValues
   config.optimizer = optimizer;
   config.optimizer_options = options;
   config.validate();
-  const OptimizerContext context{data_->train.size(), config.seed, config.batch_size};
+  const OptimizerContext context{likelihood_terms(*data_), config.seed, config.batch_size};
   optimizer_ = make_optimizer(config.optimizer, model_.parameters(), config.optimizer_options,
                               context);
   config_ = std::move(config);
