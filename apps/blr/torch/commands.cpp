@@ -310,6 +310,29 @@ int run_compare(const TrainConfig& base, const std::vector<std::string>& optimiz
 
 namespace {
 
+/// JSON equality with numbers equal to 1e-9 relative: statistics such as a pixel mean are sums
+/// whose last bits depend on the thread count of the process that computed them.
+bool same_statistics(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.is_number() && b.is_number()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    return std::abs(x - y) <= 1e-9 * std::max({1.0, std::abs(x), std::abs(y)});
+  }
+  if (a.type() != b.type() || a.size() != b.size()) return false;
+  if (a.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      if (!b.contains(it.key()) || !same_statistics(it.value(), b.at(it.key()))) return false;
+    }
+    return true;
+  }
+  if (a.is_array()) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!same_statistics(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  return a == b;
+}
+
 // The loader's statistics (standardisation constants, split rule) must be those the checkpoint
 // was trained with; the data directory may move. Checkpoints written before the Dataset shape
 // stored only the pixel mean.
@@ -320,7 +343,7 @@ void check_same_data(const Checkpoint& checkpoint, const Dataset& data) {
     auto now = data.statistics;
     saved.erase("directory");
     now.erase("directory");
-    check(saved == now,
+    check(same_statistics(saved, now),
           fmt::format("The data set now has statistics {} but the checkpoint '{}' was trained "
                       "with {}: the data set differs from the one used for training.",
                       now.dump(), checkpoint.path, saved.dump()));
