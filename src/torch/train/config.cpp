@@ -21,8 +21,8 @@ DataFormat data_format(const std::string& data) {
   if (is_text_data(data)) return DataFormat::kText;
   if (ends_with(".pt") || ends_with(".pth")) return DataFormat::kTensorFile;
   if (ends_with(".csv")) return DataFormat::kCsv;
-  throw Error(fmt::format("Unknown data set '{}'; give fashion-mnist, fortunes, text:PATH, a file "
-                          "written by torch.save (.pt) or a CSV table (.csv).",
+  throw Error(fmt::format("Unknown data set '{}'; give fashion-mnist, a file written by "
+                          "torch.save (.pt), a CSV table (.csv), fortunes or text:PATH.",
                           data));
 }
 
