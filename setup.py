@@ -1,6 +1,6 @@
 """pip's entry to the CMake build of the Python package (python/CMakeLists.txt).
 
-`pip install --no-index --no-deps --no-build-isolation .` configures CMake in build-python/ (or in the directory named by
+`pip --isolated install --no-index --no-deps --no-build-isolation .` configures CMake in build-python/ (or in the directory named by
 BLR_CMAKE_BUILD_DIR, e.g. an existing build tree, which is then only brought up to date), builds the
 extension target, and packs python/blr/*.py, the extension and libblr_torch.so (which the
 extension finds next to itself through its $ORIGIN run path) into the wheel. Only the Debian

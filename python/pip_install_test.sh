@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `pip install --no-index --no-deps --no-build-isolation .` from the checkout into a fresh virtual
+# `pip --isolated install --no-index --no-deps --no-build-isolation .` from the checkout into a fresh virtual
 # environment (with Debian's site packages, for torch), then `import blr` and one IVON step from
 # outside the tree.
 # The CMake build reuses BUILD_DIR (setup.py's BLR_CMAKE_BUILD_DIR) so the test does not compile
@@ -11,7 +11,7 @@ work="$build/pip-install-test"
 rm -rf "$work"; mkdir -p "$work"
 /usr/bin/python3 -m venv --system-site-packages "$work/venv"
 # pip builds in the tree; setup.py keeps setuptools' scratch files in build-python/ (ignored).
-(cd "$source" && BLR_CMAKE_BUILD_DIR="$build" "$work/venv/bin/pip" install --no-build-isolation \
+(cd "$source" && BLR_CMAKE_BUILD_DIR="$build" "$work/venv/bin/pip" --isolated install --no-build-isolation \
    --no-deps --no-index --no-cache-dir -q . >"$work/pip.log" 2>&1) || { tail -30 "$work/pip.log" >&2; exit 1; }
 cd "$work"
 "$work/venv/bin/python" -c '
