@@ -14,6 +14,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "blr/core/error.hpp"
@@ -225,17 +226,27 @@ struct Regression {
 // P ≥ h0). With |g_i| ≤ 50 here, T = 10, lr = 0.05, h0 = 0.5: ≤ 10·0.05·2·8·u·50/0.5 ≈ 9e-14.
 constexpr double kAccumulationBound = 1e-12;
 
+void expect_within_bound(const ::torch::nn::Linear& a, const ::torch::nn::Linear& b) {
+  for (size_t k = 0; k < a->parameters().size(); ++k) {
+    const double diff = (a->parameters()[k] - b->parameters()[k]).abs().max().item<double>();
+    EXPECT_LE(diff, kAccumulationBound) << "parameter " << k;
+  }
+}
+
+/// Two float64 Linear(6, 1) models with the same (seeded) parameters.
+std::pair<::torch::nn::Linear, ::torch::nn::Linear> two_equal_models() {
+  ::torch::manual_seed(1);
+  ::torch::nn::Linear a(::torch::nn::LinearOptions(6, 1)), b(::torch::nn::LinearOptions(6, 1));
+  a->to(::at::kDouble);
+  b->to(::at::kDouble);
+  ::at::NoGradGuard no_grad;
+  for (size_t k = 0; k < a->parameters().size(); ++k) b->parameters()[k].copy_(a->parameters()[k]);
+  return {a, b};
+}
+
 TEST(Accumulation, MicroBatchesInOneSampleGiveTheWholeBatchStepIvon) {
   const Regression data;
-  ::torch::manual_seed(1);
-  ::torch::nn::Linear whole_model(::torch::nn::LinearOptions(6, 1));
-  whole_model->to(::at::kDouble);
-  ::torch::nn::Linear micro_model(::torch::nn::LinearOptions(6, 1));
-  micro_model->to(::at::kDouble);
-  for (size_t k = 0; k < whole_model->parameters().size(); ++k) {
-    ::at::NoGradGuard no_grad;
-    micro_model->parameters()[k].copy_(whole_model->parameters()[k]);
-  }
+  auto [whole_model, micro_model] = two_equal_models();
   Ivon whole(whole_model->parameters(), ivon_options());
   Ivon micro(micro_model->parameters(), ivon_options());
   for (int t = 0; t < 10; ++t) {
@@ -253,24 +264,12 @@ TEST(Accumulation, MicroBatchesInOneSampleGiveTheWholeBatchStepIvon) {
     }
     micro.step();
   }
-  for (size_t k = 0; k < whole_model->parameters().size(); ++k) {
-    const double diff =
-        (whole_model->parameters()[k] - micro_model->parameters()[k]).abs().max().item<double>();
-    EXPECT_LE(diff, kAccumulationBound) << "parameter " << k;
-  }
+  expect_within_bound(whole_model, micro_model);
 }
 
 TEST(Accumulation, MicroBatchesInOneSampleGiveTheWholeBatchStepVogn) {
   const Regression data;
-  ::torch::manual_seed(1);
-  ::torch::nn::Linear whole_model(::torch::nn::LinearOptions(6, 1));
-  whole_model->to(::at::kDouble);
-  ::torch::nn::Linear micro_model(::torch::nn::LinearOptions(6, 1));
-  micro_model->to(::at::kDouble);
-  for (size_t k = 0; k < whole_model->parameters().size(); ++k) {
-    ::at::NoGradGuard no_grad;
-    micro_model->parameters()[k].copy_(whole_model->parameters()[k]);
-  }
+  auto [whole_model, micro_model] = two_equal_models();
   const auto options =
       make_options<VognOptions>({{"lr", 0.05}, {"ess", 100.0}, {"seed", 3.0}});
   Vogn whole(whole_model->parameters(), options);
@@ -301,11 +300,7 @@ TEST(Accumulation, MicroBatchesInOneSampleGiveTheWholeBatchStepVogn) {
     }
     micro.step();
   }
-  for (size_t k = 0; k < whole_model->parameters().size(); ++k) {
-    const double diff =
-        (whole_model->parameters()[k] - micro_model->parameters()[k]).abs().max().item<double>();
-    EXPECT_LE(diff, kAccumulationBound) << "parameter " << k;
-  }
+  expect_within_bound(whole_model, micro_model);
 }
 
 TEST(Misuse, StepWithoutASampleIsOneSentence) {

@@ -15,38 +15,6 @@
 namespace blr::torch {
 namespace fs = std::filesystem;
 
-namespace {
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-  if (!f) throw Error(fmt::format("Cannot write '{}'.", path.string()));
-}
-
-std::string quote(const fs::path& p) {
-  std::string s = p.string();
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-// gnuplot strings are single-quoted; double a single quote inside.
-std::string gp_string(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    out += c;
-    if (c == '\'') out += '\'';
-  }
-  return out + "'";
-}
-
-}  // namespace
 
 bool gnuplot_available() {
   const char* path = std::getenv("PATH");
@@ -62,15 +30,65 @@ bool gnuplot_available() {
   return false;
 }
 
+void write_text_file(const fs::path& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  if (!f) throw Error(fmt::format("Cannot write '{}'.", path.string()));
+}
+
+// A shell word: single quotes, a single quote inside as '\''.
+std::string shell_word(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// A gnuplot string: single quotes, a single quote inside doubled.
+std::string gnuplot_string(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
+fs::path plot_data_dir(const std::string& dir) {
+  const fs::path data = fs::path(dir) / "plot-data";
+  std::error_code ec;
+  fs::create_directories(data, ec);
+  if (ec) {
+    throw Error(
+        fmt::format("Cannot create the plot directory '{}': {}.", data.string(), ec.message()));
+  }
+  return data;
+}
+
+bool run_gnuplot(const fs::path& script, const std::string& text, const std::string& what,
+                 std::ostream& log) {
+  write_text_file(script, text);
+  if (!gnuplot_available()) {
+    log << "blr: note: gnuplot is not installed, so " << what << " was not drawn (the data and "
+        << "the script are in " << script.parent_path().string()
+        << "; install gnuplot-nox to get the PNG image).\n";
+    return false;
+  }
+  const fs::path errors = fs::path(script).replace_extension(".log");
+  const int status = std::system(
+      ("gnuplot " + shell_word(script.string()) + " > " + shell_word(errors.string()) + " 2>&1")
+          .c_str());
+  if (status != 0) {
+    log << "blr: note: gnuplot failed (see " << errors.string() << "); " << what
+        << " was not drawn.\n";
+    return false;
+  }
+  return true;
+}
+
 bool write_plots(const std::string& dir, const std::vector<RunResult>& runs, std::ostream& log) {
   if (runs.empty()) return false;
   const fs::path out(dir);
-  const fs::path data = out / "plot-data";
-  std::error_code ec;
-  fs::create_directories(data, ec);
-  if (ec)
-    throw Error(
-        fmt::format("Cannot create the plot directory '{}': {}.", data.string(), ec.message()));
+  const fs::path data = plot_data_dir(dir);
 
   // Data files: one per optimizer.
   for (const auto& run : runs) {
@@ -80,7 +98,7 @@ bool write_plots(const std::string& dir, const std::vector<RunResult>& runs, std
       curves << fmt::format("{} {:.8g} {:.8g} {:.8g} {:.8g} {:.6g}\n", r.epoch, r.train_loss,
                             r.test_accuracy, r.test_nll, r.learning_rate, r.seconds);
     }
-    write_file(data / (run.config.optimizer + "-curves.dat"), curves.str());
+    write_text_file(data / (run.config.optimizer + "-curves.dat"), curves.str());
     std::ostringstream rel;
     rel << "# bin_center lower upper count_mean confidence_mean accuracy_mean count_predictive "
            "confidence_predictive accuracy_predictive\n";
@@ -92,24 +110,24 @@ bool write_plots(const std::string& dir, const std::vector<RunResult>& runs, std
                          m[b].confidence, m[b].accuracy, p[b].count, p[b].confidence,
                          p[b].accuracy);
     }
-    write_file(data / (run.config.optimizer + "-reliability.dat"), rel.str());
+    write_text_file(data / (run.config.optimizer + "-reliability.dat"), rel.str());
   }
 
   // Script.
   const size_t n = runs.size();
   std::ostringstream gp;
   gp << "set terminal pngcairo size 1500,450 font ',10'\n";
-  gp << "set output " << gp_string((out / "curves.png").string()) << "\n";
+  gp << "set output " << gnuplot_string((out / "curves.png").string()) << "\n";
   gp << "set multiplot layout 1,3 title "
-     << gp_string(fmt::format("{} on {}", runs.front().model_description, runs.front().config.data))
+     << gnuplot_string(fmt::format("{} on {}", runs.front().model_description, runs.front().config.data))
      << "\nset grid\nset key top right\nset xlabel 'epoch'\n";
   if (runs.front().history.size() <= 20) gp << "set xtics 1\n";
   const auto curve_panel = [&](const std::string& title, int column) {
-    gp << "set title " << gp_string(title) << "\nplot ";
+    gp << "set title " << gnuplot_string(title) << "\nplot ";
     for (size_t i = 0; i < n; ++i) {
-      gp << gp_string((data / (runs[i].config.optimizer + "-curves.dat")).string())
+      gp << gnuplot_string((data / (runs[i].config.optimizer + "-curves.dat")).string())
          << " using 1:" << column << " with linespoints lw 2 title "
-         << gp_string(runs[i].config.optimizer) << (i + 1 < n ? ", " : "\n");
+         << gnuplot_string(runs[i].config.optimizer) << (i + 1 < n ? ", " : "\n");
     }
   };
   curve_panel("training loss", 2);
@@ -120,15 +138,15 @@ bool write_plots(const std::string& dir, const std::vector<RunResult>& runs, std
   gp << "unset multiplot\n";
 
   gp << fmt::format("set terminal pngcairo size {},450 font ',10'\n", 450 * n + 50);
-  gp << "set output " << gp_string((out / "reliability.png").string()) << "\n";
+  gp << "set output " << gnuplot_string((out / "reliability.png").string()) << "\n";
   gp << fmt::format("set multiplot layout 1,{} title 'reliability diagrams (test set)'\n", n);
   gp << "set xrange [0:1]\nset yrange [0:1]\nset size ratio 1\nset grid\n"
         "set xlabel 'confidence'\nset ylabel 'accuracy'\nset key top left\n"
         "set style fill solid 0.5 border -1\nset boxwidth 0.9 relative\n";
   for (const auto& run : runs) {
-    const auto file = gp_string((data / (run.config.optimizer + "-reliability.dat")).string());
+    const auto file = gnuplot_string((data / (run.config.optimizer + "-reliability.dat")).string());
     gp << "set title "
-       << gp_string(fmt::format(
+       << gnuplot_string(fmt::format(
               "{}: ECE {:.4f} (mean){}", run.config.optimizer, run.test.mean.ece,
               run.test.has_predictive
                   ? fmt::format(", {:.4f} (K={})", run.test.predictive.ece, run.test.samples)
@@ -145,7 +163,7 @@ bool write_plots(const std::string& dir, const std::vector<RunResult>& runs, std
   }
   gp << "unset multiplot\n";
   const fs::path script = data / "plots.gp";
-  write_file(script, gp.str());
+  write_text_file(script, gp.str());
 
   if (!gnuplot_available()) {
     log << "blr: note: gnuplot is not installed, so no plots were drawn (the data and the script "
@@ -155,7 +173,7 @@ bool write_plots(const std::string& dir, const std::vector<RunResult>& runs, std
   }
   const fs::path errors = data / "gnuplot.log";
   const int status =
-      std::system(("gnuplot " + quote(script) + " > " + quote(errors) + " 2>&1").c_str());
+      std::system(("gnuplot " + shell_word(script) + " > " + shell_word(errors) + " 2>&1").c_str());
   if (status != 0) {
     log << "blr: note: gnuplot failed (see " << errors.string() << "); no plots were drawn.\n";
     return false;

@@ -16,66 +16,6 @@
 namespace blr::torch {
 namespace fs = std::filesystem;
 
-namespace {
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-  if (!f) throw Error(fmt::format("Cannot write '{}'.", path.string()));
-}
-
-// A shell word: single quotes, a single quote inside as '\''.
-std::string shell_word(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// A gnuplot string: single quotes, a single quote inside doubled.
-std::string gp_string(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    out += c;
-    if (c == '\'') out += '\'';
-  }
-  return out + "'";
-}
-
-fs::path data_dir(const std::string& dir) {
-  const fs::path data = fs::path(dir) / "plot-data";
-  std::error_code ec;
-  fs::create_directories(data, ec);
-  if (ec) {
-    throw Error(
-        fmt::format("Cannot create the plot directory '{}': {}.", data.string(), ec.message()));
-  }
-  return data;
-}
-
-// Runs gnuplot on `script` (written first); false after a note when it is missing or fails.
-bool run_gnuplot(const fs::path& script, const std::string& text, const std::string& what,
-                 std::ostream& log) {
-  write_file(script, text);
-  if (!gnuplot_available()) {
-    log << "blr: note: gnuplot is not installed, so " << what << " was not drawn (the data and "
-        << "the script are in " << script.parent_path().string()
-        << "; install gnuplot-nox to get the PNG image).\n";
-    return false;
-  }
-  const fs::path errors = fs::path(script).replace_extension(".log");
-  const int status = std::system(
-      ("gnuplot " + shell_word(script.string()) + " > " + shell_word(errors.string()) + " 2>&1")
-          .c_str());
-  if (status != 0) {
-    log << "blr: note: gnuplot failed (see " << errors.string() << "); " << what
-        << " was not drawn.\n";
-    return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 std::string class_name(int64_t label) {
   static const std::array<const char*, 10> names = {"T-shirt/top", "Trouser", "Pullover", "Dress",
                                                     "Coat",        "Sandal",  "Shirt",    "Sneaker",
@@ -94,14 +34,14 @@ bool write_influence_grid(const std::string& dir, const ::at::Tensor& images,
     return false;
   }
   const auto flat = x.reshape({x.size(0), x.size(-2), x.size(-1)});
-  const fs::path data = data_dir(dir);
+  const fs::path data = plot_data_dir(dir);
   const int64_t columns = static_cast<int64_t>(std::max(most.size(), least.size()));
   if (columns == 0) return false;
   const double lo = flat.min().item<double>(), hi = flat.max().item<double>();
   std::ostringstream gp;
   gp << fmt::format("set terminal pngcairo size {},460 font ',9'\n", 130 * columns + 40);
-  gp << "set output " << gp_string((fs::path(dir) / "influence.png").string()) << "\n";
-  gp << fmt::format("set multiplot layout 2,{} title {}\n", columns, gp_string(title));
+  gp << "set output " << gnuplot_string((fs::path(dir) / "influence.png").string()) << "\n";
+  gp << fmt::format("set multiplot layout 2,{} title {}\n", columns, gnuplot_string(title));
   gp << fmt::format(
       "unset key\nunset colorbox\nunset tics\nunset border\nset size ratio -1\n"
       "set palette gray\nset cbrange [{}:{}]\nset yrange [] reverse\n"
@@ -122,13 +62,13 @@ bool write_influence_grid(const std::string& dir, const ::at::Tensor& images,
         }
       }
       const fs::path file = data / fmt::format("influence-{}-{}.dat", which, c + 1);
-      write_file(file, m.str());
+      write_text_file(file, m.str());
       // Double quotes: gnuplot turns \n into a line break only there.
       gp << "set title \""
          << fmt::format("#{} {}\\nscore {:.3g}", i, class_name(labels[i].item<int64_t>()),
                         score[i].item<double>())
          << "\" noenhanced\n";
-      gp << "plot " << gp_string(file.string()) << " matrix with image\n";
+      gp << "plot " << gnuplot_string(file.string()) << " matrix with image\n";
     }
   };
   panel(most, "most");
@@ -140,7 +80,7 @@ bool write_influence_grid(const std::string& dir, const ::at::Tensor& images,
 bool write_validation_scatter(const std::string& dir, const RetrainValidation& examples,
                               const RetrainValidation* classes, const std::string& title,
                               std::ostream& log) {
-  const fs::path data = data_dir(dir);
+  const fs::path data = plot_data_dir(dir);
   const auto table = [&](const RetrainValidation& v, const std::string& name) {
     std::ostringstream t;
     t << "# removed predicted true\n";
@@ -148,24 +88,24 @@ bool write_validation_scatter(const std::string& dir, const RetrainValidation& e
       t << fmt::format("{} {:.10g} {:.10g}\n", v.removed[r], v.predicted[r], v.truth[r]);
     }
     const fs::path file = data / name;
-    write_file(file, t.str());
+    write_text_file(file, t.str());
     return file;
   };
   const int panels = classes != nullptr ? 2 : 1;
   std::ostringstream gp;
   gp << fmt::format("set terminal pngcairo size {},500 font ',10'\n", 520 * panels);
-  gp << "set output " << gp_string((fs::path(dir) / "validation.png").string()) << "\n";
-  gp << fmt::format("set multiplot layout 1,{} title {} noenhanced\n", panels, gp_string(title));
+  gp << "set output " << gnuplot_string((fs::path(dir) / "validation.png").string()) << "\n";
+  gp << fmt::format("set multiplot layout 1,{} title {} noenhanced\n", panels, gnuplot_string(title));
   gp << "set grid\nset logscale xy\nset key top left\nset size ratio 1\n"
         "set format x '%.0e'\nset format y '%.0e'\n";
   const auto panel = [&](const RetrainValidation& v, const std::string& file,
                          const std::string& what) {
     gp << "set title "
-       << gp_string(fmt::format("{} ({}), Pearson r = {:.3f}", what, v.removed.size(),
+       << gnuplot_string(fmt::format("{} ({}), Pearson r = {:.3f}", what, v.removed.size(),
                                 v.score_correlation))
        << " noenhanced\n";
     gp << "set xlabel 'predicted (MPE score)'\nset ylabel 'true (retrained)'\n";
-    gp << "plot " << gp_string(table(v, file).string())
+    gp << "plot " << gnuplot_string(table(v, file).string())
        << " using 2:3 with points pt 7 ps 0.8 lc rgb '#4477aa' title 'removed', x with lines dt 2 "
           "lc rgb 'gray' title 'y = x'\n";
   };
@@ -178,21 +118,21 @@ bool write_validation_scatter(const std::string& dir, const RetrainValidation& e
 bool write_loo_curve(const std::string& dir, const std::vector<LooPoint>& points,
                      const std::string& title, std::ostream& log) {
   if (points.empty()) return false;
-  const fs::path data = data_dir(dir);
+  const fs::path data = plot_data_dir(dir);
   std::ostringstream t;
   t << "# epoch loo_nll_estimate train_nll test_nll\n";
   for (const auto& p : points) {
     t << fmt::format("{} {:.10g} {:.10g} {:.10g}\n", p.epoch, p.loo_nll, p.train_nll, p.test_nll);
   }
   const fs::path file = data / "loo.dat";
-  write_file(file, t.str());
+  write_text_file(file, t.str());
   std::ostringstream gp;
   gp << "set terminal pngcairo size 700,480 font ',10'\n";
-  gp << "set output " << gp_string((fs::path(dir) / "loo.png").string()) << "\n";
-  gp << "set title " << gp_string(title) << " noenhanced\nset grid\nset key top right\n"
+  gp << "set output " << gnuplot_string((fs::path(dir) / "loo.png").string()) << "\n";
+  gp << "set title " << gnuplot_string(title) << " noenhanced\nset grid\nset key top right\n"
      << "set xlabel 'epoch'\nset ylabel 'NLL (nats)'\n";
   if (points.size() <= 20) gp << "set xtics 1\n";
-  const auto f = gp_string(file.string());
+  const auto f = gnuplot_string(file.string());
   gp << "plot " << f << " using 1:2 with linespoints pt 7 lw 2 lc rgb '#cc3311' title "
      << "'LOO estimate (training set, MPE)', " << f
      << " using 1:4 with linespoints pt 5 lw 2 lc rgb '#4477aa' title 'test NLL', " << f

@@ -12,8 +12,12 @@
 #include "blr/torch/optim/registry.hpp"
 #include "gaussian_impl.hpp"
 #include "tensor_value.hpp"
+#include "state_archive.hpp"
 
 namespace blr::torch {
+
+using detail::param_key;
+using detail::shape_string;
 
 namespace {
 
@@ -21,17 +25,6 @@ using detail::binary_sign;
 
 constexpr int64_t kFormatVersion = 1;
 using detail::TensorValue;
-
-std::string param_key(size_t group, size_t index, const char* what) {
-  return fmt::format("group{}/param{}/{}", group, index, what);
-}
-
-/// "[2, 3]" for a shape.
-std::string shape_string(::at::IntArrayRef sizes) {
-  std::string out = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) out += (i ? ", " : "") + std::to_string(sizes[i]);
-  return out + "]";
-}
 
 /// All values finite: an infinity or NaN propagates into the sum, accumulated in double (one
 /// pass instead of isfinite().all()'s two).
@@ -341,14 +334,8 @@ void BayesBinn::set_prior(const std::vector<::at::Tensor>& prior_natural) {
 void BayesBinn::save(::torch::serialize::OutputArchive& archive) const {
   check(!sampled_ && samples_ == 0,
         fmt::format("{}: the state can only be saved between steps (no sample pending).", name()));
-  archive.write("blr/format_version", c10::IValue(kFormatVersion));
-  archive.write("blr/optimizer", c10::IValue(name()));
-  archive.write("blr/step", c10::IValue(step_));
-  archive.write("blr/groups", c10::IValue(static_cast<int64_t>(param_groups_.size())));
+  detail::write_state_header(archive, name(), kFormatVersion, step_, param_groups_);
   for (size_t g = 0; g < param_groups_.size(); ++g) {
-    archive.write(fmt::format("group{}/lr", g), c10::IValue(param_groups_[g].options().get_lr()));
-    archive.write(fmt::format("group{}/params", g),
-                  c10::IValue(static_cast<int64_t>(param_groups_[g].params().size())));
     for (size_t i = 0; g < slots_.size() && i < slots_[g].size(); ++i) {
       const Slot& s = slots_[g][i];
       if (!s.natural.defined()) continue;
@@ -361,28 +348,11 @@ void BayesBinn::save(::torch::serialize::OutputArchive& archive) const {
 
 void BayesBinn::load(::torch::serialize::InputArchive& archive) {
   check(!sampled_, fmt::format("{}: cannot load a state while the parameters hold a sample.", name()));
+  detail::check_state_header(archive, name(), kFormatVersion, param_groups_);
   c10::IValue value;
-  check(archive.try_read("blr/format_version", value),
-        fmt::format("The archive holds no blr optimizer state (no format version); {} cannot "
-                    "load it.",
-                    name()));
-  check(value.isInt() && value.toInt() == kFormatVersion,
-        fmt::format("The {} state has an unknown format version; this build reads version {}.",
-                    name(), kFormatVersion));
-  archive.read("blr/optimizer", value);
-  check(value.isString() && value.toStringRef() == name(),
-        fmt::format("The archive holds the state of another optimizer, not of {}.", name()));
-  archive.read("blr/groups", value);
-  check(value.toInt() == static_cast<int64_t>(param_groups_.size()),
-        fmt::format("The saved {} state has {} param groups; this optimizer has {}.", name(),
-                    value.toInt(), param_groups_.size()));
   std::vector<std::vector<Slot>> slots(param_groups_.size());
   for (size_t g = 0; g < param_groups_.size(); ++g) {
-    archive.read(fmt::format("group{}/params", g), value);
     const auto& params = param_groups_[g].params();
-    check(value.toInt() == static_cast<int64_t>(params.size()),
-          fmt::format("The saved {} state has {} parameters in group {}; this optimizer has {}.",
-                      name(), value.toInt(), g, params.size()));
     slots[g].resize(params.size());
     for (size_t i = 0; i < params.size(); ++i) {
       ::at::Tensor natural, average, prior;
@@ -404,12 +374,7 @@ void BayesBinn::load(::torch::serialize::InputArchive& archive) {
       }
     }
   }
-  for (size_t g = 0; g < param_groups_.size(); ++g) {
-    archive.read(fmt::format("group{}/lr", g), value);
-    param_groups_[g].options().set_lr(value.toDouble());
-  }
-  archive.read("blr/step", value);
-  step_ = value.toInt();
+  step_ = detail::read_state_step(archive, param_groups_);
   slots_ = std::move(slots);
   samples_ = 0;
   ::at::NoGradGuard no_grad;

@@ -11,22 +11,16 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "gaussian_impl.hpp"
+#include "state_archive.hpp"
 
 namespace blr::torch {
+
+using detail::param_key;
+using detail::shape_string;
 
 namespace {
 
 constexpr int64_t kFormatVersion = 1;
-
-std::string param_key(size_t group, size_t index, const char* what) {
-  return fmt::format("group{}/param{}/{}", group, index, what);
-}
-
-std::string shape_string(::at::IntArrayRef sizes) {
-  std::string out = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) out += (i ? ", " : "") + std::to_string(sizes[i]);
-  return out + "]";
-}
 
 bool all_finite(const ::at::Tensor& x) {
   return std::isfinite(x.sum(::at::kDouble).item<double>());
@@ -459,15 +453,9 @@ std::vector<::at::Tensor> Kfac::posterior_variance() {
 void Kfac::save(::torch::serialize::OutputArchive& archive) const {
   check(!sampled_ && samples_ == 0,
         fmt::format("{}: the state can only be saved between steps (no sample pending).", name()));
-  archive.write("blr/format_version", c10::IValue(kFormatVersion));
-  archive.write("blr/optimizer", c10::IValue(name()));
-  archive.write("blr/step", c10::IValue(step_));
+  detail::write_state_header(archive, name(), kFormatVersion, step_, param_groups_);
   archive.write("blr/draws", c10::IValue(static_cast<int64_t>(draws_)));
-  archive.write("blr/groups", c10::IValue(static_cast<int64_t>(param_groups_.size())));
   for (size_t g = 0; g < param_groups_.size(); ++g) {
-    archive.write(fmt::format("group{}/lr", g), c10::IValue(param_groups_[g].options().get_lr()));
-    archive.write(fmt::format("group{}/params", g),
-                  c10::IValue(static_cast<int64_t>(param_groups_[g].params().size())));
     for (size_t i = 0; g < slots_.size() && i < slots_[g].size(); ++i) {
       const Slot& s = slots_[g][i];
       archive.write(param_key(g, i, "kind"), c10::IValue(static_cast<int64_t>(s.kind)));
@@ -489,28 +477,11 @@ void Kfac::save(::torch::serialize::OutputArchive& archive) const {
 
 void Kfac::load(::torch::serialize::InputArchive& archive) {
   check(!sampled_, fmt::format("{}: cannot load a state while the parameters hold a sample.", name()));
+  detail::check_state_header(archive, name(), kFormatVersion, param_groups_);
   c10::IValue value;
-  check(archive.try_read("blr/format_version", value),
-        fmt::format("The archive holds no blr optimizer state (no format version); {} cannot "
-                    "load it.",
-                    name()));
-  check(value.isInt() && value.toInt() == kFormatVersion,
-        fmt::format("The {} state has an unknown format version; this build reads version {}.",
-                    name(), kFormatVersion));
-  archive.read("blr/optimizer", value);
-  check(value.isString() && value.toStringRef() == name(),
-        fmt::format("The archive holds the state of another optimizer, not of {}.", name()));
-  archive.read("blr/groups", value);
-  check(value.toInt() == static_cast<int64_t>(param_groups_.size()),
-        fmt::format("The saved {} state has {} param groups; this optimizer has {}.", name(),
-                    value.toInt(), param_groups_.size()));
   std::vector<std::vector<Slot>> slots(param_groups_.size());
   for (size_t g = 0; g < param_groups_.size(); ++g) {
-    archive.read(fmt::format("group{}/params", g), value);
     const auto& params = param_groups_[g].params();
-    check(value.toInt() == static_cast<int64_t>(params.size()),
-          fmt::format("The saved {} state has {} parameters in group {}; this optimizer has {}.",
-                      name(), value.toInt(), g, params.size()));
     slots[g].resize(params.size());
     for (size_t i = 0; i < params.size(); ++i) {
       const auto& p = params[i];
@@ -555,12 +526,7 @@ void Kfac::load(::torch::serialize::InputArchive& archive) {
       s.pi = value.toDouble();
     }
   }
-  for (size_t g = 0; g < param_groups_.size(); ++g) {
-    archive.read(fmt::format("group{}/lr", g), value);
-    param_groups_[g].options().set_lr(value.toDouble());
-  }
-  archive.read("blr/step", value);
-  step_ = value.toInt();
+  step_ = detail::read_state_step(archive, param_groups_);
   archive.read("blr/draws", value);
   draws_ = static_cast<uint64_t>(value.toInt());
   slots_ = std::move(slots);

@@ -14,14 +14,14 @@
 #include "blr/torch/optim/registry.hpp"
 #include "gaussian_impl.hpp"
 #include "tensor_value.hpp"
+#include "state_archive.hpp"
 
 namespace blr::torch {
 
-namespace {
+using detail::param_key;
+using detail::shape_string;
 
-std::string param_key(size_t group, size_t index, const char* what) {
-  return fmt::format("group{}/param{}/{}", group, index, what);
-}
+namespace {
 
 bool has_units(const ::at::Tensor& param) { return param.dim() >= 2; }
 

@@ -7,9 +7,13 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/distributed/communicator.hpp"
 #include "dispatch.hpp"
+#include "state_archive.hpp"
 #include "kernels.hpp"
 
 namespace blr::torch {
+
+using detail::param_key;
+using detail::shape_string;
 
 namespace {
 
@@ -38,10 +42,6 @@ BLR_CPU_CLONES void restore_chunk_of(const detail::RestoreArgs<double>& a, int64
   detail::restore_chunk(a, begin, end);
 }
 
-std::string param_key(size_t group, size_t index, const char* what) {
-  return fmt::format("group{}/param{}/{}", group, index, what);
-}
-
 /// `t` as a contiguous tensor with the dtype and device of `like`.
 ::at::Tensor conform(const ::at::Tensor& t, const ::at::Tensor& like) {
   return t.to(like.options()).contiguous();
@@ -61,13 +61,6 @@ bool reduced_precision(const ::at::Tensor& param) {
 /// `t` converted to the state's dtype and device of `param`.
 ::at::Tensor conform_state(const ::at::Tensor& t, const ::at::Tensor& param) {
   return t.to(state_options(param)).contiguous();
-}
-
-/// "[2, 3]" for a shape.
-std::string shape_string(::at::IntArrayRef sizes) {
-  std::string out = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) out += (i ? ", " : "") + std::to_string(sizes[i]);
-  return out + "]";
 }
 
 }  // namespace

@@ -10,14 +10,14 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "gaussian_impl.hpp"
+#include "state_archive.hpp"
 
 namespace blr::torch {
 
-namespace {
+using detail::param_key;
+using detail::shape_string;
 
-std::string param_key(size_t group, size_t index, const char* what) {
-  return fmt::format("group{}/param{}/{}", group, index, what);
-}
+namespace {
 
 /// LibTorch 2.x replaces a custom optimizer's group options by the defaults: keep the groups'.
 void keep_options(std::vector<::torch::optim::OptimizerParamGroup>& mine,
