@@ -132,4 +132,9 @@ expect_fail pt-bool "inputs must be floating point or integer" train --data "$wo
 printf 'not a zip' >"$work/junk.pt"
 expect_fail pt-junk "is not a data set written by torch.save" train --data "$work/junk.pt" "${quiet[@]}"
 expect_fail pt-missing-file "Cannot read the tensor file" train --data "$work/none.pt" "${quiet[@]}"
+# A crafted file on which LibTorch's unpickler grows memory without bound (24 GB before it is
+# killed, fuzz/known/tensor_file/oom-unpickler; its first byte is the harness's task selector):
+# refused from the capped child that reads it first.
+tail -c +2 "${2:?}/fuzz/known/tensor_file/oom-unpickler" >"$work/oom.pt"
+expect_fail pt-memory-bomb "needs more than" train --data "$work/oom.pt" "${quiet[@]}"
 finish

@@ -13,6 +13,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/data/prepare.hpp"
+#include "../io/isolated_decode.hpp"
 
 namespace blr::torch {
 namespace {
@@ -143,6 +144,19 @@ Dataset read_tensor_file(const TensorFileOptions& options) {
   in.read(bytes.data(), static_cast<std::streamsize>(size));
   check(in.gcount() == static_cast<std::streamsize>(size), "Cannot read the tensor file '{}'.",
         options.path);
+  // LibTorch's unpickler can crash on a crafted file or grow memory without bound
+  // (fuzz/known/tensor_file): it reads the bytes first in a capped child (io/isolated_decode.hpp).
+  const auto trial = detail::decode_in_child(
+      [&] { (void)::torch::jit::pickle_load(std::vector<char>(bytes.begin(), bytes.end())); },
+      bytes.size());
+  check(trial.outcome != detail::TrialDecode::Outcome::kCrashed,
+        "The file '{}' is not a data set written by torch.save: LibTorch crashed (signal {}) "
+        "while reading it.",
+        options.path, trial.signal);
+  check(trial.outcome != detail::TrialDecode::Outcome::kOutOfMemory,
+        "The file '{}' is not a data set written by torch.save: reading its {} bytes needs more "
+        "than {} GiB of memory.",
+        options.path, bytes.size(), trial.extra_bytes >> 30);
   return parse_tensor_file(bytes, options.path, options.task);
 }
 
