@@ -13,8 +13,13 @@ all: build
 setup:
 	@bash scripts/setup.sh
 
+# Ninja: a new source file leaves the other objects alone (the Makefile generator rewrites the
+# target's flags.make, which lists every source's precompiled-header flags, and so recompiles the
+# whole target). A build folder configured earlier keeps its generator.
+GENERATOR ?= Ninja
+
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
 configure: setup $(BUILD)/CMakeCache.txt
 

@@ -3,7 +3,7 @@
 # As root it runs apt-get; otherwise it prints the exact command and exits non-zero.
 set -euo pipefail
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake ninja-build pkg-config
   libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libboost-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libtorch-dev libgloo-dev libopenblas0-pthread
