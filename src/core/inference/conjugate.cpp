@@ -176,7 +176,6 @@ void EvidenceOptions::validate() const {
 EvidenceResult maximize_evidence(const Matrix& phi, const Vector& y,
                                  const EvidenceOptions& options) {
   options.validate();
-  const Index d = phi.cols();
   const double n = static_cast<double>(y.size());
   check(phi.rows() == y.size() && y.size() > 0,
         "Evidence maximisation needs as many responses as design rows, and at least one.");
