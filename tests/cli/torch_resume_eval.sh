@@ -41,6 +41,16 @@ import json, sys
 two, three = (json.load(open(f))["optimizers"]["ivon"]["history"] for f in sys.argv[1:])
 assert [r["train_loss"] for r in two] == [r["train_loss"] for r in three[:2]], (two, three)
 ' "$work/two.json" "$work/three.json" || fail "resume: the first two epochs changed"
+# extending a finished run trains exactly as one run of 3 epochs would: the final checkpoint holds
+# the state at the end of training, not after the test evaluation's posterior draws
+"$blr" train --optimizer ivon --test-samples 2 --epochs 3 --json "$work/straight.json" "${tiny[@]}" \
+  >/dev/null 2>"$work/err" || { fail "train 3 epochs: exit status $?"; cat "$work/err" >&2; }
+python3 -c '
+import json, sys
+a, b = (json.load(open(f))["optimizers"]["ivon"] for f in sys.argv[1:])
+assert a["parameter_digest"] == b["parameter_digest"], (a["parameter_digest"], b["parameter_digest"])
+assert [r["train_loss"] for r in a["history"]] == [r["train_loss"] for r in b["history"]]
+' "$work/three.json" "$work/straight.json" || fail "resume: 2 + 1 epochs differ from 3 epochs"
 # the extended checkpoint resumes again: 3 done, nothing left to train
 "$blr" train --resume "$work/more/ivon.ckpt" --threads 1 --quiet --json "$work/again.json" \
   >/dev/null 2>"$work/err" || { fail "resume of the extended run: exit status $?"; cat "$work/err" >&2; }

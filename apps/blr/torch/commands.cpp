@@ -94,13 +94,15 @@ RunResult train_one(Trainer& trainer, const RunSettings& s, ProgressReporter& pr
   if (trainer.result().diverged) {  // shown even with --quiet: the numbers are not to be trusted
     std::cerr << fmt::format("blr: warning: {}.\n", trainer.result().divergence);
   }
-  if (!s.quiet) progress.message(fmt::format("{}: evaluating on the test set", label));
-  trainer.evaluate();
+  // Saved before the evaluation, whose posterior draws advance the generators: a run resumed
+  // from this checkpoint with more epochs trains exactly as one longer run.
   if (!s.out.empty()) {
     const auto path = (fs::path(s.out) / (c.optimizer + ".ckpt")).string();
     trainer.save(path);
     trainer.result().checkpoint = path;
   }
+  if (!s.quiet) progress.message(fmt::format("{}: evaluating on the test set", label));
+  trainer.evaluate();
   return trainer.result();
 }
 
