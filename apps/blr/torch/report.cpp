@@ -186,10 +186,12 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
   for (const auto& run : runs) {
     const double mean_epoch = mean_epoch_seconds(run);
     const auto row = [&](const std::string& mode, const ClassificationMetrics& m, double auroc) {
+      // No shifted test set (text, tensor and CSV data): the column shows a dash, not "nan".
+      const auto auroc_text = std::isfinite(auroc) ? fmt::format("{:.4f}", auroc) : "-";
       out << fmt::format(
-          "{:<9} {:<18} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>9.4f} "
+          "{:<9} {:<18} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>9} "
           "{:>9.2f} {:>8.2f}\n",
-          run.config.optimizer, mode, m.accuracy, m.nll, m.ece, m.brier, m.entropy, auroc,
+          run.config.optimizer, mode, m.accuracy, m.nll, m.ece, m.brier, m.entropy, auroc_text,
           mean_epoch, run.step_ms);
     };
     row("mean", run.test.mean, run.test.ood_auroc_mean);
