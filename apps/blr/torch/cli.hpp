@@ -41,7 +41,7 @@ inline const std::vector<std::string>& configuration_flags() {
                                                  "--optimizer",     "--test-limit", "--micro-batches",
                                                  "--precision",     "--task",       "--label",
                                                  "--test-data",     "--categorical", "--missing",
-                                                 "--noise-std"};
+                                                 "--noise-std",     "--classes",    "--init"};
   static const std::vector<std::string> all = [] {
     std::vector<std::string> out = names;  // and the language model's shape, --gpt-<key>
     for (const auto& info : GptOptions::table().options()) out.push_back("--gpt-" + info.key);
@@ -128,6 +128,13 @@ inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
   cmd->add_option("--validation", c.data_options.validation_fraction,
                   "Hold out this fraction of the training set for validation (0 = none).")
       ->capture_default_str();
+  cmd->add_option("--classes", c.classes,
+                  "Classification: keep only the examples of these classes, e.g. 0,1,2,3,4 (one "
+                  "task of a class split; labels and outputs keep their numbers).")
+      ->delimiter(',');
+  cmd->add_option("--init", c.init,
+                  "Start from the model parameters of this checkpoint (fine-tuning; same --model "
+                  "and --hidden); the optimizer starts fresh.");
   cmd->add_option("--test-samples", c.test_samples,
                   "Posterior samples K of the predictive (variational optimizers).")
       ->capture_default_str();

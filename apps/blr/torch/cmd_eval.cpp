@@ -16,6 +16,7 @@ struct EvalFlags {
   int test_samples = 0;
   int ece_bins = 0;
   std::string data_dir;
+  std::vector<int64_t> classes;
   blr::torch::RunSettings settings;
 };
 
@@ -29,6 +30,10 @@ void setup(CLI::App& app, int& exit_code) {
                   "Posterior samples K (default: the checkpoint's).");
   cmd->add_option("--ece-bins", f->ece_bins, "Equal-width ECE bins (default: the checkpoint's).");
   cmd->add_option("--data-dir", f->data_dir, "Directory of the Fashion-MNIST files.");
+  cmd->add_option("--classes", f->classes,
+                  "Score only the test examples of these classes, e.g. 5,6,7,8,9 (one task of a "
+                  "class split).")
+      ->delimiter(',');
   cmd->add_option("--threads", f->settings.threads, "LibTorch threads (0 = all cores).");
   cmd->add_option("--device", f->settings.device, "cpu, cuda or cuda:N.")->capture_default_str();
   cmd->add_option("--json", f->settings.json, "Write the results as JSON ('-' = stdout).");
@@ -41,7 +46,8 @@ void setup(CLI::App& app, int& exit_code) {
                            f->bare));
     blr::check(!f->checkpoint.empty(), "blr eval needs --checkpoint FILE (a .ckpt of blr train).");
     exit_code =
-        blr::torch::run_eval(f->checkpoint, f->test_samples, f->data_dir, f->ece_bins, f->settings);
+        blr::torch::run_eval(f->checkpoint, f->test_samples, f->data_dir, f->ece_bins,
+                             f->classes, f->settings);
   });
 }
 

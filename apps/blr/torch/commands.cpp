@@ -227,7 +227,11 @@ int run_train(const TrainConfig& config_in, const RunSettings& settings_in,
   const auto device = parse_device(settings.device);
   const auto data = load_data(config);
   Trainer trainer(config, data, device);
-  if (!resume_path.empty()) trainer.restore(checkpoint);
+  if (!resume_path.empty()) {
+    trainer.restore(checkpoint);
+  } else if (!config.init.empty()) {
+    trainer.start_from(load_checkpoint(config.init));
+  }
   if (group) {
     trainer.set_data_parallel(std::make_shared<distributed::DataParallel>(group, split));
     if (!root) return train_rank(trainer, settings);
@@ -305,6 +309,7 @@ int run_compare(const TrainConfig& base, const std::vector<std::string>& optimiz
   std::vector<RunResult> runs;
   for (const auto& c : configs) {
     Trainer trainer(c, data, device);
+    if (!c.init.empty()) trainer.start_from(load_checkpoint(c.init));
     runs.push_back(train_one(trainer, settings, progress, c.optimizer));
   }
   return finish("compare", runs, settings);
@@ -362,7 +367,8 @@ void check_same_data(const Checkpoint& checkpoint, const Dataset& data) {
 }  // namespace
 
 LoadedRun load_run(const std::string& checkpoint_path, int test_samples,
-                   const std::string& data_dir, int ece_bins) {
+                   const std::string& data_dir, int ece_bins,
+                   const std::vector<int64_t>& classes) {
   LoadedRun run{load_checkpoint(checkpoint_path), {}, nullptr};
   try {
     run.config = TrainConfig::from_json(run.checkpoint.meta.at("config"));
@@ -376,6 +382,17 @@ LoadedRun load_run(const std::string& checkpoint_path, int test_samples,
   run.config.validate();
   run.data = load_data(run.config);
   check_same_data(run.checkpoint, *run.data);
+  if (!classes.empty()) {
+    // Scored on those classes' test (and validation) examples; the training set stays the one
+    // the checkpoint was trained on, which a task's checkpoint may have filtered otherwise.
+    TrainConfig scored = run.config;
+    scored.classes = classes;
+    scored.validate();
+    const auto other = load_data(scored);
+    run.data->validation = other->validation;
+    run.data->test = other->test;
+    run.data->test_shifted = other->test_shifted;
+  }
   return run;
 }
 
@@ -391,12 +408,12 @@ void create_out(const RunSettings& settings) {
 }  // namespace
 
 int run_eval(const std::string& checkpoint_path, int test_samples, const std::string& data_dir,
-             int ece_bins, const RunSettings& settings) {
+             int ece_bins, const std::vector<int64_t>& classes, const RunSettings& settings) {
   apply_run_settings(settings);
   check(settings.checkpoint_every == 0, "blr eval writes no periodic checkpoints.");
   create_out(settings);
   const auto device = parse_device(settings.device);
-  const LoadedRun run = load_run(checkpoint_path, test_samples, data_dir, ece_bins);
+  const LoadedRun run = load_run(checkpoint_path, test_samples, data_dir, ece_bins, classes);
   Trainer trainer(run.config, run.data, device);
   trainer.restore(run.checkpoint);
   if (!settings.quiet) {

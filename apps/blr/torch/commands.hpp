@@ -66,9 +66,11 @@ struct LoadedRun {
   std::shared_ptr<Dataset> data;
 };
 /// Loads a checkpoint and its data; `test_samples`, `ece_bins` > 0 and a non-empty `data_dir`
-/// override the checkpoint's.
+/// override the checkpoint's; non-empty `classes` keep only those classes' test and validation
+/// examples (the training set stays the checkpoint's).
 LoadedRun load_run(const std::string& checkpoint_path, int test_samples,
-                   const std::string& data_dir, int ece_bins);
+                   const std::string& data_dir, int ece_bins,
+                   const std::vector<int64_t>& classes = {});
 
 /// `blr laplace`: what to fit.
 struct LaplaceRequest {
@@ -84,8 +86,9 @@ struct LaplaceRequest {
 /// saves it as a checkpoint that `blr eval` scores, and evaluates it like `blr eval`.
 int run_laplace(const LaplaceRequest& request, const RunSettings& settings);
 /// `blr eval`: metrics at the mean and with the posterior predictive from a checkpoint.
-/// `test_samples` ≤ 0 and `data_dir` empty keep the checkpoint's values; `ece_bins` ≤ 0 too.
+/// `test_samples` ≤ 0 and `data_dir` empty keep the checkpoint's values; `ece_bins` ≤ 0 too;
+/// non-empty `classes` scores only those classes' examples.
 int run_eval(const std::string& checkpoint_path, int test_samples, const std::string& data_dir,
-             int ece_bins, const RunSettings& settings);
+             int ece_bins, const std::vector<int64_t>& classes, const RunSettings& settings);
 
 }  // namespace blr::torch

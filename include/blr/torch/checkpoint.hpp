@@ -43,6 +43,8 @@ class Checkpoint {
 
   /// Loads model parameters, optimizer state and the generator state (device: the model's).
   void restore(::torch::nn::Module& model, ::torch::optim::Optimizer& optimizer) const;
+  /// Loads only the model parameters (fine-tuning from another run, `--init`).
+  void restore_parameters(::torch::nn::Module& model) const;
 
  private:
   friend Checkpoint load_checkpoint(const std::string& path);

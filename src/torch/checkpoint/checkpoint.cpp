@@ -311,4 +311,19 @@ void Checkpoint::restore(::torch::nn::Module& model, ::torch::optim::Optimizer& 
   }
 }
 
+void Checkpoint::restore_parameters(::torch::nn::Module& model) const {
+  check(payload_ != nullptr,
+        "Checkpoint::restore_parameters() needs a checkpoint read by load_checkpoint().");
+  try {
+    ::torch::serialize::InputArchive archive;
+    archive.load_from(payload_->data(), payload_->size(), device_of(model));
+    ::torch::serialize::InputArchive model_archive;
+    archive.read("model", model_archive);
+    model.load(model_archive);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("The checkpoint '{}' does not fit this run's model: {}", path,
+                            std::string(e.what()).substr(0, 300)));
+  }
+}
+
 }  // namespace blr::torch

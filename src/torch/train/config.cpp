@@ -41,6 +41,16 @@ void TrainConfig::validate() const {
           "Options --label, --test-data, --categorical and --missing apply to CSV data "
           "(--data FILE.csv).");
   }
+  for (size_t i = 0; i < classes.size(); ++i) {
+    check(classes[i] >= 0, "Option 'classes' takes class labels, which are >= 0; got {}.",
+          classes[i]);
+    for (size_t k = 0; k < i; ++k) {
+      check(classes[k] != classes[i], "Option 'classes' names class {} twice.", classes[i]);
+    }
+  }
+  check(classes.empty() || (format != DataFormat::kText && task != "regression"),
+        "Option 'classes' selects classes of a classification data set; it does not apply to {}.",
+        format == DataFormat::kText ? "a text corpus" : "regression");
   check(missing == "error" || missing == "drop",
         "Option 'missing' must be error or drop; got '{}'.", missing);
   check(noise_std >= 0 && std::isfinite(noise_std),
@@ -113,6 +123,8 @@ nlohmann::json TrainConfig::to_json() const {
   j["categorical"] = categorical;
   j["missing"] = missing;
   j["noise_std"] = noise_std;
+  j["classes"] = classes;
+  j["init"] = init;
   j["train_limit"] = data_options.train_limit;
   j["test_limit"] = data_options.test_limit;
   j["validation"] = data_options.validation_fraction;
@@ -145,6 +157,8 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
     c.categorical = j.value("categorical", std::vector<std::string>());
     c.missing = j.value("missing", std::string("error"));
     c.noise_std = j.value("noise_std", 0.0);
+    c.classes = j.value("classes", std::vector<int64_t>());
+    c.init = j.value("init", std::string());
     c.data_options.train_limit = j.at("train_limit").get<int64_t>();
     c.data_options.test_limit = j.at("test_limit").get<int64_t>();
     c.data_options.validation_fraction = j.at("validation").get<double>();

@@ -1,6 +1,11 @@
 // The data set a training configuration names (load_data.hpp).
 #include "blr/torch/train/load_data.hpp"
 
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "blr/core/error.hpp"
 #include "blr/torch/data/load.hpp"
 #include "blr/torch/data/text_corpus.hpp"
 
@@ -9,6 +14,40 @@ namespace blr::torch {
 bool is_text_data(const std::string& data) {
   return data == "fortunes" || data.rfind("text:", 0) == 0;
 }
+
+namespace {
+
+// The examples of `split` whose label is one of `classes`.
+Split only_classes(const Split& split, const at::Tensor& classes) {
+  if (split.empty()) return split;
+  const auto keep = at::isin(split.y, classes.to(split.y.device())).nonzero().squeeze(1);
+  return {split.x.index_select(0, keep), split.y.index_select(0, keep)};
+}
+
+void keep_classes(Dataset& d, const std::vector<int64_t>& classes) {
+  check(d.task == Task::kClassification,
+        "Option 'classes' selects classes of a classification data set; '{}' is a regression "
+        "data set.",
+        d.name);
+  check(d.train.y.dim() == 1,
+        "Option 'classes' needs one label per example; '{}' has labels of shape [{}] per example.",
+        d.name, fmt::join(d.train.y.sizes().slice(1), ", "));
+  for (const int64_t c : classes) {
+    check(c < d.outputs, "Option 'classes' names class {}, but '{}' has classes 0 to {}.", c,
+          d.name, d.outputs - 1);
+  }
+  const auto wanted = at::tensor(classes, at::kLong);
+  d.train = only_classes(d.train, wanted);
+  d.validation = only_classes(d.validation, wanted);
+  d.test = only_classes(d.test, wanted);
+  d.test_shifted = only_classes(d.test_shifted, wanted);
+  check(d.train.size() > 0, "No training example of '{}' has a label in --classes {}.", d.name,
+        fmt::join(classes, ","));
+  check(d.test.size() > 0, "No test example of '{}' has a label in --classes {}.", d.name,
+        fmt::join(classes, ","));
+}
+
+}  // namespace
 
 Dataset load_training_data(const TrainConfig& config) {
   if (is_text_data(config.data)) {
@@ -19,7 +58,9 @@ Dataset load_training_data(const TrainConfig& config) {
     options.test_limit = config.data_options.test_limit;
     return load_text_corpus(options);
   }
-  return load_dataset(config);  // Fashion-MNIST, a torch.save file or a CSV table
+  Dataset d = load_dataset(config);  // Fashion-MNIST, a torch.save file or a CSV table
+  if (!config.classes.empty()) keep_classes(d, config.classes);
+  return d;
 }
 
 }  // namespace blr::torch

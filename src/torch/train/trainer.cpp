@@ -219,6 +219,17 @@ RegressionMetrics Trainer::regression_score(const at::Tensor& means, const at::T
   return regression_metrics(m, targets, sigma, sampled);
 }
 
+void Trainer::start_from(const Checkpoint& checkpoint) {
+  check(epoch_ == 0, "A run that has trained cannot start from another checkpoint.");
+  const auto theirs = checkpoint.meta.value("model_description", std::string());
+  check(theirs == result_.model_description,
+        "The checkpoint '{}' given by --init holds the model '{}', but this run builds '{}'; "
+        "give the same --model and --hidden.",
+        checkpoint.path, theirs, result_.model_description);
+  checkpoint.restore_parameters(*classifier_);
+  replace_optimizer(config_.optimizer, config_.optimizer_options);  // over the new parameters
+}
+
 void Trainer::replace_optimizer(const std::string& optimizer, const OptionValues& options) {
   TrainConfig config = config_;
   config.optimizer = optimizer;

@@ -34,6 +34,12 @@ struct TrainConfig {
   std::string test_data;  ///< CSV: a test table with the same columns ("" = held out)
   std::vector<std::string> categorical;  ///< CSV: feature columns to one-hot code
   std::string missing = "error";         ///< CSV: error | drop (rows with an empty or NA cell)
+  /// Classification: keep only the examples of these classes (labels keep their numbers, the
+  /// model its outputs) in every split — one task of a class split (merging, docs/posterior.md).
+  std::vector<int64_t> classes;
+  /// A checkpoint whose model parameters start the training (fine-tuning); the optimizer starts
+  /// fresh. Used by train/compare only (a resumed or evaluated run restores its own state).
+  std::string init;
   /// Regression: the observation noise σ on the standardised scale; 0 = fitted by maximum
   /// likelihood after every epoch (train/trainer.hpp).
   double noise_std = 0.0;

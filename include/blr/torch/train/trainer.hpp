@@ -149,6 +149,10 @@ class Trainer {
   /// Continues from a checkpoint of this configuration (epochs may be more than it has finished).
   void restore(const Checkpoint& checkpoint);
 
+  /// Starts from the model parameters of another run's checkpoint (`--init`, fine-tuning): same
+  /// model description required; the optimizer is built anew over them, epoch 0.
+  void start_from(const Checkpoint& checkpoint);
+
   /// Trains from the current epoch to config.epochs.
   void train(const TrainHooks& hooks = {});
 
