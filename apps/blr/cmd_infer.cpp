@@ -258,7 +258,8 @@ void check_output_options(const Options& o) {
         "Option '--model-file' applies only to model 'kalman'.");
 }
 
-nlohmann::json run_model(const Options& o, PredictionTable* predictions) {
+ResultDocument run_model(const Options& o, PredictionTable* predictions) {
+  if (o.model == "kalman") return run_kalman(o);  // long arrays: kept beside the JSON fields
   nlohmann::json out;
   if (o.model == "linreg" || o.model == "logistic" || o.model == "poisson") {
     out = run_regression(o, predictions);
@@ -266,8 +267,6 @@ nlohmann::json run_model(const Options& o, PredictionTable* predictions) {
     out = run_gpc(o, predictions);
   } else if (o.model == "gpr") {
     out = run_gpr(o, predictions);
-  } else if (o.model == "kalman") {
-    out = run_kalman(o);
   } else if (o.model == "gmm") {
     out = run_gmm(o);
   } else if (o.model == "conjugate") {
@@ -275,20 +274,20 @@ nlohmann::json run_model(const Options& o, PredictionTable* predictions) {
   } else {
     throw Error(fmt::format("Unknown model '{}'.", o.model));
   }
-  return out;
+  return ResultDocument(std::move(out));
 }
 
 int run(const Options& o) {
   check_output_options(o);
   HeldStdout tables;  // shown only once the results are known to be finite
   PredictionTable predictions;
-  nlohmann::json out = run_model(o, &predictions);
+  ResultDocument out = run_model(o, &predictions);
   require_finite(out, fmt::format("blr infer {}", o.model));
   if (!o.predict.empty()) require_finite_predictions(predictions, o.predict);
   tables.release();
-  out["model"] = o.model;
+  out.fields["model"] = o.model;
   if (!o.predict.empty()) write_predictions(o.predict_out, predictions);
-  if (!o.json.empty()) write_json_text(o.json, out.dump(2));
+  if (!o.json.empty()) write_json_text(o.json, out.dump());
   return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "blr/inference/glm.hpp"
 #include "blr/inference/intervals.hpp"
 #include "blr/io/csv.hpp"
+#include "result_document.hpp"
 
 namespace blr::cli::infer {
 
@@ -170,7 +171,7 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
 nlohmann::json run_regression(const Options& o, PredictionTable* predictions);
 nlohmann::json run_gpc(const Options& o, PredictionTable* predictions);
 nlohmann::json run_gpr(const Options& o, PredictionTable* predictions);  ///< infer_gpr.cpp
-nlohmann::json run_kalman(const Options& o);
+ResultDocument run_kalman(const Options& o);  ///< its per-step arrays stay Eigen vectors
 nlohmann::json run_gmm(const Options& o);
 nlohmann::json run_conjugate(const Options& o);
 

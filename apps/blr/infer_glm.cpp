@@ -226,7 +226,8 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
       const inference::BayesianLinearRegression blr{o.prior_precision, o.noise_precision};
       const Vector natural = blr.posterior(s.x_train, s.y_train);  // one BLR step, ρ = 1
       // GaussianFull refuses a non-finite λ: say so as for any result that is not finite.
-      require_finite({{"posterior_natural", to_json(natural)}}, fmt::format("blr infer {}", o.model));
+      require_finite(nlohmann::json{{"posterior_natural", to_json(natural)}},
+                     fmt::format("blr infer {}", o.model));
       const GaussianFull q = GaussianFull::from_natural(natural);
       mean = q.mean;
       cov = q.covariance();
