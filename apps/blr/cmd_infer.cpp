@@ -256,6 +256,16 @@ void check_output_options(const Options& o) {
         "Option '--predict-out' needs a file name; stdout carries the tables ('-' is not taken).");
   check(o.model_file.empty() || o.model == "kalman",
         "Option '--model-file' applies only to model 'kalman'.");
+  const bool em = o.model == "gmm" && (o.method.empty() || o.method == "em");
+  check(std::isnan(o.parameter_tolerance) || em,
+        "Option '--parameter-tolerance' applies only to model 'gmm' with method em.");
+  check(o.fixed_iterations == 0 || em,
+        "Option '--fixed-iterations' applies only to model 'gmm' with method em.");
+  check(o.fixed_iterations >= 0, fmt::format("Option '--fixed-iterations' must be a positive "
+                                             "number of EM steps; got {}.", o.fixed_iterations));
+  check(o.fixed_iterations == 0 || o.max_iterations == 0,
+        "Options '--fixed-iterations' and '--max-iterations' exclude each other: a fixed count "
+        "has no limit to stop at.");
 }
 
 ResultDocument run_model(const Options& o, PredictionTable* predictions) {
@@ -357,7 +367,13 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-iterations", o->max_iterations,
                   "Iteration limit, a positive integer (default: the method's).");
   cmd->add_option("--tolerance", o->tolerance,
-                  "Convergence tolerance, a positive number (default: the method's).");
+                  "Convergence tolerance, a positive number (default: the method's; em: on the "
+                  "change of the mean log-likelihood per point, 1e-10).");
+  cmd->add_option("--parameter-tolerance", o->parameter_tolerance,
+                  "em: also stop only when no weight, mean or covariance entry moves by more "
+                  "than this, relative to its block (default 1e-9; 0: no parameter condition).");
+  cmd->add_option("--fixed-iterations", o->fixed_iterations,
+                  "em: run exactly this many EM steps, with no stopping rule.");
   cmd->add_option("--rho", o->rho,
                   "BLR step size ρ ∈ (0, 1] (default: 1 for laplace and cvi, 0.1 for mixture VI).");
   cmd->add_option("--predictive", o->predictive, "quadrature, monte-carlo or probit (logistic).")

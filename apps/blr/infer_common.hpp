@@ -37,6 +37,8 @@ struct Options {
   std::uint64_t seed = 0;
   int max_iterations = 0;                 ///< 0: not given (the method's default)
   double tolerance = 0;                   ///< 0: not given (the method's default)
+  double parameter_tolerance = std::numeric_limits<double>::quiet_NaN();  ///< em; NaN: not given
+  int fixed_iterations = 0;               ///< em: > 0: exactly this many steps
   double rho = 0;                         ///< 0: the method's default (1; mixture VI 0.1)
   std::string predictive = "quadrature";  ///< quadrature, monte-carlo, probit
   int samples = 2000;
