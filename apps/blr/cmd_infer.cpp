@@ -256,6 +256,8 @@ void check_output_options(const Options& o) {
         "Option '--predict-out' needs a file name; stdout carries the tables ('-' is not taken).");
   check(o.model_file.empty() || o.model == "kalman",
         "Option '--model-file' applies only to model 'kalman'.");
+  check(o.cvi_start == "prior" || o.cvi_start == "laplace",
+        fmt::format("Option '--cvi-start' must be prior or laplace; got '{}'.", o.cvi_start));
   const bool em = o.model == "gmm" && (o.method.empty() || o.method == "em");
   check(std::isnan(o.parameter_tolerance) || em,
         "Option '--parameter-tolerance' applies only to model 'gmm' with method em.");
@@ -381,6 +383,11 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->add_option("--samples", o->samples, "Monte Carlo samples (predictive, mixture VI).")
       ->capture_default_str();
   cmd->add_option("--quadrature-nodes", o->quadrature_nodes, "Gauss–Hermite nodes.")
+      ->capture_default_str();
+  cmd->add_option("--cvi-start", o->cvi_start,
+                  "cvi for linreg/logistic/poisson with a Gaussian family: start from the prior "
+                  "(prior) or from the Laplace posterior (laplace: fewer iterations on large "
+                  "data, more on small); the fixed point is the same.")
       ->capture_default_str();
   // kalman
   cmd->add_option("--model", o->ssm, "kalman: local-level or local-linear-trend.")

@@ -43,6 +43,7 @@ struct Options {
   std::string predictive = "quadrature";  ///< quadrature, monte-carlo, probit
   int samples = 2000;
   int quadrature_nodes = 32;
+  std::string cvi_start = "prior";        ///< cvi (GLMs, Gaussian family): prior or laplace
   // kalman
   std::string ssm = "local-level";
   double obs_var = std::numeric_limits<double>::quiet_NaN();    ///< NaN: not given
