@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "blr/core/error.hpp"
+#include "result_document.hpp"
 
 namespace blr::cli {
 
@@ -49,36 +50,9 @@ std::string describe(double v) {
   return std::isnan(v) ? "NaN" : (v > 0 ? "+infinity" : "-infinity");
 }
 
-// The first non-finite number under `node`, as a path such as "filtered_mean[37]".
-std::optional<std::pair<std::string, double>> first_non_finite(const nlohmann::json& node) {
-  // The path is built on the way back from a hit only: a result of 10^7 numbers is scanned
-  // without formatting 10^7 paths.
-  if (node.is_number_float()) {
-    const double v = node.get<double>();
-    if (!std::isfinite(v)) return std::make_pair(std::string(), v);
-  } else if (node.is_array()) {
-    for (std::size_t i = 0; i < node.size(); ++i) {
-      if (auto hit = first_non_finite(node[i]))
-        return std::make_pair(fmt::format("[{}]{}", i, hit->first), hit->second);
-    }
-  } else if (node.is_object()) {
-    for (const auto& [key, value] : node.items()) {
-      if (auto hit = first_non_finite(value)) {
-        const std::string& rest = hit->first;
-        return std::make_pair(rest.empty() || rest[0] == '[' ? key + rest : key + "." + rest,
-                              hit->second);
-      }
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-void require_finite(const nlohmann::json& result, const std::string& what) {
-  const auto hit = first_non_finite(result);
-  if (!hit) return;
-  const auto& [path, value] = *hit;
+// `result` holds the small entries: "features" and the per-coefficient arrays beside it.
+[[noreturn]] void throw_not_finite(const nlohmann::json& result, const std::string& path,
+                                   double value, const std::string& what) {
   std::string coefficient;
   // "mean[3]" beside "features": name the coefficient.
   const auto bracket = path.find('[');
@@ -86,9 +60,9 @@ void require_finite(const nlohmann::json& result, const std::string& what) {
       result.is_object() && result.contains("features") && result["features"].is_array()) {
     const std::size_t index = std::strtoul(path.c_str() + bracket + 1, nullptr, 10);
     const auto& features = result["features"];
-    const auto& array = result[path.substr(0, bracket)];  // one entry per coefficient?
-    if (array.is_array() && array.size() == features.size() && index < features.size() &&
-        features[index].is_string()) {
+    const auto key = path.substr(0, bracket);  // an array with one entry per coefficient?
+    if (result.contains(key) && result[key].is_array() && result[key].size() == features.size() &&
+        index < features.size() && features[index].is_string()) {
       coefficient = fmt::format(" (coefficient '{}')", features[index].get<std::string>());
     }
   } else if (bracket != std::string::npos &&
@@ -101,6 +75,18 @@ void require_finite(const nlohmann::json& result, const std::string& what) {
       "what double precision can represent (rescale the data, e.g. --standardize, or use smaller "
       "values).",
       what, path, coefficient, describe(value)));
+}
+
+}  // namespace
+
+void require_finite(const nlohmann::json& result, const std::string& what) {
+  if (const auto hit = first_non_finite(result))
+    throw_not_finite(result, hit->first, hit->second, what);
+}
+
+void require_finite(const ResultDocument& result, const std::string& what) {
+  if (const auto hit = result.first_non_finite())
+    throw_not_finite(result.fields, hit->first, hit->second, what);
 }
 
 }  // namespace blr::cli

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "result_document.hpp"
+
 namespace blr::cli {
 
 class HeldStdout {
@@ -33,5 +35,7 @@ class HeldStdout {
 
 /// Throws blr::Error when `result` holds a number that is not finite; `what` names the command.
 void require_finite(const nlohmann::json& result, const std::string& what);
+/// The same for a document with long arrays beside its fields (result_document.hpp).
+void require_finite(const ResultDocument& result, const std::string& what);
 
 }  // namespace blr::cli

@@ -256,9 +256,22 @@ void check_output_options(const Options& o) {
         "Option '--predict-out' needs a file name; stdout carries the tables ('-' is not taken).");
   check(o.model_file.empty() || o.model == "kalman",
         "Option '--model-file' applies only to model 'kalman'.");
+  check(o.cvi_start == "prior" || o.cvi_start == "laplace",
+        fmt::format("Option '--cvi-start' must be prior or laplace; got '{}'.", o.cvi_start));
+  const bool em = o.model == "gmm" && (o.method.empty() || o.method == "em");
+  check(std::isnan(o.parameter_tolerance) || em,
+        "Option '--parameter-tolerance' applies only to model 'gmm' with method em.");
+  check(o.fixed_iterations == 0 || em,
+        "Option '--fixed-iterations' applies only to model 'gmm' with method em.");
+  check(o.fixed_iterations >= 0, fmt::format("Option '--fixed-iterations' must be a positive "
+                                             "number of EM steps; got {}.", o.fixed_iterations));
+  check(o.fixed_iterations == 0 || o.max_iterations == 0,
+        "Options '--fixed-iterations' and '--max-iterations' exclude each other: a fixed count "
+        "has no limit to stop at.");
 }
 
-nlohmann::json run_model(const Options& o, PredictionTable* predictions) {
+ResultDocument run_model(const Options& o, PredictionTable* predictions) {
+  if (o.model == "kalman") return run_kalman(o);  // long arrays: kept beside the JSON fields
   nlohmann::json out;
   if (o.model == "linreg" || o.model == "logistic" || o.model == "poisson") {
     out = run_regression(o, predictions);
@@ -266,8 +279,6 @@ nlohmann::json run_model(const Options& o, PredictionTable* predictions) {
     out = run_gpc(o, predictions);
   } else if (o.model == "gpr") {
     out = run_gpr(o, predictions);
-  } else if (o.model == "kalman") {
-    out = run_kalman(o);
   } else if (o.model == "gmm") {
     out = run_gmm(o);
   } else if (o.model == "conjugate") {
@@ -275,20 +286,20 @@ nlohmann::json run_model(const Options& o, PredictionTable* predictions) {
   } else {
     throw Error(fmt::format("Unknown model '{}'.", o.model));
   }
-  return out;
+  return ResultDocument(std::move(out));
 }
 
 int run(const Options& o) {
   check_output_options(o);
   HeldStdout tables;  // shown only once the results are known to be finite
   PredictionTable predictions;
-  nlohmann::json out = run_model(o, &predictions);
+  ResultDocument out = run_model(o, &predictions);
   require_finite(out, fmt::format("blr infer {}", o.model));
   if (!o.predict.empty()) require_finite_predictions(predictions, o.predict);
   tables.release();
-  out["model"] = o.model;
+  out.fields["model"] = o.model;
   if (!o.predict.empty()) write_predictions(o.predict_out, predictions);
-  if (!o.json.empty()) write_json_text(o.json, out.dump(2));
+  if (!o.json.empty()) write_json_text(o.json, out.dump());
   return 0;
 }
 
@@ -358,7 +369,13 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-iterations", o->max_iterations,
                   "Iteration limit, a positive integer (default: the method's).");
   cmd->add_option("--tolerance", o->tolerance,
-                  "Convergence tolerance, a positive number (default: the method's).");
+                  "Convergence tolerance, a positive number (default: the method's; em: on the "
+                  "change of the mean log-likelihood per point, 1e-10).");
+  cmd->add_option("--parameter-tolerance", o->parameter_tolerance,
+                  "em: also stop only when no weight, mean or covariance entry moves by more "
+                  "than this, relative to its block (default 1e-9; 0: no parameter condition).");
+  cmd->add_option("--fixed-iterations", o->fixed_iterations,
+                  "em: run exactly this many EM steps, with no stopping rule.");
   cmd->add_option("--rho", o->rho,
                   "BLR step size ρ ∈ (0, 1] (default: 1 for laplace and cvi, 0.1 for mixture VI).");
   cmd->add_option("--predictive", o->predictive, "quadrature, monte-carlo or probit (logistic).")
@@ -366,6 +383,11 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->add_option("--samples", o->samples, "Monte Carlo samples (predictive, mixture VI).")
       ->capture_default_str();
   cmd->add_option("--quadrature-nodes", o->quadrature_nodes, "Gauss–Hermite nodes.")
+      ->capture_default_str();
+  cmd->add_option("--cvi-start", o->cvi_start,
+                  "cvi for linreg/logistic/poisson with a Gaussian family: start from the prior "
+                  "(prior) or from the Laplace posterior (laplace: fewer iterations on large "
+                  "data, more on small); the fixed point is the same.")
       ->capture_default_str();
   // kalman
   cmd->add_option("--model", o->ssm, "kalman: local-level or local-linear-trend.")

@@ -15,6 +15,7 @@
 #include "blr/inference/glm.hpp"
 #include "blr/inference/intervals.hpp"
 #include "blr/io/csv.hpp"
+#include "result_document.hpp"
 
 namespace blr::cli::infer {
 
@@ -36,10 +37,13 @@ struct Options {
   std::uint64_t seed = 0;
   int max_iterations = 0;                 ///< 0: not given (the method's default)
   double tolerance = 0;                   ///< 0: not given (the method's default)
+  double parameter_tolerance = std::numeric_limits<double>::quiet_NaN();  ///< em; NaN: not given
+  int fixed_iterations = 0;               ///< em: > 0: exactly this many steps
   double rho = 0;                         ///< 0: the method's default (1; mixture VI 0.1)
   std::string predictive = "quadrature";  ///< quadrature, monte-carlo, probit
   int samples = 2000;
   int quadrature_nodes = 32;
+  std::string cvi_start = "prior";        ///< cvi (GLMs, Gaussian family): prior or laplace
   // kalman
   std::string ssm = "local-level";
   double obs_var = std::numeric_limits<double>::quiet_NaN();    ///< NaN: not given
@@ -170,7 +174,7 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
 nlohmann::json run_regression(const Options& o, PredictionTable* predictions);
 nlohmann::json run_gpc(const Options& o, PredictionTable* predictions);
 nlohmann::json run_gpr(const Options& o, PredictionTable* predictions);  ///< infer_gpr.cpp
-nlohmann::json run_kalman(const Options& o);
+ResultDocument run_kalman(const Options& o);  ///< its per-step arrays stay Eigen vectors
 nlohmann::json run_gmm(const Options& o);
 nlohmann::json run_conjugate(const Options& o);
 

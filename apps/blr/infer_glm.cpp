@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 
 #include "blr/core/error.hpp"
 #include "blr/core/rng.hpp"
@@ -226,7 +227,8 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
       const inference::BayesianLinearRegression blr{o.prior_precision, o.noise_precision};
       const Vector natural = blr.posterior(s.x_train, s.y_train);  // one BLR step, ρ = 1
       // GaussianFull refuses a non-finite λ: say so as for any result that is not finite.
-      require_finite({{"posterior_natural", to_json(natural)}}, fmt::format("blr infer {}", o.model));
+      require_finite(nlohmann::json{{"posterior_natural", to_json(natural)}},
+                     fmt::format("blr infer {}", o.model));
       const GaussianFull q = GaussianFull::from_natural(natural);
       mean = q.mean;
       cov = q.covariance();
@@ -262,15 +264,24 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
     if (o.tolerance > 0) co.tolerance = o.tolerance;
     co.quadrature_nodes = o.quadrature_nodes;
     co.seed = o.seed;
-    const auto r = inference::cvi(model, co);
+    // From the Laplace posterior (a few Newton steps) CVI needs about half the iterations on
+    // 10⁵ rows (more on small data sets).
+    std::optional<inference::CviLaplaceStart> start;
+    if (o.cvi_start == "laplace") start = inference::cvi_laplace_start(model, co.family);
+    const auto r = inference::cvi(model, co, start ? &start->natural : nullptr);
     mean = r.mean;
     cov = r.covariance;
     j.update({{"family", o.family},
               {"elbo", r.elbo},
               {"iterations", r.iterations},
-              {"converged", r.converged}});
-    fmt::print("CVI ({}): {} iterations, converged: {}; ELBO {:.9g}\n", o.family, r.iterations,
-               r.converged ? "yes" : "no", r.elbo);
+              {"converged", r.converged},
+              {"start", o.cvi_start}});
+    if (start) j["laplace_iterations"] = start->laplace_iterations;
+    fmt::print("CVI ({}{}): {} iterations, converged: {}; ELBO {:.9g}\n", o.family,
+               start ? fmt::format(", from the Laplace posterior after {} Newton steps",
+                                   start->laplace_iterations)
+                     : "",
+               r.iterations, r.converged ? "yes" : "no", r.elbo);
   }
   return post;
 }

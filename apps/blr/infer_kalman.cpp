@@ -67,7 +67,7 @@ Matrix observations(const Options& o, const io::CsvTable& t, const std::vector<s
 
 }  // namespace
 
-nlohmann::json run_kalman(const Options& o) {
+ResultDocument run_kalman(const Options& o) {
   const std::string method = resolve_method(o, {"exact"});
   check(!o.data.empty(), "Model 'kalman' needs a data file: --data FILE.");
   const auto table = io::CsvTable::read(o.data);
@@ -165,10 +165,10 @@ nlohmann::json run_kalman(const Options& o) {
   inference::kalman_smooth(model, y, r);
   const Index n = model.state_dim(), T = y.rows();
   // Row t of *_cov is vec(P_t); the variance of state i is entry i·n + i.
-  const Vector fm = r.filtered_mean.col(0), fv = r.filtered_cov.col(0);
-  const Vector sm = r.smoothed_mean.col(0), sv = r.smoothed_cov.col(0);
-  const auto fmarg = Marginals::gaussian(fm, fv.cwiseMax(0.0).cwiseSqrt(), o.level);
-  const auto smarg = Marginals::gaussian(sm, sv.cwiseMax(0.0).cwiseSqrt(), o.level);
+  Vector fm = r.filtered_mean.col(0), fv = r.filtered_cov.col(0);
+  Vector sm = r.smoothed_mean.col(0), sv = r.smoothed_cov.col(0);
+  auto fmarg = Marginals::gaussian(fm, fv.cwiseMax(0.0).cwiseSqrt(), o.level);
+  auto smarg = Marginals::gaussian(sm, sv.cwiseMax(0.0).cwiseSqrt(), o.level);
   fmt::print("{}\n", title);
   fmt::print("log-likelihood (prediction-error decomposition) {:.9g}\n", r.log_likelihood);
   if (n > 1) fmt::print("state '{}' (the first of {}):\n", states[0], n);
@@ -188,20 +188,22 @@ nlohmann::json run_kalman(const Options& o) {
             {"iterations", o.fit ? evaluations : 1},
             {"log_likelihood", r.log_likelihood},
             {"level", o.level},
-            {"filtered_mean", to_json(fm)},
-            {"filtered_var", to_json(fv)},
-            {"filtered_lower", to_json(fmarg.lower)},
-            {"filtered_upper", to_json(fmarg.upper)},
-            {"smoothed_mean", to_json(sm)},
-            {"smoothed_var", to_json(sv)},
-            {"smoothed_lower", to_json(smarg.lower)},
-            {"smoothed_upper", to_json(smarg.upper)},
-            {"states", states},
-            {"smoothed_states", to_json(Matrix(r.smoothed_mean))},
-            {"smoothed_states_sd", to_json(smoothed_sd)}});
+            {"states", states}});
+  // The per-step arrays stay Eigen vectors beside the small fields (result_document.hpp).
+  ResultDocument doc(std::move(j));
+  doc.add_vector("filtered_mean", std::move(fm));
+  doc.add_vector("filtered_var", std::move(fv));
+  doc.add_vector("filtered_lower", std::move(fmarg.lower));
+  doc.add_vector("filtered_upper", std::move(fmarg.upper));
+  doc.add_vector("smoothed_mean", std::move(sm));
+  doc.add_vector("smoothed_var", std::move(sv));
+  doc.add_vector("smoothed_lower", std::move(smarg.lower));
+  doc.add_vector("smoothed_upper", std::move(smarg.upper));
   if (o.ssm == "local-linear-trend" && !general)
-    j["smoothed_slope"] = to_json(Vector(r.smoothed_mean.col(1)));
-  return j;
+    doc.add_vector("smoothed_slope", r.smoothed_mean.col(1));
+  doc.add_rows("smoothed_states", std::move(r.smoothed_mean));
+  doc.add_rows("smoothed_states_sd", std::move(smoothed_sd));
+  return doc;
 }
 
 }  // namespace blr::cli::infer

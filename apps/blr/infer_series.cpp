@@ -26,6 +26,16 @@ std::string series_column(const Options& o, const io::CsvTable& t) {
   return c;
 }
 
+/// weights, means (one array per component) and covariances (arrays of rows) of a mixture.
+nlohmann::json mixture_json(const inference::GaussianMixture& g) {
+  nlohmann::json means = nlohmann::json::array(), covs = nlohmann::json::array();
+  for (Index c = 0; c < g.components(); ++c) {
+    means.push_back(to_json(Vector(g.means.row(c).transpose())));
+    covs.push_back(to_json(g.covariances[static_cast<std::size_t>(c)]));
+  }
+  return {{"weights", to_json(g.weights)}, {"means", means}, {"covariances", covs}};
+}
+
 }  // namespace
 
 nlohmann::json run_gmm(const Options& o) {
@@ -61,18 +71,27 @@ nlohmann::json run_gmm(const Options& o) {
     eo.seed = o.seed;
     if (o.max_iterations > 0) eo.max_iterations = o.max_iterations;
     if (o.tolerance > 0) eo.tolerance = o.tolerance;
+    if (!std::isnan(o.parameter_tolerance)) eo.parameter_tolerance = o.parameter_tolerance;
+    eo.fixed_iterations = o.fixed_iterations;
     const auto r = inference::em(x, eo);
     weights = r.mixture.weights;
     means = r.mixture.means;
     covs = r.mixture.covariances;
     j.update({{"log_likelihood", r.log_likelihood},
               {"iterations", r.iterations},
-              {"converged", r.converged}});
+              {"converged", r.converged},
+              {"initial", mixture_json(r.initial)},
+              {"stopping",
+               {{"tolerance", eo.tolerance},
+                {"parameter_tolerance", eo.parameter_tolerance},
+                {"max_iterations", eo.max_iterations},
+                {"fixed_iterations", eo.fixed_iterations}}}});
     fmt::print(
         "blr infer gmm — EM (coordinate-wise BLR, ρ = 1) on {}: {} components, {} covariances\n",
         o.data, k, o.covariance);
-    fmt::print("{} iterations, converged: {}; log-likelihood {:.9g}\n", r.iterations,
-               r.converged ? "yes" : "no", r.log_likelihood);
+    fmt::print("{} iterations{}, converged: {}; log-likelihood {:.9g}\n", r.iterations,
+               eo.fixed_iterations > 0 ? " (fixed)" : "", r.converged ? "yes" : "no",
+               r.log_likelihood);
   } else {
     inference::BayesGmmPrior prior;
     prior.alpha0 = o.alpha0;

@@ -68,5 +68,7 @@ expect_fail conjugate-vmp-beta "Method 'vmp' does not apply" conjugate --data "$
 expect_fail unwritable-json "does not exist" gmm --data "$data/faithful.csv" \
   --json "$work/no-such-dir/out.json"
 
+expect_fail cvi-start "Option '--cvi-start' must be prior or laplace" logistic --train "$data/pima_train.csv" \
+  --label type --positive Yes --method cvi --cvi-start warm
 finish
 echo "all blr infer error cases passed"

@@ -7,6 +7,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "blr/core/error.hpp"
@@ -134,6 +135,83 @@ TEST(Em, FullCovarianceEqualsTextbookEmIterateByIterate) {
 
 TEST(Em, DiagonalCovarianceEqualsTextbookEmIterateByIterate) {
   expect_equal_to_textbook(CovarianceType::diagonal, 2);
+}
+
+// Σ_i log Σ_k π_k N(x_i | μ_k, Σ_k), written plainly.
+double textbook_log_likelihood(const Matrix& x, const GaussianMixture& g) {
+  const Index d = x.cols();
+  double ll = 0;
+  for (Index i = 0; i < x.rows(); ++i) {
+    double total = 0;
+    for (Index j = 0; j < g.components(); ++j) {
+      const Vector diff = x.row(i).transpose() - g.means.row(j).transpose();
+      const Matrix& c = g.covariances[j];
+      total += g.weights[j] * std::exp(-0.5 * diff.dot(c.inverse() * diff)) /
+               std::sqrt(std::pow(2 * std::numbers::pi, d) * c.determinant());
+    }
+    ll += std::log(total);
+  }
+  return ll;
+}
+
+// scikit-learn's GaussianMixture.fit loop (sklearn/mixture/_base.py, 1.2), written plainly: each
+// iteration's E-step gives the lower bound (the mean log-likelihood per point at the current θ),
+// the M-step moves θ, and the loop stops when the bound changed by less than tol.
+int sklearn_rule_iterations(const Matrix& x, GaussianMixture g, bool diagonal, double tol) {
+  double lower_bound = -std::numeric_limits<double>::infinity();
+  for (int n_iter = 1; n_iter <= 1000; ++n_iter) {
+    const double prev = lower_bound;
+    lower_bound = textbook_log_likelihood(x, g) / static_cast<double>(x.rows());
+    g = textbook_em_step(x, g, diagonal);
+    if (std::abs(lower_bound - prev) < tol) return n_iter;
+  }
+  return 1001;
+}
+
+// Issue 14: at the same tolerance on the mean log-likelihood and from the same θ_0, blr's rule
+// (tested after each step, parameter condition off) stops exactly one step before scikit-learn's
+// (which tests the bound of the θ before its last M-step).
+TEST(Em, StopsOneStepBeforeScikitLearnsRuleAtTheSameTolerance) {
+  const Matrix x = faithful({"eruptions", "waiting"});
+  for (auto type : {CovarianceType::full, CovarianceType::diagonal}) {
+    Rng rng(4);
+    const GaussianMixture init = kmeans_plus_plus_init(x, 3, type, rng, 20, 0.0);
+    for (double tol : {1e-2, 1e-4, 1e-6, 1e-8}) {
+      EmOptions opt;
+      opt.reg_covar = 0;
+      opt.tolerance = tol;
+      opt.parameter_tolerance = 0;
+      const EmResult r = em(x, init, opt);
+      const int sklearn = sklearn_rule_iterations(x, init, type == CovarianceType::diagonal, tol);
+      ASSERT_TRUE(r.converged);
+      ASSERT_LE(sklearn, 1000);
+      EXPECT_EQ(r.iterations, sklearn - 1) << "tolerance " << tol;
+      // The default's parameter condition can only add steps.
+      opt.parameter_tolerance = 1e-9;
+      EXPECT_GE(em(x, init, opt).iterations, r.iterations);
+    }
+  }
+}
+
+TEST(Em, FixedIterationsRunExactlyThatManySteps) {
+  const Matrix x = faithful({"eruptions", "waiting"});
+  Rng rng(4);
+  const GaussianMixture init = kmeans_plus_plus_init(x, 2, CovarianceType::full, rng);
+  EmOptions opt;
+  opt.fixed_iterations = 7;
+  opt.tolerance = 1e-1;  // met long before: the count still holds
+  const EmResult r = em(x, init, opt);
+  EXPECT_EQ(r.iterations, 7);
+  EXPECT_EQ(r.log_likelihoods.size(), 8u);
+  GaussianMixture g = init;
+  for (int t = 0; t < 7; ++t) g = em_step(x, g, opt.reg_covar);
+  EXPECT_EQ(r.mixture.means, g.means);  // the same steps, bit for bit
+  EXPECT_EQ(r.log_likelihood, g.log_likelihood(x));
+  opt.fixed_iterations = -1;
+  EXPECT_THROW(em(x, init, opt), Error);
+  opt.fixed_iterations = 0;
+  opt.parameter_tolerance = -1e-9;
+  EXPECT_THROW(em(x, init, opt), Error);
 }
 
 TEST(Em, MultivariateRunsAreMonotoneAndSeeded) {

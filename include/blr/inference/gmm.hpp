@@ -16,6 +16,13 @@
 // Old Faithful oracle (research/peers.md §4(d) D1, D2).
 // Initialisation: k-means++ seeding (Arthur & Vassilvitskii 2007) with a seeded Rng, then Lloyd
 // iterations; weights, means and covariances from the resulting clusters.
+// Stopping: after step t, with ℓ_t the log-likelihood of θ_t and N the number of points, EM has
+// converged when |ℓ_t − ℓ_{t−1}| / N < tolerance (the change of the mean log-likelihood per point,
+// scikit-learn's `tol` rule on the same quantity) and, unless parameter_tolerance is 0, no weight,
+// mean or covariance entry moved by more than parameter_tolerance relative to its block's largest
+// entry. scikit-learn tests the change of ℓ(θ_{t−1}) − ℓ(θ_{t−2}) after its step t, so from the same
+// θ_0 it stops one step later than this rule with parameter_tolerance = 0. `fixed_iterations` > 0
+// runs exactly that many steps (converged then says whether the rule holds after the last).
 #pragma once
 
 #include <vector>
@@ -49,8 +56,9 @@ struct EmOptions {
   int components = 2;
   CovarianceType covariance = CovarianceType::full;
   int max_iterations = 1000;
-  double tolerance = 1e-10;  ///< stop when the log-likelihood rises by less than this (relative)
-  double parameter_tolerance = 1e-9;  ///< … and no parameter moves by more than this (relative)
+  double tolerance = 1e-10;  ///< stop when the mean log-likelihood per point changes by less
+  double parameter_tolerance = 1e-9;  ///< … and no parameter moves more (relative); 0: not tested
+  int fixed_iterations = 0;           ///< > 0: exactly this many steps, no stopping rule
   double reg_covar = 1e-6;            ///< added to covariance diagonals in the M-step
   std::uint64_t seed = 0;             ///< k-means++ seeding
   int kmeans_iterations = 20;
@@ -59,6 +67,7 @@ struct EmOptions {
 
 struct EmResult {
   GaussianMixture mixture;
+  GaussianMixture initial;              ///< θ_0
   Matrix responsibilities;              ///< N×K at the last E-step
   std::vector<double> log_likelihoods;  ///< [0] at the initial θ, [t] after t steps
   double log_likelihood = 0;

@@ -243,6 +243,21 @@ CviResult cvi(const Glm& model, const CviOptions& options, const Vector* start) 
   return r;
 }
 
+CviLaplaceStart cvi_laplace_start(const Glm& model, GaussianFamilyKind family) {
+  const LaplaceResult l = laplace(model);
+  check(l.converged, "The Laplace start for CVI did not converge; start from the prior instead.");
+  const Matrix s = l.posterior.precision_matrix();
+  CviLaplaceStart out;
+  out.laplace_iterations = l.iterations;
+  if (family == GaussianFamilyKind::full) {
+    out.natural = pack_full(s * l.mean, s);
+  } else {
+    const Vector sd = s.diagonal();
+    out.natural = pack_diag(sd.cwiseProduct(l.mean), sd);
+  }
+  return out;
+}
+
 // ---- Gaussian-process classification -----------------------------------------------------------
 
 Matrix rbf_kernel(const Matrix& a, const Matrix& b, double lengthscale, double variance) {

@@ -87,21 +87,26 @@ void EmOptions::validate() const {
   check(components >= 1,
         fmt::format("Option 'components' must be at least 1; got {}.", components));
   check(max_iterations >= 0, "Option 'max-iterations' must be non-negative.");
+  check(fixed_iterations >= 0, "Option 'fixed-iterations' must be non-negative (0: not fixed).");
   check_positive("tolerance", tolerance);
-  check_positive("parameter-tolerance", parameter_tolerance);
+  check_nonnegative("parameter-tolerance", parameter_tolerance);
   check_nonnegative("reg-covar", reg_covar);
   check(kmeans_iterations >= 0, "Option 'kmeans-iterations' must be non-negative.");
 }
 
-GaussianMixture em_step(const Matrix& x, const GaussianMixture& theta, double reg_covar,
-                        Matrix* responsibilities) {
+namespace {
+
+// One step from θ's E-step target log π + log N (N×K) and its row-wise log-sum-exp.
+GaussianMixture em_step_from(const Matrix& x, const GaussianMixture& theta, const Matrix& target,
+                             const Vector& target_lse, double reg_covar,
+                             Matrix* responsibilities) {
   const Index n = x.rows(), k = theta.components(), d = theta.dimension();
   // ---- E-step: q(z_i) categorical; one ρ = 1 BLR step per row towards log π + log N.
-  const Matrix target = theta.log_joint(x);
   Vector lambda_z = Vector::Zero(n * k);  // any start: ρ = 1 forgets it
   lambda_z = natural_step_towards(lambda_z, Eigen::Map<const Vector>(target.data(), n * k), 1.0);
   const Matrix logits = Eigen::Map<const Matrix>(lambda_z.data(), n, k);
-  const Matrix r = (logits.colwise() - log_sum_exp_rows(logits)).array().exp();
+  // With ρ = 1 the logits are the target itself, whose log-sum-exp the caller has.
+  const Matrix r = (logits.colwise() - target_lse).array().exp();
   if (responsibilities) *responsibilities = r;
   // ---- M-step: per block, target = expected complete-data statistics (flat prior), ρ = 1,
   // then the mode ∇A*(λ).
@@ -141,6 +146,14 @@ GaussianMixture em_step(const Matrix& x, const GaussianMixture& theta, double re
     out.covariances[j] = cov;
   }
   return out;
+}
+
+}  // namespace
+
+GaussianMixture em_step(const Matrix& x, const GaussianMixture& theta, double reg_covar,
+                        Matrix* responsibilities) {
+  const Matrix target = theta.log_joint(x);
+  return em_step_from(x, theta, target, log_sum_exp_rows(target), reg_covar, responsibilities);
 }
 
 GaussianMixture kmeans_plus_plus_init(const Matrix& x, int components, CovarianceType type,
@@ -219,30 +232,34 @@ EmResult em(const Matrix& x, const GaussianMixture& init, const EmOptions& optio
   init.validate();
   check(x.rows() >= 1 && x.allFinite(), "EM needs finite data with at least one row.");
   EmResult r;
+  r.initial = init;
   r.mixture = init;
-  double ll = init.log_likelihood(x);
+  // The log joint of θ_t gives both ℓ_t and the next E-step: one evaluation per step.
+  Matrix joint = init.log_joint(x);
+  Vector lse = log_sum_exp_rows(joint);
+  double ll = lse.sum();
   r.log_likelihoods.push_back(ll);
-  for (int it = 1; it <= options.max_iterations; ++it) {
-    GaussianMixture next_theta = em_step(x, r.mixture, options.reg_covar, &r.responsibilities);
+  const double points = static_cast<double>(x.rows());
+  const int steps = options.fixed_iterations > 0 ? options.fixed_iterations : options.max_iterations;
+  for (int it = 1; it <= steps; ++it) {
+    GaussianMixture next_theta =
+        em_step_from(x, r.mixture, joint, lse, options.reg_covar, &r.responsibilities);
     const double step = max_relative_change(r.mixture, next_theta);
     r.mixture = std::move(next_theta);
-    const double next = r.mixture.log_likelihood(x);
+    joint = r.mixture.log_joint(x);
+    lse = log_sum_exp_rows(joint);
+    const double next = lse.sum();
     check(std::isfinite(next), fmt::format("EM step {} produced a non-finite log-likelihood.", it));
     r.log_likelihoods.push_back(next);
     r.iterations = it;
     const double change = next - ll;
     ll = next;
-    if (std::abs(change) <= options.tolerance * std::max(1.0, std::abs(ll)) &&
-        step <= options.parameter_tolerance) {
-      r.converged = true;
-      break;
-    }
+    r.converged = std::abs(change) / points < options.tolerance &&
+                  (options.parameter_tolerance == 0 || step <= options.parameter_tolerance);
+    if (r.converged && options.fixed_iterations == 0) break;
   }
   r.log_likelihood = ll;
-  if (r.iterations == 0) {
-    const Matrix lj = r.mixture.log_joint(x);
-    r.responsibilities = (lj.colwise() - log_sum_exp_rows(lj)).array().exp();
-  }
+  if (r.iterations == 0) r.responsibilities = (joint.colwise() - lse).array().exp();
   return r;
 }
 
