@@ -456,17 +456,24 @@ TEST(KroneckerLaplacePosterior, SaveLoadIsBitwiseAndTheDiagonalFormatStillLoads)
   std::remove(path.c_str());
 }
 
-/// Linear(3→3), then a learned per-class scale at the top level: the last "layer" (module path
-/// "") holds only the scale.
+/// A learned per-class scale (a module of its own, holding no Linear or Conv2d weight).
+struct ScaleImpl : ::torch::nn::Module {
+  ScaleImpl() { scale = register_parameter("scale", ::torch::ones({3})); }
+  ::at::Tensor forward(const ::at::Tensor& x) { return x * scale; }
+  ::at::Tensor scale;
+};
+TORCH_MODULE(Scale);
+
+/// Linear(3→3), then the scale: the last layer ("head") holds only the scale.
 struct ScaledImpl : ::torch::nn::Module {
   ScaledImpl() {
     fc = register_module("fc", ::torch::nn::Linear(3, 3));
-    scale = register_parameter("scale", ::torch::ones({3}));
+    head = register_module("head", Scale());
     to(::torch::kFloat64);
   }
-  ::at::Tensor forward(const ::at::Tensor& x) { return fc->forward(x) * scale; }
+  ::at::Tensor forward(const ::at::Tensor& x) { return head->forward(fc->forward(x)); }
   ::torch::nn::Linear fc{nullptr};
-  ::at::Tensor scale;
+  Scale head{nullptr};
 };
 TORCH_MODULE(Scaled);
 
