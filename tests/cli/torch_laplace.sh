@@ -2,7 +2,9 @@
 # `blr laplace`: the post-hoc Laplace posterior of an AdamW run. The prediction at the mean is the
 # trained run's exactly (the posterior is centred on its weights); the posterior predictive has K
 # samples; `blr eval` of the saved posterior gives the same numbers (same draws); the last-layer
-# subset and the empirical Fisher run; bad input is one sentence with a non-zero exit.
+# subset and the empirical Fisher run; the Kronecker structure (all weights, and last layer with the
+# linearised probit predictive) runs, its saved posterior scores the same in `blr eval`, and the
+# probit predictive is reported as such (no draws); bad input is one sentence with a non-zero exit.
 # Usage: torch_laplace.sh <path-to-blr> <source-dir>
 set -uo pipefail
 blr=${1:?usage: torch_laplace.sh <path-to-blr> <source-dir>}
@@ -18,6 +20,12 @@ expect_fail train-laplace "fitted after training" train --optimizer laplace --ep
 "$blr" laplace --checkpoint x.ckpt --subset bogus >"$work/out" 2>"$work/err"
 status=$?
 [ "$status" -ge 100 ] && [ "$status" -le 115 ] || fail "--subset bogus: exit status $status, expected 100–115"
+"$blr" laplace --checkpoint x.ckpt --structure full >"$work/out" 2>"$work/err"
+status=$?
+[ "$status" -ge 100 ] && [ "$status" -le 115 ] || fail "--structure full: exit status $status, expected 100–115"
+"$blr" laplace --checkpoint x.ckpt --predictive exact >"$work/out" 2>"$work/err"
+status=$?
+[ "$status" -ge 100 ] && [ "$status" -le 115 ] || fail "--predictive exact: exit status $status, expected 100–115"
 "$blr" optimizers --json "$work/opt.json" >/dev/null || fail "blr optimizers failed"
 python3 -c "
 import json, sys
@@ -42,6 +50,18 @@ grep -q "log marginal likelihood" "$work/laplace.err" || fail "laplace: no margi
 "$blr" laplace --checkpoint "$work/run/adamw.ckpt" --subset last-layer --curvature ef \
   --prior-precision 3 --threads 1 --quiet --json "$work/last.json" >/dev/null 2>"$work/last.err" ||
   { fail "laplace last-layer ef: exit $?"; cat "$work/last.err" >&2; }
+"$blr" laplace --checkpoint "$work/run/adamw.ckpt" --structure kron --save "$work/kron.ckpt" \
+  --threads 1 --json "$work/kron.json" >/dev/null 2>"$work/kron.err" ||
+  { fail "laplace kron: exit $?"; cat "$work/kron.err" >&2; }
+grep -q "Kronecker-factored" "$work/kron.err" || fail "laplace kron: the structure is not named on stderr"
+"$blr" eval --checkpoint "$work/kron.ckpt" --threads 1 --quiet --json "$work/kron_eval.json" \
+  >/dev/null 2>"$work/kron_eval.err" || { fail "eval of the kron posterior: exit $?"; cat "$work/kron_eval.err" >&2; }
+"$blr" laplace --checkpoint "$work/run/adamw.ckpt" --structure kron --subset last-layer \
+  --predictive probit --save "$work/probit.ckpt" --threads 1 --quiet --json "$work/probit.json" \
+  >/dev/null 2>"$work/probit.err" || { fail "laplace kron probit: exit $?"; cat "$work/probit.err" >&2; }
+"$blr" eval --checkpoint "$work/probit.ckpt" --threads 1 --json "$work/probit_eval.json" \
+  >"$work/probit_eval.out" 2>/dev/null || fail "eval of the probit posterior: exit $?"
+grep -q "predictive (probit)" "$work/probit_eval.out" || fail "eval: the probit predictive is not named"
 expect_fail laplace-of-laplace "already holds a laplace posterior" laplace --checkpoint "$work/post.ckpt"
 python3 - "$work" <<'PY' || fail "laplace: JSON checks failed (see above)"
 import json, math, sys
@@ -68,6 +88,28 @@ l = last["laplace"]
 assert l["subset"] == "last_layer" and l["curvature"] == "ef"
 assert l["prior_precision"] == 3 and not l["prior_precision_chosen"]
 assert 0 < l["weights"] < info["weights"]
+kron_doc = json.load(open(f"{w}/kron.json"))
+kron, k = kron_doc["optimizers"]["laplace"]["test"], kron_doc["laplace"]
+kron_ev = json.load(open(f"{w}/kron_eval.json"))["optimizers"]["laplace"]["test"]
+print(f"kron: prior precision {k['prior_precision']:.4g}, log Z {k['log_marginal_likelihood']:.6g}, "
+      f"predictive NLL {kron['predictive']['nll']:.4f}", file=sys.stderr)
+assert k["structure"] == "kron" and k["weights"] == info["weights"] and k["prior_precision_chosen"]
+assert math.isfinite(k["log_marginal_likelihood"])
+# a Kronecker-factored curvature is another model of the data: another evidence and δ
+assert k["log_marginal_likelihood"] != info["log_marginal_likelihood"]
+for key in ("accuracy", "nll", "ece"):
+    assert kron["mean"][key] == train["mean"][key], key
+    assert kron_ev["predictive"][key] == kron["predictive"][key], key
+assert kron["predictive"]["samples"] == 4 and kron["predictive"]["method"] == "mc"
+probit_doc = json.load(open(f"{w}/probit.json"))
+probit = probit_doc["optimizers"]["laplace"]["test"]
+probit_ev = json.load(open(f"{w}/probit_eval.json"))["optimizers"]["laplace"]["test"]
+assert probit_doc["laplace"]["predictive"] == "probit" and probit_doc["laplace"]["subset"] == "last_layer"
+assert probit["predictive"]["method"] == "probit" and probit["predictive"]["samples"] == 0
+# deterministic (no draws): eval of the saved posterior gives the same numbers
+for key in ("accuracy", "nll", "ece"):
+    assert probit_ev["predictive"][key] == probit["predictive"][key], key
+assert probit["predictive"]["accuracy"] > 0.5 and math.isfinite(probit["predictive"]["nll"])
 PY
 finish
 echo "all blr laplace CLI checks passed"

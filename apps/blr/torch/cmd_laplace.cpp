@@ -34,6 +34,16 @@ void setup(CLI::App& app, int& exit_code) {
                   "(empirical Fisher: one pass).")
       ->check(CLI::IsMember({"ggn", "ef"}))
       ->capture_default_str();
+  cmd->add_option("--structure", f->request.structure,
+                  "diag (one precision per weight) or kron (Kronecker-factored N·(A⊗G) + δI per "
+                  "Linear/Conv2d weight; other parameters diagonal).")
+      ->check(CLI::IsMember({"diag", "kron"}))
+      ->capture_default_str();
+  cmd->add_option("--predictive", f->request.predictive,
+                  "mc (average over --test-samples posterior draws) or probit (linearised, "
+                  "softmax(f/√(1+πv/8)), no draws).")
+      ->check(CLI::IsMember({"mc", "probit"}))
+      ->capture_default_str();
   cmd->add_option("--prior-precision", f->request.prior_precision,
                   "Prior precision δ of N(0, δ⁻¹I) (default: the δ that maximises the Laplace "
                   "marginal likelihood).");

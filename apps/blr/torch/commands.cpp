@@ -429,7 +429,10 @@ int run_eval(const std::string& checkpoint_path, int test_samples, const std::st
 int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   apply_run_settings(settings);
   check(settings.checkpoint_every == 0, "blr laplace writes no periodic checkpoints.");
-  check_options("laplace", {{"subset", request.subset}, {"curvature", request.curvature}});
+  check_options("laplace", {{"subset", request.subset},
+                            {"curvature", request.curvature},
+                            {"structure", request.structure},
+                            {"predictive", request.predictive}});
   check(request.prior_precision == 0 ||
             (request.prior_precision > 0 && std::isfinite(request.prior_precision)),
         fmt::format("The prior precision must be a positive finite number (0: choose it by the "
@@ -451,13 +454,17 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   fit_options.subset = request.subset == "last_layer" ? LaplaceSubset::kLastLayer : LaplaceSubset::kAll;
   fit_options.curvature = request.curvature == "ef" ? LaplaceCurvature::kEmpiricalFisher
                                                     : LaplaceCurvature::kGaussNewton;
+  fit_options.structure = request.structure == "kron" ? LaplaceStructure::kKronecker
+                                                      : LaplaceStructure::kDiagonal;
   if (!settings.quiet) {
     std::cerr << fmt::format(
-        "blr laplace: {} trained with {} for {} epochs; diagonal {} of {} weights over {} "
-        "training images\n",
+        "blr laplace: {} trained with {} for {} epochs; {} {} of {} weights over {} "
+        "training images; {} predictive\n",
         trainer.result().model_description, run.config.optimizer, trainer.epoch(),
+        request.structure == "kron" ? "Kronecker-factored" : "diagonal",
         request.curvature == "ef" ? "empirical Fisher" : "Gauss-Newton",
-        request.subset == "last_layer" ? "the last layer's" : "all", run.data->train.size());
+        request.subset == "last_layer" ? "the last layer's" : "all", run.data->train.size(),
+        request.predictive == "probit" ? "linearised probit" : "Monte Carlo");
   }
   const auto t0 = std::chrono::steady_clock::now();
   const LaplaceCurvatureResult fit =
@@ -471,8 +478,10 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   trainer.replace_optimizer("laplace", {{"prior_precision", delta},
                                         {"ess", static_cast<double>(fit.examples)},
                                         {"subset", request.subset},
-                                        {"curvature", request.curvature}});
-  dynamic_cast<LaplacePosterior&>(trainer.optimizer()).set_curvature(fit.curvature);
+                                        {"curvature", request.curvature},
+                                        {"structure", request.structure},
+                                        {"predictive", request.predictive}});
+  dynamic_cast<LaplacePosterior&>(trainer.optimizer()).set_curvature(fit.curvature, fit.factors);
   if (!settings.quiet) {
     std::cerr << fmt::format(
         "blr laplace: {} weights in the posterior, prior precision {:.6g} ({}), log marginal "
@@ -491,6 +500,8 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
        {{"source_optimizer", run.config.optimizer},
         {"subset", request.subset},
         {"curvature", request.curvature},
+        {"structure", request.structure},
+        {"predictive", request.predictive},
         {"weights", fit.subset_size},
         {"examples", fit.examples},
         {"prior_precision", delta},

@@ -77,12 +77,14 @@ struct LaplaceRequest {
   std::string checkpoint;  ///< a checkpoint of a trained run (blr train / compare)
   std::string subset = "all";         ///< all | last_layer
   std::string curvature = "ggn";      ///< ggn | ef
+  std::string structure = "diag";     ///< diag | kron
+  std::string predictive = "mc";      ///< mc | probit
   double prior_precision = 0.0;       ///< δ; 0: chosen by the marginal likelihood
   std::string save;                   ///< where the posterior checkpoint goes ("" = not saved)
   int test_samples = 0;               ///< K of the predictive (0: the checkpoint's)
   std::string data_dir;
 };
-/// `blr laplace`: fits the diagonal Laplace posterior of a trained run (blr/torch/laplace_fit.hpp),
+/// `blr laplace`: fits the diagonal or Kronecker-factored Laplace posterior of a trained run (blr/torch/laplace_fit.hpp),
 /// saves it as a checkpoint that `blr eval` scores, and evaluates it like `blr eval`.
 int run_laplace(const LaplaceRequest& request, const RunSettings& settings);
 /// `blr eval`: metrics at the mean and with the posterior predictive from a checkpoint.

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <variant>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -38,6 +39,18 @@ double mean_epoch_seconds(const RunResult& run) {
   return std::accumulate(run.history.begin(), run.history.end(), 0.0,
                          [](double a, const EpochRecord& r) { return a + r.seconds; }) /
          static_cast<double>(run.history.size());
+}
+
+// How the predictive was formed: "probit" for a Laplace posterior with the linearised probit
+// predictive (no draws), else "mc" (K posterior draws).
+std::string predictive_method(const RunResult& run) {
+  if (run.config.optimizer != "laplace") return "mc";
+  for (const auto& [key, value] : run.config.optimizer_options) {
+    if (key == "predictive" && std::holds_alternative<std::string>(value)) {
+      return std::get<std::string>(value);
+    }
+  }
+  return "mc";
 }
 
 // A language model's figures: perplexity exp(mean NLL per token) at the mean and with the
@@ -98,7 +111,9 @@ nlohmann::json run_to_json(const RunResult& run) {
   } else {
     test["mean"] = metrics_to_json(t.mean);
     test["predictive"] = metrics_to_json(t.predictive);
-    test["predictive"]["samples"] = t.has_predictive ? t.samples : 0;
+    const bool probit = t.has_predictive && predictive_method(run) == "probit";
+    test["predictive"]["samples"] = t.has_predictive && !probit ? t.samples : 0;
+    if (t.has_predictive) test["predictive"]["method"] = probit ? "probit" : "mc";
     if (std::isfinite(t.ood_auroc_mean)) {
       test["ood"] = {{"shift", "inverted"},
                      {"auroc_mean", t.ood_auroc_mean},
@@ -196,7 +211,9 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
     };
     row("mean", run.test.mean, run.test.ood_auroc_mean);
     if (run.test.has_predictive) {
-      row(fmt::format("predictive (K={})", run.test.samples), run.test.predictive,
+      row(predictive_method(run) == "probit" ? std::string("predictive (probit)")
+                                             : fmt::format("predictive (K={})", run.test.samples),
+          run.test.predictive,
           run.test.ood_auroc_predictive);
     }
   }

@@ -12,6 +12,13 @@
 // Ĝ = (1/N) Σ_i (the above). The model is evaluated in evaluation mode (batch norm uses its running
 // statistics), at θ* without any change to it.
 //
+// Kronecker structure (laplace.hpp): per Linear/Conv2d weight the training-set means A, G of the
+// K-FAC factors (kronecker_factors.hpp), other parameters the diagonal above. ggn: the same C
+// pseudo-losses v_ikᵀ f_i, whose output gradients J_sᵀ v_ik give G = (1/N) Σ_i Σ_k g_ik g_ikᵀ =
+// (1/N) Σ_i J_s,iᵀ Λ_i J_s,i (the exact Λ_i, no sampled labels; for one example A ⊗ G is the exact
+// GGN block of a Linear weight), A = (1/N) Σ_i a_i a_iᵀ (taken once per batch); ef: the factors of
+// the loss itself, G = (1/N) Σ_i g_i g_iᵀ with g_i = ∂ℓ_i/∂s_i.
+//
 // Subsets: all parameters, or the last layer: the parameters whose module path (the name up to its
 // last '.') equals that of the last parameter of the model (e.g. "fc3" of "fc3.weight",
 // "fc3.bias"): the layer that produces the logits in blr's models and in the usual nets.
@@ -22,6 +29,8 @@
 //   d log Z / dδ = (1/2) [ Σ_j N Ĝ_j / (δ (N Ĝ_j + δ)) − ‖θ*_S‖² ]: the bracket falls strictly from
 //   +∞ (δ → 0, some Ĝ_j > 0) to −‖θ*_S‖² < 0, so log Z has exactly one maximiser, found by
 //   bisection on log δ to relative precision 1e-12.
+// Kronecker-factored weights enter every sum through the eigenvalues of their curvature block,
+// N g_o a_i in place of N Ĝ_j (exact: log det(N G⊗A + δI) = Σ_oi log(N g_o a_i + δ)).
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -38,12 +47,19 @@ namespace blr::torch {
 struct LaplaceCurvatureOptions {
   LaplaceSubset subset = LaplaceSubset::kAll;
   LaplaceCurvature curvature = LaplaceCurvature::kGaussNewton;
+  LaplaceStructure structure = LaplaceStructure::kDiagonal;
   int64_t batch_size = 500;  ///< examples per forward/backward pass
 };
 
 struct LaplaceCurvatureResult {
   /// Ĝ per parameter of model.named_parameters() (undefined outside the subset).
   std::vector<::at::Tensor> curvature;
+  /// A, G per parameter (structure kron: defined for the Kronecker-factored weights, whose
+  /// `curvature` is then undefined).
+  std::vector<KroneckerFactors> factors;
+  /// The eigenvalues of each parameter's curvature block: Ĝ, or g aᵀ (out×in) when factored;
+  /// undefined outside the subset. The marginal likelihood reads only these.
+  std::vector<::at::Tensor> eigenvalues;
   std::vector<std::string> names;  ///< the parameters' names, same order
   int64_t examples = 0;            ///< N
   double nll_sum = 0.0;            ///< Σ_i ℓ_i(θ*) (nats)

@@ -5,7 +5,9 @@
 //                   last dimension, so logits of shape (N, T, C) give one distribution per label)
 //  * predictive:    log p̄(y|x) = log (1/K) Σ_k softmax(f_θk(x)),  θk ~ q = N(μ, diag(σ²)),
 //                   computed in the log domain as logsumexp_k log_softmax(f_θk(x)) − log K
-//                   (IVON README "Bayesian model averaging"; Shen et al. 2024 use K = 64)
+//                   (IVON README "Bayesian model averaging"; Shen et al. 2024 use K = 64);
+//                   a Laplace posterior with `predictive probit` gives its linearised probit
+//                   predictive instead (laplace_predictive.hpp; no draws)
 //  * regression:    the model's outputs (predictive means) at μ, and the outputs of K draws θk
 //                   stacked as K×N×… (the mixture's components; train/regression_metrics.hpp)
 //  * posterior variance σ² per parameter (passthrough of VariationalOptimizer).

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/optim/kronecker_gaussian.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "gaussian_impl.hpp"
 #include "state_archive.hpp"
@@ -193,8 +194,9 @@ void Kfac::sample(bool train, const std::vector<::at::Tensor>* eps) {
         p.add_(s.output_root.mm(as_matrix(e)).mm(s.input_root.t()).mul_(1.0 / std::sqrt(o.ess))
                    .reshape(p.sizes()));
       } else if (s.kind == Kind::kKronecker) {
-        const ::at::Tensor x = as_matrix(e).div(eigen_precision(s, o).mul(o.ess).sqrt_());
-        p.add_(s.output_basis.mm(x).mm(s.input_basis.t()).reshape(p.sizes()));
+        p.add_(kronecker_draw(s.output_basis, s.input_basis, eigen_precision(s, o).mul(o.ess),
+                              as_matrix(e))
+                   .reshape(p.sizes()));
       } else {
         p.add_(e.div(s.precision.mul(o.ess).sqrt_()));
       }
@@ -365,12 +367,11 @@ void Kfac::add_curvature(const std::vector<ParameterCurvature>& curvature) {
         s.input_factor = s.input_factor.mul(1.0 - w).add_(s.input_sum, w * inv);
         s.output_factor = s.output_factor.mul(1.0 - w).add_(s.output_sum, w * inv);
         if (!s.input_basis.defined() || (t - 1) % o.refresh == 0) {
-          auto [d_a, q_a] = ::at::linalg_eigh(s.input_factor);
-          auto [d_g, q_g] = ::at::linalg_eigh(s.output_factor);
-          s.input_eigen = d_a.clamp_min(0.0);
-          s.input_basis = q_a;
-          s.output_eigen = d_g.clamp_min(0.0);
-          s.output_basis = q_g;
+          const KroneckerEigen eigen = kronecker_eigen({s.input_factor, s.output_factor});
+          s.input_eigen = eigen.input_eigen;
+          s.input_basis = eigen.input_basis;
+          s.output_eigen = eigen.output_eigen;
+          s.output_basis = eigen.output_basis;
           const double ta = s.input_eigen.mean().item<double>();
           const double tg = s.output_eigen.mean().item<double>();
           const double pi = std::sqrt(ta / tg);
@@ -426,8 +427,8 @@ std::vector<::at::Tensor> Kfac::posterior_variance() {
       const Slot& s = slots_[g][i];
       if (s.kind == Kind::kKronecker) {
         // Var(W_ij) = Σ_kl Q_G[i,k]² Q_A[j,l]² / (N·D_kl)
-        const ::at::Tensor inverse = eigen_precision(s, o).mul(o.ess).reciprocal_();
-        out.push_back(s.output_basis.square().mm(inverse).mm(s.input_basis.square().t())
+        out.push_back(kronecker_marginal_variance(s.output_basis, s.input_basis,
+                                                  eigen_precision(s, o).mul(o.ess))
                           .reshape(params[i].sizes()));
       } else {
         out.push_back(s.precision.mul(o.ess).reciprocal_());
@@ -444,10 +445,7 @@ std::vector<::at::Tensor> Kfac::posterior_variance() {
   const Options& o = options(group);
   ::at::NoGradGuard no_grad;
   if (s.kind != Kind::kKronecker) return ::at::diag(s.precision.mul(o.ess).reciprocal().flatten());
-  // Row-major vec: vec(Q_G X Q_Aᵀ) = (Q_G ⊗ Q_A) vec(X), X_ij independent with variance 1/(N·D_ij).
-  const ::at::Tensor q = ::at::kron(s.output_basis, s.input_basis);
-  const ::at::Tensor variance = eigen_precision(s, o).mul(o.ess).reciprocal_().flatten();
-  return ::at::mm(q * variance.unsqueeze(0), q.t());
+  return kronecker_covariance(s.output_basis, s.input_basis, eigen_precision(s, o).mul(o.ess));
 }
 
 void Kfac::save(::torch::serialize::OutputArchive& archive) const {

@@ -1,5 +1,6 @@
-// The post-hoc Laplace posterior (laplace.hpp): sampling through σ = (N Ĝ + δ)^(-1/2), saving,
-// and its registration as a posterior that does not train.
+// The post-hoc Laplace posterior (laplace.hpp): sampling through σ = (N Ĝ + δ)^(-1/2) or the
+// Kronecker eigenbasis (kronecker_gaussian.hpp), saving, and its registration as a posterior that
+// does not train.
 #include "blr/torch/optim/laplace.hpp"
 
 #include <ATen/ATen.h>
@@ -14,6 +15,15 @@
 #include "gaussian_impl.hpp"
 
 namespace blr::torch {
+
+namespace {
+
+constexpr int64_t kFormatVersion = 2;
+
+/// The parameter as the out×in matrix its Kronecker factors act on.
+::at::Tensor as_matrix(const ::at::Tensor& t) { return t.reshape({t.size(0), -1}); }
+
+}  // namespace
 
 const OptionTable<LaplacePosteriorOptions>& LaplacePosteriorOptions::table() {
   using O = LaplacePosteriorOptions;
@@ -34,6 +44,14 @@ const OptionTable<LaplacePosteriorOptions>& LaplacePosteriorOptions::table() {
                   {{"ggn", LaplaceCurvature::kGaussNewton},
                    {"ef", LaplaceCurvature::kEmpiricalFisher}},
                   "diagonal Gauss–Newton (exact, C backward passes) or empirical Fisher",
+                  OptionScope::kOptimizer)
+          .choice("structure", &O::structure,
+                  {{"diag", LaplaceStructure::kDiagonal}, {"kron", LaplaceStructure::kKronecker}},
+                  "diagonal precision, or Kronecker-factored N·(A⊗G) + δI per Linear/Conv2d weight",
+                  OptionScope::kOptimizer)
+          .choice("predictive", &O::predictive,
+                  {{"mc", LaplacePredictive::kMonteCarlo}, {"probit", LaplacePredictive::kProbit}},
+                  "Monte Carlo average over posterior draws, or the linearised probit approximation",
                   OptionScope::kOptimizer));
   return t;
 }
@@ -62,30 +80,83 @@ std::vector<::at::Tensor*> LaplacePosterior::parameters() {
   return out;
 }
 
-void LaplacePosterior::set_curvature(const std::vector<::at::Tensor>& curvature) {
+void LaplacePosterior::set_curvature(const std::vector<::at::Tensor>& curvature,
+                                     const std::vector<KroneckerFactors>& factors) {
   check(!sampled_, fmt::format("{}: the curvature cannot change while the parameters hold a sample.",
                                name()));
   const auto params = parameters();
   check(curvature.size() == params.size(),
         fmt::format("{}: {} curvature tensors were given for {} parameters.", name(),
                     curvature.size(), params.size()));
+  check(factors.empty() || factors.size() == params.size(),
+        fmt::format("{}: {} Kronecker factor pairs were given for {} parameters.", name(),
+                    factors.size(), params.size()));
+  const bool kron = options().structure == LaplaceStructure::kKronecker;
+  auto valid = [](const ::at::Tensor& c) {
+    return c.isfinite().all().item<bool>() && c.min().item<double>() >= 0.0;
+  };
   std::vector<::at::Tensor> checked(params.size());
-  bool any = false;
+  std::vector<KroneckerFactors> checked_factors(params.size());
+  std::vector<KroneckerEigen> eigen(params.size());
+  bool any = false, any_factors = false;
   for (size_t j = 0; j < params.size(); ++j) {
+    const auto& p = *params[j];
+    if (!factors.empty() && factors[j].defined()) {
+      check(kron, fmt::format("{}: parameter {} got Kronecker factors but the posterior's structure "
+                              "is diagonal.",
+                              name(), j));
+      const int64_t out = p.size(0), in = p.numel() / p.size(0);
+      const auto& f = factors[j];
+      check(p.dim() >= 2 && f.input.sizes() == ::at::IntArrayRef({in, in}) &&
+                f.output.sizes() == ::at::IntArrayRef({out, out}),
+            fmt::format("{}: parameter {} of shape {} got Kronecker factors of shapes {} and {}; "
+                        "expected {}×{} and {}×{}.",
+                        name(), j, fmt::join(p.sizes(), "×"), fmt::join(f.input.sizes(), "×"),
+                        fmt::join(f.output.sizes(), "×"), in, in, out, out));
+      check(f.input.isfinite().all().item<bool>() && f.output.isfinite().all().item<bool>(),
+            fmt::format("{}: the Kronecker factors of parameter {} must be finite.", name(), j));
+      checked_factors[j] = {f.input.detach().to(p.options()).contiguous().clone(),
+                            f.output.detach().to(p.options()).contiguous().clone()};
+      eigen[j] = kronecker_eigen(checked_factors[j]);
+      any = any_factors = true;
+      continue;
+    }
     if (!curvature[j].defined()) continue;
     const auto& c = curvature[j];
-    check(c.sizes() == params[j]->sizes(),
+    check(c.sizes() == p.sizes(),
           fmt::format("{}: the curvature of parameter {} has shape {} but the parameter has {}.",
-                      name(), j, fmt::join(c.sizes(), "×"), fmt::join(params[j]->sizes(), "×")));
-    check(c.isfinite().all().item<bool>() && c.min().item<double>() >= 0.0,
-          fmt::format("{}: the curvature of parameter {} must be finite and non-negative.", name(),
-                      j));
-    checked[j] = c.detach().to(params[j]->options()).contiguous().clone();
+                      name(), j, fmt::join(c.sizes(), "×"), fmt::join(p.sizes(), "×")));
+    check(valid(c), fmt::format("{}: the curvature of parameter {} must be finite and non-negative.",
+                                name(), j));
+    checked[j] = c.detach().to(p.options()).contiguous().clone();
     any = true;
   }
   check(any, fmt::format("{}: no parameter has a curvature (an empty subset).", name()));
+  check(!kron || any_factors,
+        fmt::format("{}: the structure is kron but no parameter has Kronecker factors (the subset "
+                    "has no Linear or Conv2d weight).",
+                    name()));
   curvature_ = std::move(checked);
+  factors_ = std::move(checked_factors);
+  eigen_ = std::move(eigen);
   fitted_ = true;
+}
+
+::at::Tensor LaplacePosterior::kronecker_precision(size_t j) const {
+  check(j < factors_.size() && factors_[j].defined(),
+        fmt::format("{}: parameter {} is not Kronecker-factored.", name(), j));
+  return ::at::outer(eigen_[j].output_eigen, eigen_[j].input_eigen)
+      .mul_(options().ess)
+      .add_(options().prior_precision);
+}
+
+::at::Tensor LaplacePosterior::posterior_covariance(size_t j) {
+  check(fitted_, fmt::format("{}: the posterior has no curvature yet (blr laplace fits it).", name()));
+  if (j < factors_.size() && factors_[j].defined()) {
+    return kronecker_covariance(eigen_[j].output_basis, eigen_[j].input_basis,
+                                kronecker_precision(j));
+  }
+  return ::at::diag(posterior_variance().at(j).flatten());
 }
 
 std::vector<::at::Tensor> LaplacePosterior::posterior_variance() {
@@ -93,9 +164,16 @@ std::vector<::at::Tensor> LaplacePosterior::posterior_variance() {
   const double n = options().ess, delta = options().prior_precision;
   std::vector<::at::Tensor> out;
   const auto params = parameters();
+  ::at::NoGradGuard no_grad;
   for (size_t j = 0; j < params.size(); ++j) {
-    out.push_back(curvature_[j].defined() ? (curvature_[j] * n + delta).reciprocal()
-                                          : ::at::zeros_like(*params[j]));
+    if (factors_[j].defined()) {
+      out.push_back(kronecker_marginal_variance(eigen_[j].output_basis, eigen_[j].input_basis,
+                                                kronecker_precision(j))
+                        .reshape(params[j]->sizes()));
+    } else {
+      out.push_back(curvature_[j].defined() ? (curvature_[j] * n + delta).reciprocal()
+                                            : ::at::zeros_like(*params[j]));
+    }
   }
   return out;
 }
@@ -110,7 +188,7 @@ void LaplacePosterior::sample(const std::vector<::at::Tensor>* noise) {
   check(!sampled_, fmt::format("{}: sample_parameters() was called twice without "
                                "restore_parameters() in between.",
                                name()));
-  const auto variance = posterior_variance();
+  check(fitted_, fmt::format("{}: the posterior has no curvature yet (blr laplace fits it).", name()));
   const auto params = parameters();
   check(noise == nullptr || noise->size() == params.size(),
         fmt::format("{}: {} noise tensors were given for {} parameters.", name(),
@@ -118,7 +196,7 @@ void LaplacePosterior::sample(const std::vector<::at::Tensor>* noise) {
   ::at::NoGradGuard no_grad;
   std::vector<::at::Tensor> draws(params.size());
   for (size_t j = 0; j < params.size(); ++j) {
-    if (!curvature_[j].defined()) continue;
+    if (!curvature_[j].defined() && !factors_[j].defined()) continue;
     if (noise != nullptr) {
       check((*noise)[j].sizes() == params[j]->sizes(),
             fmt::format("{}: noise {} has the wrong shape.", name(), j));
@@ -133,7 +211,14 @@ void LaplacePosterior::sample(const std::vector<::at::Tensor>* noise) {
   for (size_t j = 0; j < params.size(); ++j) {
     if (!draws[j].defined()) continue;
     mode_[j] = params[j]->detach().clone();
-    params[j]->add_(draws[j] * variance[j].sqrt());
+    if (factors_[j].defined()) {
+      params[j]->add_(kronecker_draw(eigen_[j].output_basis, eigen_[j].input_basis,
+                                     kronecker_precision(j), as_matrix(draws[j]))
+                          .reshape(params[j]->sizes()));
+    } else {
+      params[j]->add_(draws[j] *
+                      (curvature_[j] * options().ess + options().prior_precision).rsqrt());
+    }
   }
   sampled_ = true;
 }
@@ -159,8 +244,13 @@ void LaplacePosterior::save(::torch::serialize::OutputArchive& archive) const {
   check(!sampled_, fmt::format("{}: the state can only be saved at θ* (no sample pending).", name()));
   check(fitted_, fmt::format("{}: an unfitted posterior has nothing to save.", name()));
   archive.write("blr/optimizer", c10::IValue(name()));
+  archive.write("blr/laplace_format", c10::IValue(kFormatVersion));
   for (size_t j = 0; j < curvature_.size(); ++j) {
     if (curvature_[j].defined()) archive.write(fmt::format("param{}/curvature", j), curvature_[j]);
+    if (factors_[j].defined()) {
+      archive.write(fmt::format("param{}/input_factor", j), factors_[j].input);
+      archive.write(fmt::format("param{}/output_factor", j), factors_[j].output);
+    }
   }
 }
 
@@ -170,17 +260,34 @@ void LaplacePosterior::load(::torch::serialize::InputArchive& archive) {
   check(archive.try_read("blr/optimizer", value) && value.isString() &&
             value.toStringRef() == name(),
         fmt::format("The archive holds no {} posterior.", name()));
+  int64_t format = 1;  // format 1 (diagonal only) wrote no format key
+  if (archive.try_read("blr/laplace_format", value)) {
+    check(value.isInt() && value.toInt() >= 1 && value.toInt() <= kFormatVersion,
+          fmt::format("The saved {} posterior has format {}; this blr reads formats 1 to {}.",
+                      name(), value.isInt() ? value.toInt() : -1, kFormatVersion));
+    format = value.toInt();
+  }
   const auto params = parameters();
   std::vector<::at::Tensor> curvature(params.size());
+  std::vector<KroneckerFactors> factors(params.size());
   for (size_t j = 0; j < params.size(); ++j) {
     ::at::Tensor t;
     if (archive.try_read(fmt::format("param{}/curvature", j), t)) curvature[j] = t;
+    if (format < 2) continue;
+    ::at::Tensor a, g;
+    const bool has_a = archive.try_read(fmt::format("param{}/input_factor", j), a);
+    const bool has_g = archive.try_read(fmt::format("param{}/output_factor", j), g);
+    check(has_a == has_g,
+          fmt::format("The saved {} posterior holds only one Kronecker factor of parameter {}.",
+                      name(), j));
+    if (has_a) factors[j] = {a, g};
   }
-  set_curvature(curvature);  // checks shapes, finiteness and sign
+  set_curvature(curvature, factors);  // checks shapes, finiteness, sign and the structure
 }
 
 BLR_REGISTER_POSTERIOR(LaplacePosterior, "laplace",
-                       "post-hoc Laplace posterior of a trained network (diagonal Gauss–Newton or "
-                       "empirical Fisher, all weights or the last layer), fitted by blr laplace");
+                       "post-hoc Laplace posterior of a trained network (diagonal or Kronecker-"
+                       "factored Gauss–Newton or empirical Fisher, all weights or the last layer), "
+                       "fitted by blr laplace");
 
 }  // namespace blr::torch

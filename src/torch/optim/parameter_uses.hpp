@@ -52,9 +52,12 @@ class ParameterUse {
   /// ungrouped Conv2d weight (kronecker_factors.hpp); undefined otherwise.
   virtual KroneckerFactors kronecker_factors() const { return {}; }
   /// Per example Σ_j w_j G̃_ij² (an M-vector) where a formula avoids materialising G̃_i, for
-  /// weights w of the parameter's shape; undefined otherwise.
-  virtual ::at::Tensor weighted_norms(const ::at::Tensor& weights) const {
+  /// weights w of the parameter's shape; with a basis Σ w ⊙ (U_outᵀ G̃_i U_in)² (G̃_i viewed
+  /// out×in; squared_gradients.hpp); undefined otherwise.
+  virtual ::at::Tensor weighted_norms(const ::at::Tensor& weights,
+                                      const GradientBasis* basis = nullptr) const {
     (void)weights;
+    (void)basis;
     return {};
   }
   /// True when weighted_norms() has a formula that needs only the saved input and the output
@@ -117,11 +120,18 @@ class LinearWeightUse final : public ParameterUse {
   bool has_weighted_norms_formula() const override { return rows_ == 1; }
   // One row per example: G̃_i = e_i a_iᵀ (through the transpose, W out×in), so
   // Σ_{o,j} w_oj e_io² a_ij² = Σ_j ((e²) w)_ij a_ij²; used directly (Wᵀ, in×out) the roles swap.
-  ::at::Tensor weighted_norms(const ::at::Tensor& weights) const override {
+  // With a basis, U_rowsᵀ G̃_i U_cols = (U_rowsᵀ r_i)(U_colsᵀ c_i)ᵀ is still of rank one: the same
+  // formula on the rotated rows r_i U_rows and c_i U_cols.
+  ::at::Tensor weighted_norms(const ::at::Tensor& weights,
+                              const GradientBasis* basis) const override {
     if (rows_ != 1) return {};
-    const auto e2 = rows_of(grad()).square();
-    const auto a2 = input_.square();
-    auto r = transposed_ ? (e2.mm(weights) * a2).sum(1) : (a2.mm(weights) * e2).sum(1);
+    auto rows = transposed_ ? rows_of(grad()) : input_;
+    auto cols = transposed_ ? input_ : rows_of(grad());
+    if (basis != nullptr) {
+      rows = rows.mm(basis->output);
+      cols = cols.mm(basis->input);
+    }
+    auto r = (rows.square().mm(weights) * cols.square()).sum(1);
     if (alpha_ != 1.0) r.mul_(alpha_ * alpha_);
     return r;
   }

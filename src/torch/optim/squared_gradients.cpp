@@ -518,16 +518,17 @@ void refuse_batch_coupling(const Graph& graph) {
 }
 
 /// r_i += Σ_j w_j (Σ_uses G̃_ij)² for one parameter, in chunks of examples.
+/// With a basis: r_i += Σ w ⊙ (U_outᵀ G̃_i U_in)², G̃_i viewed out×in (weighted_squared_gradient_norms).
 void add_weighted_norms(const std::vector<std::unique_ptr<ParameterUse>>& uses,
                         const ::at::Tensor& weights, int64_t examples, int64_t chunk_bytes,
-                        ::at::Tensor& out) {
+                        ::at::Tensor& out, const GradientBasis& basis) {
   std::vector<const ParameterUse*> active;
   for (const auto& u : uses) {
     if (u->received()) active.push_back(u.get());
   }
   if (active.empty()) return;
   if (active.size() == 1) {
-    const auto r = active[0]->weighted_norms(weights);
+    const auto r = active[0]->weighted_norms(weights, basis.defined() ? &basis : nullptr);
     if (r.defined()) {
       out.add_(r.to(out.scalar_type()));
       return;
@@ -541,6 +542,11 @@ void add_weighted_norms(const std::vector<std::unique_ptr<ParameterUse>>& uses,
     const int64_t end = std::min(examples, begin + chunk);
     auto g = active[0]->per_example(begin, end);
     for (size_t k = 1; k < active.size(); ++k) g = g + active[k]->per_example(begin, end);
+    if (basis.defined()) {
+      g = basis.output.t().matmul(g.reshape({end - begin, basis.output.size(0), -1}))
+              .matmul(basis.input)
+              .reshape(g.sizes());
+    }
     out.narrow(0, begin, end - begin)
         .add_((g.square() * weights).reshape({end - begin, -1}).sum(1).to(out.scalar_type()));
   }
@@ -552,8 +558,12 @@ void add_weighted_norms(const std::vector<std::unique_ptr<ParameterUse>>& uses,
                                              const NamedParameters& parameters,
                                              const std::vector<::at::Tensor>& weights,
                                              int64_t examples, bool retain_graph,
-                                             const SquaredGradientOptions& options) {
+                                             const SquaredGradientOptions& options,
+                                             const std::vector<GradientBasis>& bases) {
   options.validate();
+  check(bases.empty() || bases.size() == parameters.size(),
+        "Per-example gradient norms need no bases or one per parameter; got {} for {}.",
+        bases.size(), parameters.size());
   check(examples >= 1, "Per-example gradient norms need at least one example; got {}.", examples);
   check(weights.size() == parameters.size(),
         "Per-example gradient norms need one weight tensor per parameter; got {} for {}.",
@@ -621,7 +631,17 @@ void add_weighted_norms(const std::vector<std::unique_ptr<ParameterUse>>& uses,
   auto out = ::at::zeros({examples}, total.options().dtype(::at::kDouble));
   for (size_t k = 0; k < parameters.size(); ++k) {
     const auto w = weights[k].to(parameters[k].second.options());
-    add_weighted_norms(uses[k], w, examples, options.chunk_bytes, out);
+    GradientBasis basis;
+    if (!bases.empty() && bases[k].defined()) {
+      const auto& p = parameters[k].second;
+      check(p.dim() >= 2 && bases[k].output.sizes() == ::at::IntArrayRef({p.size(0), p.size(0)}) &&
+                bases[k].input.sizes() ==
+                    ::at::IntArrayRef({p.numel() / p.size(0), p.numel() / p.size(0)}),
+            "Per-example gradient norms: the basis of parameter '{}' does not fit its shape {}.",
+            parameters[k].first, p.sizes());
+      basis = {bases[k].output.to(p.options()), bases[k].input.to(p.options())};
+    }
+    add_weighted_norms(uses[k], w, examples, options.chunk_bytes, out, basis);
   }
   return out;
 }

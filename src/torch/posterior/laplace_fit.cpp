@@ -4,10 +4,13 @@
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/optim/kronecker_factors.hpp"
+#include "blr/torch/optim/kronecker_gaussian.hpp"
 #include "blr/torch/optim/squared_gradients.hpp"
 
 namespace blr::torch {
@@ -74,14 +77,45 @@ LaplaceCurvatureResult laplace_curvature(const Model& model, const ::at::Tensor&
   }
   const auto in = laplace_subset(fit.names, options.subset);
   NamedParameters subset;
-  std::vector<::at::Tensor> sums;
+  std::vector<::at::Tensor> sums, input_sums, output_sums;  // per subset parameter
   for (size_t j = 0; j < named.size(); ++j) {
     if (!in[j]) continue;
     subset.push_back(named[j]);
-    sums.push_back(::at::zeros(params[j].sizes(), params[j].options().dtype(::at::kDouble)));
+    sums.emplace_back();
+    input_sums.emplace_back();
+    output_sums.emplace_back();
     fit.subset_size += params[j].numel();
     fit.subset_norm_squared += params[j].detach().to(::at::kDouble).square().sum().item<double>();
   }
+  const bool kron = options.structure == LaplaceStructure::kKronecker;
+  // Adds m × the batch means of the curvature of `mean_loss` (a mean over the batch); `first`: the
+  // batch's first pass, the one whose input factor A counts (all passes see the same inputs).
+  auto add_into = [&](const ::at::Tensor& mean_loss, int64_t m, bool first) {
+    for (const auto& [name, p] : subset) p.mutable_grad().reset();
+    auto accumulate = [&](::at::Tensor& sum, const ::at::Tensor& x) {
+      const auto term = x.to(::at::kDouble).mul(static_cast<double>(m));
+      sum = sum.defined() ? sum.add_(term) : term;
+    };
+    if (!kron) {
+      const auto squared = backward_with_squared_gradients(mean_loss, subset, m);
+      for (size_t s = 0; s < sums.size(); ++s) accumulate(sums[s], squared[s]);
+      return;
+    }
+    const auto curvature = backward_with_kronecker_factors(mean_loss, subset, m);
+    for (size_t s = 0; s < sums.size(); ++s) {
+      const auto& c = curvature[s];
+      check(c.kronecker() == input_sums[s].defined() || (!sums[s].defined() && !input_sums[s].defined()),
+            fmt::format("The use of parameter '{}' changed between batches (Kronecker factors in "
+                        "one, a diagonal in another).",
+                        subset[s].first));
+      if (!c.kronecker()) {
+        accumulate(sums[s], c.diagonal);
+        continue;
+      }
+      if (first) accumulate(input_sums[s], c.factors.input);
+      accumulate(output_sums[s], c.factors.output);
+    }
+  };
   EvalMode eval(model);
   SubsetGradients gradients(params, in);
   ::at::AutoGradMode grad_mode(true);
@@ -89,16 +123,11 @@ LaplaceCurvatureResult laplace_curvature(const Model& model, const ::at::Tensor&
     const int64_t end = std::min(n, begin + options.batch_size), m = end - begin;
     const auto x = inputs.slice(0, begin, end);
     const auto y = labels.slice(0, begin, end);
-    auto add = [&](const ::at::Tensor& mean_loss) {
-      for (const auto& [name, p] : subset) p.mutable_grad().reset();
-      const auto squared = backward_with_squared_gradients(mean_loss, subset, m);
-      for (size_t s = 0; s < sums.size(); ++s) sums[s].add_(squared[s].to(::at::kDouble), m);
-    };
     {
       const auto log_p = ::at::log_softmax(model.forward(x), 1);
       const auto nll = ::at::nll_loss(log_p, y);
       fit.nll_sum += nll.item<double>() * static_cast<double>(m);
-      if (options.curvature == LaplaceCurvature::kEmpiricalFisher) add(nll);
+      if (options.curvature == LaplaceCurvature::kEmpiricalFisher) add_into(nll, m, true);
     }
     if (options.curvature == LaplaceCurvature::kGaussNewton) {
       // Σ_k (J_iᵀ v_ik)², v_ik = √p_ik (e_k − p_i): one forward/backward per class.
@@ -112,7 +141,7 @@ LaplaceCurvatureResult laplace_curvature(const Model& model, const ::at::Tensor&
         auto v = -p * p.select(1, k).sqrt().unsqueeze(1);
         v.select(1, k).add_(p.select(1, k).sqrt());
         const auto logits = model.forward(x);
-        add((logits * v.to(logits.scalar_type())).sum(1).mean());
+        add_into((logits * v.to(logits.scalar_type())).sum(1).mean(), m, k == 0);
       }
     }
   }
@@ -121,11 +150,37 @@ LaplaceCurvatureResult laplace_curvature(const Model& model, const ::at::Tensor&
         "The trained model's training loss is not finite, so it has no Laplace posterior.");
   size_t s = 0;
   fit.curvature.resize(named.size());
+  fit.factors.resize(named.size());
+  fit.eigenvalues.resize(named.size());
+  bool any_factors = false;
+  const double inv_n = 1.0 / static_cast<double>(n);
   for (size_t j = 0; j < named.size(); ++j) {
     if (!in[j]) continue;
-    fit.curvature[j] = sums[s++].div_(static_cast<double>(n));
-    check(fit.curvature[j].isfinite().all().item<bool>(),
-          fmt::format("The curvature of parameter '{}' is not finite.", fit.names[j]));
+    if (input_sums[s].defined()) {
+      fit.factors[j] = {input_sums[s].mul_(inv_n), output_sums[s].mul_(inv_n)};
+      check(fit.factors[j].input.isfinite().all().item<bool>() &&
+                fit.factors[j].output.isfinite().all().item<bool>(),
+            fmt::format("The Kronecker factors of parameter '{}' are not finite.", fit.names[j]));
+      const auto eigen = kronecker_eigen(fit.factors[j]);
+      fit.eigenvalues[j] = ::at::outer(eigen.output_eigen, eigen.input_eigen);
+      any_factors = true;
+    } else {
+      fit.curvature[j] = sums[s].defined() ? sums[s].mul_(inv_n)
+                                           : ::at::zeros(params[j].sizes(),
+                                                         params[j].options().dtype(::at::kDouble));
+      check(fit.curvature[j].isfinite().all().item<bool>(),
+            fmt::format("The curvature of parameter '{}' is not finite.", fit.names[j]));
+      fit.eigenvalues[j] = fit.curvature[j];
+    }
+    ++s;
+  }
+  if (kron && !any_factors) {
+    std::vector<std::string> subset_names;
+    for (const auto& [name, p] : subset) subset_names.push_back(name);
+    throw Error(fmt::format(
+        "The Kronecker-factored Laplace needs a Linear or Conv2d weight in the subset, but its "
+        "parameters ({}) have none; use the diagonal structure.",
+        fmt::join(subset_names, ", ")));
   }
   return fit;
 }
@@ -136,7 +191,7 @@ namespace {
 double trace_term(const LaplaceCurvatureResult& fit, double delta) {
   double total = 0.0;
   const double n = static_cast<double>(fit.examples);
-  for (const auto& c : fit.curvature) {
+  for (const auto& c : fit.eigenvalues) {
     if (!c.defined()) continue;
     const auto h = c * n;
     total += (h / ((h + delta) * delta)).sum().item<double>();
@@ -152,7 +207,7 @@ double laplace_log_marginal_likelihood(const LaplaceCurvatureResult& fit, double
                     prior_precision));
   double log_det = 0.0;
   const double n = static_cast<double>(fit.examples);
-  for (const auto& c : fit.curvature) {
+  for (const auto& c : fit.eigenvalues) {
     if (c.defined()) log_det += (c * n + prior_precision).log().sum().item<double>();
   }
   return -fit.nll_sum - 0.5 * prior_precision * fit.subset_norm_squared +

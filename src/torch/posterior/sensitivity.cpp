@@ -53,7 +53,9 @@ PosteriorVariance posterior_variance(::torch::optim::Optimizer& optimizer, int64
   if (auto* laplace = dynamic_cast<LaplacePosterior*>(&optimizer)) {
     check(laplace->fitted(), "This Laplace posterior has no curvature yet; fit it with blr laplace.");
     out.variance = laplace->posterior_variance();
-    out.source = "Laplace posterior variance 1/(N·Ĝ + δ)";
+    out.source = laplace->options().structure == LaplaceStructure::kKronecker
+                     ? "Kronecker Laplace posterior marginal variances (diagonal of the inverse)"
+                     : "Laplace posterior variance 1/(N·Ĝ + δ)";
     return out;
   }
   if (auto* variational = dynamic_cast<VariationalOptimizer*>(&optimizer)) {

@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/laplace_predictive.hpp"
+#include "blr/torch/optim/laplace.hpp"
 #include "blr/torch/optim/variational.hpp"
 
 namespace blr::torch {
@@ -74,6 +76,13 @@ std::vector<at::Tensor> predictive_log_probs(const Model& model, VariationalOpti
                                              int64_t batch_size) {
   check(samples >= 1,
         fmt::format("The number of test samples must be at least 1; got {}.", samples));
+  // A Laplace posterior may ask for its linearised probit predictive instead of sampling.
+  if (auto* laplace = dynamic_cast<LaplacePosterior*>(&optimizer);
+      laplace != nullptr && laplace->options().predictive == LaplacePredictive::kProbit) {
+    std::vector<at::Tensor> out;
+    for (const auto& x : image_sets) out.push_back(laplace_probit_log_probs(model, *laplace, x));
+    return out;
+  }
   EvalMode eval(model);
   std::vector<at::Tensor> acc(image_sets.size());
   for (int s = 0; s < samples; ++s) {

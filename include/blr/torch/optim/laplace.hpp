@@ -9,6 +9,20 @@
 // the prior precision of N(0, δ⁻¹ I) (`blr laplace` chooses it by the Laplace marginal likelihood).
 // Weights outside the subset (all but the last layer with `subset last_layer`) stay at θ* (σ = 0).
 //
+// Kronecker structure (`structure kron`; Ritter, Botev & Barber 2018; Daxberger et al. 2021 §2):
+// each Linear/Conv2d weight W (out×in) of the subset has the precision N·(G ⊗ A) + δI on row-major
+// vec(W) (= N·(A ⊗ G) + δI on column-stacked vec), A and G the training-set means of the K-FAC
+// factors (kronecker_factors.hpp); with A = U_A diag(a) U_Aᵀ, G = U_G diag(g) U_Gᵀ its eigenvalues
+// are D = N g aᵀ + δ, and draws, marginal variances and covariance are those of
+// kronecker_gaussian.hpp. The other parameters of the subset (biases, norms) keep the diagonal.
+//
+// Predictive (`predictive`): mc, the Monte Carlo average over K draws (predictive.hpp), or probit,
+// the linearised predictive with the multiclass probit approximation (laplace_predictive.hpp).
+//
+// Saved state, format 2: `blr/laplace_format` = 2, param{j}/curvature (diagonal) or
+// param{j}/input_factor and param{j}/output_factor (A, G); format 1 (no format key, diagonal only)
+// still loads. The eigendecompositions are recomputed on load.
+//
 // It is a VariationalOptimizer so that everything that predicts with a posterior — the predictive,
 // `blr eval`, checkpoints — takes it unchanged: sample_parameters() sets θ = θ* + σ⊙ε, restore
 // brings θ* back. It does not train: step() is refused with a sentence (a posterior fitted after
@@ -21,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "blr/torch/optim/kronecker_gaussian.hpp"
 #include "blr/torch/optim/options.hpp"
 #include "blr/torch/optim/variational.hpp"
 
@@ -28,12 +43,16 @@ namespace blr::torch {
 
 enum class LaplaceSubset { kAll, kLastLayer };
 enum class LaplaceCurvature { kGaussNewton, kEmpiricalFisher };
+enum class LaplaceStructure { kDiagonal, kKronecker };
+enum class LaplacePredictive { kMonteCarlo, kProbit };
 
 struct LaplacePosteriorOptions : ::torch::optim::OptimizerCloneableOptions<LaplacePosteriorOptions> {
   double prior_precision = 1.0;  ///< δ
   double ess = 0.0;              ///< N (default: the training-set size)
   LaplaceSubset subset = LaplaceSubset::kAll;
   LaplaceCurvature curvature = LaplaceCurvature::kGaussNewton;
+  LaplaceStructure structure = LaplaceStructure::kDiagonal;
+  LaplacePredictive predictive = LaplacePredictive::kMonteCarlo;
   uint64_t seed = 0;  ///< seed of the posterior samples
 
   static const OptionTable<LaplacePosteriorOptions>& table();
@@ -52,12 +71,22 @@ class LaplacePosterior : public VariationalOptimizer {
   const Options& options() const { return static_cast<const Options&>(defaults()); }
   std::string name() const { return "Laplace"; }
 
-  /// Sets the curvature Ĝ (mean over the N training examples, one tensor per parameter in
-  /// parameter order; an undefined tensor: the parameter is outside the subset) at the current
-  /// parameters, which become θ*.
-  void set_curvature(const std::vector<::at::Tensor>& curvature);
-  /// Ĝ per parameter (undefined outside the subset).
+  /// Sets the curvature (means over the N training examples, parameter order) at the current
+  /// parameters, which become θ*: per parameter the Kronecker factors (A, G) where `factors[j]` is
+  /// defined (structure kron only; at least one), else the diagonal Ĝ `curvature[j]`; both
+  /// undefined: the parameter is outside the subset. `factors` empty: all diagonal.
+  void set_curvature(const std::vector<::at::Tensor>& curvature,
+                     const std::vector<KroneckerFactors>& factors = {});
+  /// Ĝ per parameter (undefined outside the subset and for Kronecker-factored weights).
   const std::vector<::at::Tensor>& curvature() const { return curvature_; }
+  /// A, G per parameter (undefined unless Kronecker-factored).
+  const std::vector<KroneckerFactors>& factors() const { return factors_; }
+  /// U_A, a, U_G, g per parameter (undefined unless Kronecker-factored).
+  const std::vector<KroneckerEigen>& eigen() const { return eigen_; }
+  /// D = N g aᵀ + δ (out×in) of Kronecker-factored parameter j.
+  ::at::Tensor kronecker_precision(size_t j) const;
+  /// The dense posterior covariance of row-major flattened parameter j (small layers: tests).
+  ::at::Tensor posterior_covariance(size_t j);
   bool fitted() const { return fitted_; }
 
   void sample_parameters(bool train) override;
@@ -65,7 +94,7 @@ class LaplacePosterior : public VariationalOptimizer {
   void sample_parameters(bool train, const std::vector<::at::Tensor>& noise);
   void restore_parameters() override;
   bool sampled() const override { return sampled_; }
-  /// σ² = 1/(N Ĝ + δ) on the subset, 0 elsewhere.
+  /// σ² = 1/(N Ĝ + δ) on the subset (Kronecker: the diagonal of the inverse), 0 elsewhere.
   std::vector<::at::Tensor> posterior_variance() override;
   /// Refused: a post-hoc posterior does not train.
   ::at::Tensor step(LossClosure closure = nullptr) override;
@@ -78,6 +107,8 @@ class LaplacePosterior : public VariationalOptimizer {
   void sample(const std::vector<::at::Tensor>* noise);
 
   std::vector<::at::Tensor> curvature_;  // per parameter, undefined outside the subset
+  std::vector<KroneckerFactors> factors_;  // per parameter, defined for Kronecker-factored ones
+  std::vector<KroneckerEigen> eigen_;
   std::vector<::at::Tensor> mode_;       // θ* while sampled
   ::at::Generator generator_;
   bool fitted_ = false;

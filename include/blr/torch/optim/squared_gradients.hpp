@@ -81,10 +81,23 @@ std::vector<::at::Tensor> backward_with_squared_gradients(
 /// per-example gradients in chunks. The gradients are taken with autograd::grad, so p.grad is not
 /// touched; `retain_graph` keeps the graph for another call (one per class). The same
 /// requirements and refusals as backward_with_squared_gradients.
+///
+/// `bases` (empty, or one per parameter): where entry j is defined, parameter j's Σ is not
+/// diagonal but diagonal in a Kronecker eigenbasis, Σ_j = (U_out ⊗ U_in) diag(vec w_j)
+/// (U_out ⊗ U_in)ᵀ on row-major vec (optim/kronecker_gaussian.hpp), and r_i gets
+/// Σ w_j ⊙ (U_outᵀ G̃_i U_in)², G̃_i the per-example gradient viewed out×in: the exact
+/// [J_i Σ J_iᵀ]_kk of a Kronecker-factored Laplace posterior. A Linear weight with one row per
+/// example rotates its rank-one G̃_i = e_i a_iᵀ factor by factor (nothing materialised); other
+/// uses rotate their per-example gradients in chunks.
+struct GradientBasis {
+  ::at::Tensor output, input;  ///< U_out (out×out), U_in (in×in)
+  bool defined() const { return output.defined() && input.defined(); }
+};
 ::at::Tensor weighted_squared_gradient_norms(const ::at::Tensor& total,
                                              const NamedParameters& parameters,
                                              const std::vector<::at::Tensor>& weights,
                                              int64_t examples, bool retain_graph = false,
-                                             const SquaredGradientOptions& options = {});
+                                             const SquaredGradientOptions& options = {},
+                                             const std::vector<GradientBasis>& bases = {});
 
 }  // namespace blr::torch

@@ -1,0 +1,38 @@
+// The linearised predictive of a Laplace posterior (optim/laplace.hpp) with the multiclass probit
+// approximation (MacKay 1992; Lu, Ie & Sha 2020, "Mean-field approximations to the Gaussian-softmax
+// integral"; Immer, Korzepa & Bauer 2021, AISTATS, the GLM predictive; Daxberger et al. 2021,
+// "Laplace Redux", §2 "probit"):
+//
+//   f(x; θ) ≈ f(x; θ*) + J(θ − θ*),  θ ~ N(θ*, Σ)   ⇒   f ~ N(f*, J Σ Jᵀ),   J = ∂f/∂θ at θ*
+//   p(y = k | x) ≈ softmax_k( f*_k / √(1 + π v_k / 8) ),   v_k = [J Σ Jᵀ]_kk
+//
+// (each logit's probit-scaled mean; the off-diagonal of J Σ Jᵀ is dropped, as in the references).
+// v_k per example is read off the graph of Σ_i f_ik (one backward pass per class) by
+// weighted_squared_gradient_norms (optim/squared_gradients.hpp): Σ_j σ_j² (∂f_ik/∂θ_j)² for the
+// diagonal parameters of the subset, and for a Kronecker-factored weight the exact
+// vec(∂f_ik/∂W)ᵀ Σ_W vec(∂f_ik/∂W) = Σ_ol (U_Gᵀ (∂f_ik/∂W) U_A)²_ol / D_ol (kronecker_gaussian.hpp).
+// Parameters outside the subset have Σ = 0 and are not visited. No sampling: the result is
+// deterministic. The model is evaluated in evaluation mode.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <cstdint>
+
+#include "blr/torch/nn/model.hpp"
+#include "blr/torch/optim/laplace.hpp"
+
+namespace blr::torch {
+
+/// v = diag(J Σ Jᵀ) per example and class (N×C, double), Σ the posterior's covariance.
+::at::Tensor laplace_logit_variance(const Model& model, LaplacePosterior& posterior,
+                                    const ::at::Tensor& inputs, int64_t batch_size = 500);
+
+/// The probit approximation's log-probabilities (N×C, double).
+::at::Tensor laplace_probit_log_probs(const Model& model, LaplacePosterior& posterior,
+                                      const ::at::Tensor& inputs, int64_t batch_size = 500);
+
+/// log softmax(f / √(1 + π v / 8)) for logits f and variances v (N×C): the formula, once.
+::at::Tensor probit_log_probs(const ::at::Tensor& logits, const ::at::Tensor& variance);
+
+}  // namespace blr::torch

@@ -1,0 +1,96 @@
+// The linearised probit predictive of a Laplace posterior (laplace_predictive.hpp).
+#include "blr/torch/laplace_predictive.hpp"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "blr/core/error.hpp"
+#include "blr/torch/optim/squared_gradients.hpp"
+
+namespace blr::torch {
+
+::at::Tensor probit_log_probs(const ::at::Tensor& logits, const ::at::Tensor& variance) {
+  const auto f = logits.to(::at::kDouble);
+  const auto scale = (variance.to(::at::kDouble) * (std::numbers::pi / 8.0) + 1.0).rsqrt();
+  return ::at::log_softmax(f * scale, -1);
+}
+
+namespace {
+
+/// The logits (N×C, double) and v (N×C, double) in batches.
+std::pair<::at::Tensor, ::at::Tensor> logits_and_variance(const Model& model,
+                                                          LaplacePosterior& posterior,
+                                                          const ::at::Tensor& inputs,
+                                                          int64_t batch_size) {
+  check(batch_size >= 1,
+        fmt::format("The linearised predictive's batch size must be at least 1; got {}.",
+                    batch_size));
+  check(!posterior.sampled(),
+        "The linearised predictive is taken at θ*, but the parameters hold a posterior sample.");
+  const auto named = model.named_parameters();
+  const auto variance = posterior.posterior_variance();  // checks that it is fitted
+  const auto& factors = posterior.factors();
+  const auto& eigen = posterior.eigen();
+  check(variance.size() == named.size(),
+        fmt::format("The Laplace posterior has {} parameters but the model has {}.",
+                    variance.size(), named.size()));
+  NamedParameters subset;
+  std::vector<::at::Tensor> weights;
+  std::vector<GradientBasis> bases;
+  for (size_t j = 0; j < named.size(); ++j) {
+    const auto& p = named[j].second;
+    check(variance[j].sizes() == p.sizes(),
+          fmt::format("The Laplace posterior's parameter {} has another shape than the model's "
+                      "'{}'.",
+                      j, named[j].first));
+    if (factors[j].defined()) {
+      subset.push_back(named[j]);
+      weights.push_back(posterior.kronecker_precision(j).reciprocal().reshape(p.sizes()));
+      bases.push_back({eigen[j].output_basis, eigen[j].input_basis});
+    } else if (posterior.curvature()[j].defined()) {
+      subset.push_back(named[j]);
+      weights.push_back(variance[j]);
+      bases.emplace_back();
+    }
+  }
+  const EvalMode eval(model);
+  ::at::AutoGradMode grad_mode(true);
+  std::vector<::at::Tensor> logits, variances;
+  const int64_t n = inputs.size(0);
+  for (int64_t begin = 0; begin < n; begin += batch_size) {
+    const int64_t m = std::min(batch_size, n - begin);
+    const auto f = model.forward(inputs.narrow(0, begin, m));
+    check(f.dim() == 2 && f.size(0) == m,
+          fmt::format("The model's output has shape [{}] for {} inputs; the linearised "
+                      "predictive needs N×C logits.",
+                      fmt::join(f.sizes(), ", "), m));
+    const int64_t classes = f.size(1);
+    std::vector<::at::Tensor> v;
+    for (int64_t k = 0; k < classes; ++k) {
+      v.push_back(weighted_squared_gradient_norms(f.select(1, k).sum(), subset, weights, m,
+                                                  /*retain_graph=*/k + 1 < classes, {}, bases));
+    }
+    logits.push_back(f.detach().to(::at::kDouble));
+    variances.push_back(::at::stack(v, 1));
+  }
+  return {::at::cat(logits), ::at::cat(variances)};
+}
+
+}  // namespace
+
+::at::Tensor laplace_logit_variance(const Model& model, LaplacePosterior& posterior,
+                                    const ::at::Tensor& inputs, int64_t batch_size) {
+  return logits_and_variance(model, posterior, inputs, batch_size).second;
+}
+
+::at::Tensor laplace_probit_log_probs(const Model& model, LaplacePosterior& posterior,
+                                      const ::at::Tensor& inputs, int64_t batch_size) {
+  const auto [f, v] = logits_and_variance(model, posterior, inputs, batch_size);
+  return probit_log_probs(f, v);
+}
+
+}  // namespace blr::torch
