@@ -27,6 +27,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/nn/script_file.hpp"
+#include "../trial_in_child.hpp"
 
 namespace blr::torch {
 namespace {
@@ -80,66 +81,27 @@ void decode_payload(const std::string& payload) {
   archive.try_read("model_script", script, /*is_buffer=*/true);
 }
 
-// Virtual memory of this process in bytes (/proc/self/statm), 0 when unknown.
-uint64_t virtual_memory() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t pages = 0;
-  statm >> pages;
-  return statm ? pages * static_cast<uint64_t>(::sysconf(_SC_PAGE_SIZE)) : 0;
-}
-
-// LibTorch reads the payload as a TorchScript archive and, on a crafted payload with a valid CRC,
-// can crash (SIGSEGV in its TorchScript type parser) or allocate gigabytes before refusing it
-// (reproducers in fuzz/corpus/checkpoint/). So the payload is decoded first in a child process whose memory is
-// capped at what this process uses plus 4 × the payload + 1 GiB; this process decodes it only if
-// the child did not crash or run out of memory. A child that has not finished after a generous
-// time (it should never hang) is stopped, and the payload is then decoded here as before.
+// The payload is decoded first in a child process (../trial_in_child.hpp) whose memory is capped
+// at what this process uses plus 4 × the payload + 1 GiB; this process decodes it only if the
+// child did not crash or run out of memory.
 void trial_decode(const std::string& payload, const std::string& path) {
-  const uint64_t budget = virtual_memory() + 4 * static_cast<uint64_t>(payload.size()) + (1ull << 30);
-  std::fflush(nullptr);
-  const pid_t child = ::fork();
-  if (child < 0) return;  // no process to spare: decode in-process
-  if (child == 0) {
-    const rlimit cap{budget, budget};
-    if (virtual_memory() > 0) ::setrlimit(RLIMIT_AS, &cap);
-    int status = 0;
-    try {
-      decode_payload(payload);
-    } catch (const std::bad_alloc&) {
-      status = 3;
-    } catch (const std::exception& e) {
-      status = std::string(e.what()).find("alloc") != std::string::npos ? 3 : 1;
-    } catch (...) {
-      status = 1;
-    }
-    ::_exit(status);
-  }
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::seconds(60 + static_cast<long>(payload.size() / 10'000'000));
-  int status = 0;
-  for (useconds_t pause = 100;; pause = std::min<useconds_t>(2 * pause, 10'000)) {
-    const pid_t done = ::waitpid(child, &status, WNOHANG);
-    if (done == child) break;
-    if (done < 0 || std::chrono::steady_clock::now() > deadline) {
-      ::kill(child, SIGKILL);
-      ::waitpid(child, &status, 0);
-      return;
-    }
-    ::usleep(pause);
-  }
-  if (WIFSIGNALED(status)) {
+  const auto outcome = detail::trial_in_child(
+      [&payload] { decode_payload(payload); },
+      4 * static_cast<uint64_t>(payload.size()) + (1ull << 30),
+      std::chrono::seconds(60 + static_cast<long>(payload.size() / 10'000'000)));
+  if (outcome.kind == detail::TrialOutcome::kCrashed) {
     throw Error(fmt::format(
         "The checkpoint '{}' is corrupt: LibTorch crashed (signal {}) while decoding it, although "
         "its checksum matches; it was not written by blr, or was altered on purpose.",
-        path, WTERMSIG(status)));
+        path, outcome.signal));
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+  if (outcome.kind == detail::TrialOutcome::kOutOfMemory) {
     throw Error(fmt::format(
         "The checkpoint '{}' is corrupt: decoding its {}-byte payload needs more than {} GiB of "
         "memory.",
         path, payload.size(), (4 * payload.size() + (1ull << 30)) >> 30));
   }
-  // Status 1: an ordinary decoding error, reported with its message by the decode in-process.
+  // kFine: an ordinary decoding error is reported with its message by the decode in-process.
 }
 
 at::Generator cpu_generator() {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <torch/script.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/nn/model.hpp"
+#include "../trial_in_child.hpp"
 
 namespace blr::torch {
 namespace {
@@ -39,6 +41,22 @@ std::string zip_problem(const std::string& archive) {
     return "it was written by torch.save (a pickled object), not by torch.jit.save";
   }
   return "it is a zip file without TorchScript's records (version, data.pkl, constants.pkl)";
+}
+
+// The module in `archive`, every refusal of LibTorch's loader one sentence naming `origin`.
+::torch::jit::Module read_module(const std::string& archive, const std::string& origin) {
+  try {
+    const std::string problem = zip_problem(archive);
+    check(problem.empty(), fmt::format("The model file '{}' is not a TorchScript archive: {}; {}.",
+                                       origin, problem, kHowToWrite));
+    std::istringstream stream(archive);
+    return ::torch::jit::load(stream);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("The model file '{}' is not a readable TorchScript archive ({}); {}.",
+                            origin, short_libtorch_message(e), kHowToWrite));
+  }
 }
 
 }  // namespace
@@ -99,19 +117,21 @@ Model load_script_model(std::shared_ptr<const std::string> archive, const std::s
   check(archive->size() >= 4 && std::memcmp(archive->data(), "PK\x03\x04", 4) == 0,
         fmt::format("The model file '{}' is not a TorchScript archive (not a zip file); {}.",
                     origin, kHowToWrite));
-  ::torch::jit::Module module;
-  try {
-    const std::string problem = zip_problem(*archive);
-    check(problem.empty(), fmt::format("The model file '{}' is not a TorchScript archive: {}; {}.",
-                                       origin, problem, kHowToWrite));
-    std::istringstream stream(*archive);
-    module = ::torch::jit::load(stream);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw Error(fmt::format("The model file '{}' is not a readable TorchScript archive ({}); {}.",
-                            origin, short_libtorch_message(e), kHowToWrite));
-  }
+  // LibTorch's loader can crash on a crafted archive (fuzz/corpus/torchscript_model/crash-*): it
+  // reads it first in a capped child process (../trial_in_child.hpp).
+  const auto outcome = detail::trial_in_child(
+      [&] { (void)read_module(*archive, origin); },
+      4 * static_cast<uint64_t>(archive->size()) + (uint64_t{1} << 30),
+      std::chrono::seconds(60 + static_cast<long>(archive->size() / 10'000'000)));
+  check(outcome.kind != detail::TrialOutcome::kCrashed,
+        fmt::format("The model file '{}' is not a valid TorchScript archive: LibTorch crashed "
+                    "(signal {}) while reading it; {}.",
+                    origin, outcome.signal, kHowToWrite));
+  check(outcome.kind != detail::TrialOutcome::kOutOfMemory,
+        fmt::format("The model file '{}' is not a valid TorchScript archive: reading its {} bytes "
+                    "needs more than {} GiB of memory.",
+                    origin, archive->size(), (4 * archive->size() + (uint64_t{1} << 30)) >> 30));
+  const ::torch::jit::Module module = read_module(*archive, origin);
   try {
     const auto forward = module.find_method("forward");
     check(forward.has_value(),
