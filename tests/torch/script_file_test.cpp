@@ -142,7 +142,8 @@ TEST(ScriptFile, CheckpointEmbedsTheModuleAndResumesBitwise) {
 TEST(ScriptFile, BuiltInModelsKeepFormatOne) {
   const auto data = synthetic_data(32, 8);
   TrainConfig c;
-  c.model = ModelSpec{"mlp", {4}};
+  c.model.kind = "mlp";
+  c.model.hidden = {4};
   c.optimizer = "adamw";
   c.epochs = 1;
   Trainer t(c, data);
