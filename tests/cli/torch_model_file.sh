@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Bring your own model: TorchScript modules written in Python (torch.jit.script(model).save) train
 # from `blr train|compare --model-file` on Fashion-MNIST (an MLP and a small CNN, IVON and AdamW) and
-# on a CSV regression table; VOGN trains a Linear/Conv module and refuses a BatchNorm and a GRU
-# module naming the layer; checkpoints embed the module, so `blr eval` and `--resume` work after the
-# .pt file is deleted, and the resumed run is bitwise the uninterrupted one; every bad model file is
-# one sentence on stderr with exit status 2 and no LibTorch backtrace.
+# on a CSV regression table; VOGN, OGN and kfac train Linear/Conv modules and VOGN refuses a
+# BatchNorm and a GRU module naming the layer's parameters; checkpoints embed the module, so
+# `blr eval` and `--resume` work after the .pt file is deleted, and the resumed run is bitwise the
+# uninterrupted one; every bad model file is one sentence on stderr with exit status 2 and no
+# LibTorch backtrace.
 # Needs Debian's python3-torch (/usr/bin/python3, installed by scripts/setup.sh): without it this
 # test fails, as the feature cannot be checked otherwise.
 # Usage: torch_model_file.sh <path-to-blr> <source-dir>
@@ -150,8 +151,15 @@ for m in mlp cnn; do
     { fail "vogn $m: exit status $?"; cat "$work/err" >&2; }
   check "vogn_$m" "d['optimizers']['vogn']['test']['mean']['accuracy'] > 0.3"
 done
-expect_error vogn-batchnorm "norm" train --model-file "$work/bn.pt" --optimizer vogn "${small[@]}"
-expect_error vogn-gru "gru" train --model-file "$work/gru.pt" --optimizer vogn "${small[@]}"
+# OGN (the same engine) on the MLP, kfac (Kronecker factors of Linear and Conv2d weights) on the CNN.
+for run in "ogn mlp" "kfac cnn"; do
+  set -- $run
+  "$blr" train --model-file "$work/$2.pt" --optimizer "$1" "${small[@]}" --test-samples 4 \
+    --json "$work/$1_$2.json" >/dev/null 2>"$work/err" || { fail "$1 $2: exit status $?"; cat "$work/err" >&2; }
+  check "$1_$2" "d['optimizers']['$1']['test']['mean']['accuracy'] > 0.3"
+done
+expect_error vogn-batchnorm "the batch norm of 'norm.weight' and 'norm.bias'" train --model-file "$work/bn.pt" --optimizer vogn "${small[@]}"
+expect_error vogn-gru "parameter 'gru.weight_ih_l0' is used by" train --model-file "$work/gru.pt" --optimizer vogn "${small[@]}"
 # The same modules train with IVON (it needs no per-example gradients).
 "$blr" train --model-file "$work/gru.pt" --optimizer ivon "${small[@]}" --test-samples 2 \
   >/dev/null 2>"$work/err" || { fail "ivon gru: exit status $?"; cat "$work/err" >&2; }
