@@ -41,7 +41,8 @@ inline const std::vector<std::string>& configuration_flags() {
                                                  "--optimizer",     "--test-limit", "--micro-batches",
                                                  "--precision",     "--task",       "--label",
                                                  "--test-data",     "--categorical", "--missing",
-                                                 "--noise-std",     "--classes",    "--init"};
+                                                 "--noise-std",     "--classes",    "--init",
+                                                 "--model-file"};
   static const std::vector<std::string> all = [] {
     std::vector<std::string> out = names;  // and the language model's shape, --gpt-<key>
     for (const auto& info : GptOptions::table().options()) out.push_back("--gpt-" + info.key);
@@ -101,6 +102,10 @@ inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
                   "by maximum likelihood after every epoch.")
       ->capture_default_str();
   add_model_flags(cmd, f);
+  cmd->add_option("--model-file", c.model_file,
+                  "A TorchScript module to train instead of --model: a file written in Python by "
+                  "torch.jit.script(model).save(PATH) whose forward maps one input batch to the "
+                  "logits (regression: the targets); checkpoints embed it (at most 1 GiB).");
   cmd->add_option("--epochs", c.epochs, "Number of epochs.")->capture_default_str();
   cmd->add_option("--batch-size", c.batch_size, "Minibatch size.")->capture_default_str();
   cmd->add_option("--micro-batches", c.micro_batches,
@@ -214,6 +219,19 @@ inline void add_optimizer_flags(CLI::App* cmd, TrainFlags& f) {
       }
       option->group(fmt::format("Options of {}", name));
     }
+  }
+}
+
+/// --model-file brings its own model: the built-in models' flags beside it are refused.
+inline void check_model_file_flags(const CLI::App* cmd, const TrainFlags& f) {
+  if (f.config.model_file.empty()) return;
+  std::vector<std::string> names = {"--model", "--hidden"};
+  for (const auto& info : GptOptions::table().options()) names.push_back("--gpt-" + info.key);
+  for (const auto& name : names) {
+    blr::check(cmd->count(name) == 0,
+               fmt::format("--model-file {} brings its own model; drop {}, which shapes blr's "
+                           "built-in models only.",
+                           f.config.model_file, name));
   }
 }
 

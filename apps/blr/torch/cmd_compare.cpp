@@ -16,7 +16,8 @@ void setup(CLI::App& app, int& exit_code) {
       ->required();
   blr::torch::cli::add_train_flags(cmd, *flags);
   blr::torch::cli::add_optimizer_flags(cmd, *flags);
-  cmd->callback([flags, names, &exit_code] {
+  cmd->callback([cmd, flags, names, &exit_code] {
+    blr::torch::cli::check_model_file_flags(cmd, *flags);
     blr::torch::cli::finish_config(*flags);
     exit_code =
         blr::torch::run_compare(flags->config, *names, flags->optimizer_options, flags->settings);

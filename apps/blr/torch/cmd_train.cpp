@@ -38,6 +38,7 @@ void setup(CLI::App& app, int& exit_code) {
                  "--resume takes the optimizer options from the checkpoint; drop the "
                  "--<optimizer>-<key> flags.");
     } else {
+      blr::torch::cli::check_model_file_flags(cmd, f);
       blr::torch::cli::finish_config(f);
       for (const auto& [name, values] : f.optimizer_options) {
         (void)values;

@@ -20,6 +20,7 @@
 #include "blr/torch/distributed/process_group.hpp"
 #include "blr/torch/data/load.hpp"
 #include "blr/torch/laplace_fit.hpp"
+#include "blr/torch/nn/script_file.hpp"
 #include "blr/torch/optim/laplace.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/train/trainer.hpp"
@@ -54,6 +55,17 @@ namespace {
 
 std::shared_ptr<Dataset> load_data(const TrainConfig& config) {
   return std::make_shared<Dataset>(load_training_data(config));
+}
+
+// A --model-file run's checkpoint rebuilds its model from the TorchScript archive it embeds, not
+// from the file (which may have changed or been deleted since).
+void use_embedded_model(TrainConfig& config, const Checkpoint& checkpoint) {
+  if (config.model_file.empty()) return;
+  config.model_archive = checkpoint.model_archive();
+  check(config.model_archive != nullptr,
+        fmt::format("The checkpoint '{}' names the model file '{}' but does not embed its "
+                    "TorchScript archive.",
+                    checkpoint.path, config.model_file));
 }
 
 void prepare_out(const RunSettings& s) {
@@ -215,6 +227,7 @@ int run_train(const TrainConfig& config_in, const RunSettings& settings_in,
     }
     if (!dir.empty()) config.data_options.directory = dir;
     config.test_samples = samples;
+    use_embedded_model(config, checkpoint);
     if (resume_epochs > 0) {
       const int64_t done = checkpoint.meta.value("epoch", int64_t{0});
       check(resume_epochs >= done,
@@ -298,6 +311,10 @@ int run_compare(const TrainConfig& base, const std::vector<std::string>& optimiz
   prepare_out(settings);
   const auto device = parse_device(settings.device);
   const auto data = load_data(base);
+  // A --model-file is read once: every optimizer starts from the same module.
+  std::shared_ptr<const std::string> archive;
+  if (!base.model_file.empty()) archive = read_model_file(base.model_file);
+  for (auto& c : configs) c.model_archive = archive;
   ProgressReporter progress(std::cerr, stderr_is_terminal());
   if (!settings.quiet) {
     progress.message(fmt::format(
@@ -376,6 +393,7 @@ LoadedRun load_run(const std::string& checkpoint_path, int test_samples,
     throw Error(fmt::format("The checkpoint '{}' holds no training configuration: {}",
                             checkpoint_path, e.what()));
   }
+  use_embedded_model(run.config, run.checkpoint);
   if (test_samples > 0) run.config.test_samples = test_samples;
   if (ece_bins > 0) run.config.ece_bins = ece_bins;
   if (!data_dir.empty()) run.config.data_options.directory = data_dir;

@@ -4,10 +4,16 @@
 //
 // File layout (little-endian):
 //   8 bytes   magic "BLRCKPT\n"
-//   4 bytes   format version (1)
+//   4 bytes   format version (1, or 2 when the payload embeds a TorchScript model)
 //   8 bytes   payload length L
 //   4 bytes   CRC-32 (zlib) of the payload
-//   L bytes   payload: a LibTorch archive (keys "meta", "model", "optimizer", "rng/torch_cpu")
+//   L bytes   payload: a LibTorch archive (keys "meta", "model", "optimizer", "rng/torch_cpu";
+//             version 2 adds "model_script", the bytes of the TorchScript archive of a
+//             --model-file run as a uint8 tensor, so the checkpoint rebuilds its model alone)
+// Version 2 is written only when a model is embedded, so checkpoints of built-in models stay
+// readable by blr versions that know version 1; this reader takes both. An embedded archive
+// longer than nn/script_file.hpp's kMaxModelFileBytes or than the payload itself is refused
+// before it is copied out.
 // Files are written to a temporary file `<path>.tmp.<pid>` in the same directory, flushed, synced
 // and renamed into place (and the directory synced), so a crash or a full disk never leaves a
 // half-written checkpoint under the final name; a write that fails removes its temporary file, and
@@ -20,19 +26,36 @@
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 #include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
 #include <nlohmann/json.hpp>
 
 #include <memory>
 #include <string>
+#include <functional>
 #include <vector>
 
 namespace blr::torch {
 
-inline constexpr uint32_t kCheckpointVersion = 1;
+class Model;  // nn/model.hpp (kept out of this header: fuzz/libfuzzer compiles it as C++17)
+
+/// The newest format version (written when a TorchScript model is embedded; 1 otherwise).
+inline constexpr uint32_t kCheckpointVersion = 2;
 
 /// Writes a checkpoint atomically (temporary file + rename).
 void save_checkpoint(const std::string& path, const nlohmann::json& meta,
                      const ::torch::nn::Module& model, const ::torch::optim::Optimizer& optimizer);
+/// The same for any Model; a TorchScript model loaded from an archive (Model::script_archive())
+/// has the archive embedded (src/torch/checkpoint/checkpoint_model.cpp).
+void save_checkpoint(const std::string& path, const nlohmann::json& meta, const Model& model,
+                     const ::torch::optim::Optimizer& optimizer);
+
+namespace detail {
+/// The one writer behind both: `save_model` fills the "model" archive; `script` (or nullptr) is
+/// embedded as "model_script" and makes the file format 2.
+void write_checkpoint(const std::string& path, const nlohmann::json& meta,
+                      const std::function<void(::torch::serialize::OutputArchive&)>& save_model,
+                      const std::string* script, const ::torch::optim::Optimizer& optimizer);
+}  // namespace detail
 
 /// A checkpoint read and verified; restore() loads it into a model and optimizer built from the
 /// options in `meta`.
@@ -43,8 +66,18 @@ class Checkpoint {
 
   /// Loads model parameters, optimizer state and the generator state (device: the model's).
   void restore(::torch::nn::Module& model, ::torch::optim::Optimizer& optimizer) const;
+  void restore(const Model& model, ::torch::optim::Optimizer& optimizer) const;
+
+  /// The embedded TorchScript archive (format 2), or nullptr when the checkpoint has none.
+  std::shared_ptr<const std::string> model_archive() const;
+
+  /// The one reader behind both restore()s: `load_model` reads the "model" archive into the model
+  /// whose parameters are `parameters` (their device is where the tensors go).
+  void restore(const std::vector<::at::Tensor>& parameters,
+               const std::function<void(::torch::serialize::InputArchive&)>& load_model,
+               ::torch::optim::Optimizer& optimizer) const;
   /// Loads only the model parameters (fine-tuning from another run, `--init`).
-  void restore_parameters(::torch::nn::Module& model) const;
+  void restore_parameters(const Model& model) const;
 
  private:
   friend Checkpoint load_checkpoint(const std::string& path);

@@ -16,13 +16,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <new>
 #include <optional>
 #include <sstream>
 
 #include "blr/core/error.hpp"
-#include "../io/isolated_decode.hpp"
+#include "blr/torch/nn/script_file.hpp"
+#include "../trial_in_child.hpp"
 
 namespace blr::torch {
 namespace {
@@ -72,49 +74,63 @@ void decode_payload(const std::string& payload, c10::optional<at::Device> device
   ::torch::serialize::InputArchive part;
   archive.read("model", part);
   archive.read("optimizer", part);
+  at::Tensor script;
+  archive.try_read("model_script", script, /*is_buffer=*/true);
 }
 
-// A crafted payload with a valid CRC can crash LibTorch's decoder or make it allocate gigabytes
-// (reproducers in fuzz/corpus/checkpoint/): it is decoded first in a capped child process
-// (io/isolated_decode.hpp), and here only if the child finished.
+// The payload is decoded first in a child process (../trial_in_child.hpp) whose memory is capped
+// at what this process uses plus 4 × the payload + 1 GiB; this process decodes it only if the
+// child did not crash or run out of memory.
 void trial_decode(const std::string& payload, const std::string& path) {
-  const auto trial = detail::decode_in_child([&] { decode_payload(payload, at::kCPU); },
-                                             payload.size());
-  if (trial.outcome == detail::TrialDecode::Outcome::kCrashed) {
+  const auto outcome = detail::trial_in_child(
+      [&payload] { decode_payload(payload, at::kCPU); },
+      4 * static_cast<uint64_t>(payload.size()) + (1ull << 30),
+      std::chrono::seconds(60 + static_cast<long>(payload.size() / 10'000'000)));
+  if (outcome.kind == detail::TrialOutcome::kCrashed) {
     throw Error(fmt::format(
         "The checkpoint '{}' is corrupt: LibTorch crashed (signal {}) while decoding it, although "
         "its checksum matches; it was not written by blr, or was altered on purpose.",
-        path, trial.signal));
+        path, outcome.signal));
   }
-  if (trial.outcome == detail::TrialDecode::Outcome::kOutOfMemory) {
+  if (outcome.kind == detail::TrialOutcome::kOutOfMemory) {
     throw Error(fmt::format(
         "The checkpoint '{}' is corrupt: decoding its {}-byte payload needs more than {} GiB of "
         "memory.",
-        path, payload.size(), trial.extra_bytes >> 30));
+        path, payload.size(), (4 * payload.size() + (1ull << 30)) >> 30));
   }
-  // Finished (possibly with an ordinary decoding error, reported by the decode in-process) or
-  // not run.
+  // kFine: an ordinary decoding error is reported with its message by the decode in-process.
 }
 
 at::Generator cpu_generator() {
   return at::globalContext().defaultGenerator(at::kCPU);
 }
 
-at::Device device_of(const ::torch::nn::Module& model) {
-  for (const auto& p : model.parameters()) return p.device();
+at::Device device_of(const std::vector<at::Tensor>& parameters) {
+  for (const auto& p : parameters) return p.device();
   return at::kCPU;
+}
+
+// The embedded TorchScript archive as a uint8 tensor (a zip record of its own in the payload).
+at::Tensor bytes_tensor(const std::string& bytes) {
+  auto t = at::empty({static_cast<int64_t>(bytes.size())}, at::kByte);
+  if (!bytes.empty()) std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
+  return t;
 }
 
 }  // namespace
 
-void save_checkpoint(const std::string& path, const nlohmann::json& meta,
-                     const ::torch::nn::Module& model, const ::torch::optim::Optimizer& optimizer) {
+namespace detail {
+
+void write_checkpoint(const std::string& path, const nlohmann::json& meta,
+                      const std::function<void(::torch::serialize::OutputArchive&)>& save_model,
+                      const std::string* script, const ::torch::optim::Optimizer& optimizer) {
   namespace fs = std::filesystem;
   ::torch::serialize::OutputArchive archive;
   archive.write("meta", c10::IValue(meta.dump()));
   ::torch::serialize::OutputArchive model_archive;
-  model.save(model_archive);
+  save_model(model_archive);
   archive.write("model", model_archive);
+  if (script != nullptr) archive.write("model_script", bytes_tensor(*script), /*is_buffer=*/true);
   ::torch::serialize::OutputArchive optimizer_archive;
   optimizer.save(optimizer_archive);
   archive.write("optimizer", optimizer_archive);
@@ -128,7 +144,7 @@ void save_checkpoint(const std::string& path, const nlohmann::json& meta,
   const std::string payload = payload_stream.str();
 
   std::string header(kMagic.begin(), kMagic.end());
-  put_le(header, kCheckpointVersion, 4);
+  put_le(header, script != nullptr ? kCheckpointVersion : 1, 4);
   put_le(header, payload.size(), 8);
   put_le(header, crc32_of(payload), 4);
 
@@ -162,6 +178,16 @@ void save_checkpoint(const std::string& path, const nlohmann::json& meta,
   }
   sync_directory(directory);  // the rename itself survives a power cut
 }
+
+}  // namespace detail
+
+void save_checkpoint(const std::string& path, const nlohmann::json& meta,
+                     const ::torch::nn::Module& model, const ::torch::optim::Optimizer& optimizer) {
+  detail::write_checkpoint(
+      path, meta, [&model](::torch::serialize::OutputArchive& a) { model.save(a); }, nullptr,
+      optimizer);
+}
+
 
 int remove_stale_temporaries(const std::string& directory) {
   namespace fs = std::filesystem;
@@ -239,9 +265,10 @@ Checkpoint load_checkpoint(const std::string& path) {
     throw Error(fmt::format("The file '{}' is not a blr checkpoint (wrong magic bytes).", path));
   }
   const auto version = get_le(header.data() + 8, 4);
-  if (version != kCheckpointVersion) {
-    throw Error(fmt::format("The checkpoint '{}' has format version {}; this blr reads version {}.",
-                            path, version, kCheckpointVersion));
+  if (version < 1 || version > kCheckpointVersion) {
+    throw Error(fmt::format(
+        "The checkpoint '{}' has format version {}; this blr reads versions 1 to {}.", path,
+        version, kCheckpointVersion));
   }
   const auto length = get_le(header.data() + 12, 8);
   const auto crc = static_cast<uint32_t>(get_le(header.data() + 20, 4));
@@ -286,14 +313,16 @@ Checkpoint load_checkpoint(const std::string& path) {
   return out;
 }
 
-void Checkpoint::restore(::torch::nn::Module& model, ::torch::optim::Optimizer& optimizer) const {
+void Checkpoint::restore(const std::vector<at::Tensor>& parameters,
+                         const std::function<void(::torch::serialize::InputArchive&)>& load_model,
+                         ::torch::optim::Optimizer& optimizer) const {
   check(payload_ != nullptr, "Checkpoint::restore() needs a checkpoint read by load_checkpoint().");
   try {
     ::torch::serialize::InputArchive archive;
-    archive.load_from(payload_->data(), payload_->size(), device_of(model));
+    archive.load_from(payload_->data(), payload_->size(), device_of(parameters));
     ::torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);
-    model.load(model_archive);
+    load_model(model_archive);
     ::torch::serialize::InputArchive optimizer_archive;
     archive.read("optimizer", optimizer_archive);
     optimizer.load(optimizer_archive);
@@ -311,19 +340,32 @@ void Checkpoint::restore(::torch::nn::Module& model, ::torch::optim::Optimizer& 
   }
 }
 
-void Checkpoint::restore_parameters(::torch::nn::Module& model) const {
+void Checkpoint::restore(::torch::nn::Module& model, ::torch::optim::Optimizer& optimizer) const {
+  restore(model.parameters(), [&model](::torch::serialize::InputArchive& a) { model.load(a); },
+          optimizer);
+}
+
+std::shared_ptr<const std::string> Checkpoint::model_archive() const {
   check(payload_ != nullptr,
-        "Checkpoint::restore_parameters() needs a checkpoint read by load_checkpoint().");
+        "Checkpoint::model_archive() needs a checkpoint read by load_checkpoint().");
+  at::Tensor bytes;
   try {
     ::torch::serialize::InputArchive archive;
-    archive.load_from(payload_->data(), payload_->size(), device_of(model));
-    ::torch::serialize::InputArchive model_archive;
-    archive.read("model", model_archive);
-    model.load(model_archive);
+    archive.load_from(payload_->data(), payload_->size());
+    if (!archive.try_read("model_script", bytes, /*is_buffer=*/true)) return nullptr;
   } catch (const std::exception& e) {
-    throw Error(fmt::format("The checkpoint '{}' does not fit this run's model: {}", path,
+    throw Error(fmt::format("The checkpoint '{}' holds an unreadable TorchScript model: {}", path,
                             std::string(e.what()).substr(0, 300)));
   }
+  // The record lies inside the verified payload; its length is checked before it is copied.
+  const uint64_t length = static_cast<uint64_t>(bytes.numel());
+  check(bytes.scalar_type() == at::kByte && bytes.dim() == 1 && bytes.is_contiguous() &&
+            length <= payload_->size() && length <= kMaxModelFileBytes,
+        fmt::format("The checkpoint '{}' is corrupt: its embedded TorchScript model is not a byte "
+                    "string of at most {} bytes.",
+                    path, std::min<uint64_t>(payload_->size(), kMaxModelFileBytes)));
+  return std::make_shared<const std::string>(static_cast<const char*>(bytes.data_ptr()),
+                                             static_cast<size_t>(length));
 }
 
 }  // namespace blr::torch

@@ -13,7 +13,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/data/prepare.hpp"
-#include "../io/isolated_decode.hpp"
+#include "../trial_in_child.hpp"
 
 namespace blr::torch {
 namespace {
@@ -145,18 +145,19 @@ Dataset read_tensor_file(const TensorFileOptions& options) {
   check(in.gcount() == static_cast<std::streamsize>(size), "Cannot read the tensor file '{}'.",
         options.path);
   // LibTorch's unpickler can crash on a crafted file or grow memory without bound
-  // (fuzz/known/tensor_file): it reads the bytes first in a capped child (io/isolated_decode.hpp).
-  const auto trial = detail::decode_in_child(
+  // (fuzz/known/tensor_file): it reads the bytes first in a capped child (../trial_in_child.hpp).
+  const uint64_t extra = 4 * static_cast<uint64_t>(bytes.size()) + (1ull << 30);
+  const auto trial = detail::trial_in_child(
       [&] { (void)::torch::jit::pickle_load(std::vector<char>(bytes.begin(), bytes.end())); },
-      bytes.size());
-  check(trial.outcome != detail::TrialDecode::Outcome::kCrashed,
+      extra, std::chrono::seconds(60 + static_cast<long>(bytes.size() / 10'000'000)));
+  check(trial.kind != detail::TrialOutcome::kCrashed,
         "The file '{}' is not a data set written by torch.save: LibTorch crashed (signal {}) "
         "while reading it.",
         options.path, trial.signal);
-  check(trial.outcome != detail::TrialDecode::Outcome::kOutOfMemory,
+  check(trial.kind != detail::TrialOutcome::kOutOfMemory,
         "The file '{}' is not a data set written by torch.save: reading its {} bytes needs more "
         "than {} GiB of memory.",
-        options.path, bytes.size(), trial.extra_bytes >> 30);
+        options.path, bytes.size(), extra >> 30);
   return parse_tensor_file(bytes, options.path, options.task);
 }
 

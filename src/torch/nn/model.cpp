@@ -23,6 +23,18 @@ Model Model::script(const ::torch::jit::Module& module) {
   return m;
 }
 
+Model Model::script(const ::torch::jit::Module& module, std::shared_ptr<const std::string> archive,
+                    std::string origin) {
+  Model m = script(module);
+  m.archive_ = std::move(archive);
+  m.origin_ = std::move(origin);
+  m.forward_ = [plain = std::move(m.forward_)](const ::at::Tensor& x) {
+    const UnoptimizedScriptExecution unoptimized;
+    return plain(x);
+  };
+  return m;
+}
+
 ::at::Tensor Model::forward(const ::at::Tensor& x) const {
   check(defined(), "The model is empty.");
   switch (precision_) {

@@ -475,18 +475,29 @@ class UseBuilder {
   std::unordered_map<const Node*, std::shared_ptr<Capture>> captures_;
 };
 
-/// Refuses graphs where examples influence each other's loss (batch statistics).
-void refuse_batch_coupling(const Graph& graph) {
+/// Refuses graphs where examples influence each other's loss (batch statistics), naming the batch
+/// norm's own parameters (its module path) when it has any.
+void refuse_batch_coupling(const Graph& graph, const NamedParameters& parameters) {
   for (const auto& node : graph.nodes) {
     const auto* bn = as<generated::NativeBatchNormBackward0>(node.get());
     const bool coupled = (bn != nullptr && bn->training) ||
                          as<generated::CudnnBatchNormBackward0>(node.get()) ||
                          as<generated::MiopenBatchNormBackward0>(node.get());
-    check(!coupled,
-          "Per-example squared gradients: the loss goes through {} in training mode, whose batch "
-          "statistics couple the examples, so per-example gradients do not exist (evaluate the "
-          "batch norm with running statistics or remove it).",
-          short_name(node.get()));
+    if (!coupled) continue;
+    std::vector<std::string> names;
+    for (const auto& edge : node->next_edges()) {
+      for (const auto& [name, param] : parameters) {
+        const auto accumulator = ::torch::autograd::impl::try_get_grad_accumulator(param);
+        if (accumulator && edge.function.get() == accumulator.get()) names.push_back("'" + name + "'");
+      }
+    }
+    throw Error(fmt::format(
+        "Per-example squared gradients: the loss goes through {}{} in training mode, whose batch "
+        "statistics couple the examples, so per-example gradients do not exist (evaluate the "
+        "batch norm with running statistics or remove it).",
+        short_name(node.get()),
+        names.empty() ? std::string()
+                      : fmt::format(" (the batch norm of {})", fmt::join(names, " and "))));
   }
 }
 
@@ -580,7 +591,7 @@ void add_weighted_norms(const std::vector<std::unique_ptr<ParameterUse>>& uses,
           parameters[k].first, weights[k].sizes(), parameters[k].second.sizes());
   }
   const Graph graph = read_graph(total.grad_fn());
-  refuse_batch_coupling(graph);
+  refuse_batch_coupling(graph, parameters);
   UseBuilder builder(graph, examples);
   std::vector<std::vector<std::unique_ptr<ParameterUse>>> uses;
   uses.reserve(parameters.size());
@@ -662,7 +673,7 @@ Uses backward_collecting_uses(const ::at::Tensor& mean_loss, const NamedParamete
         "Per-example squared gradients: the loss has no autograd graph (it does not depend on a "
         "parameter that requires gradients, or it was computed under NoGradGuard).");
   const Graph graph = read_graph(mean_loss.grad_fn());
-  refuse_batch_coupling(graph);
+  refuse_batch_coupling(graph, parameters);
   UseBuilder builder(graph, examples);
   Uses uses;
   uses.reserve(parameters.size());

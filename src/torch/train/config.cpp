@@ -56,19 +56,31 @@ void TrainConfig::validate() const {
   check(noise_std >= 0 && std::isfinite(noise_std),
         "Option 'noise-std' must be 0 (fitted) or a positive finite number; got {}.", noise_std);
   data_options.validate();
-  model.validate();
+  if (!model_file.empty()) {
+    // These change blr's own layers (dropout units of its MLP, binary weights of binary-mlp).
+    for (const char* builtin : {"mc-dropout", "bayesbinn", "ste"}) {
+      check(optimizer != builtin,
+            fmt::format("The optimizer {} needs one of blr's own models (--model), not a "
+                        "TorchScript module (--model-file {}).",
+                        optimizer, model_file));
+    }
+  } else {
+    model.validate();
+    if (is_text_data(data)) {
+      check(model.kind == "gpt",
+            fmt::format("The text corpus '{}' trains the language model: use --model gpt (not {}).",
+                        data, model.kind));
+    } else {
+      check(model.kind != "gpt",
+            fmt::format("The language model (--model gpt) trains on a text corpus: use --data "
+                        "fortunes or --data text:PATH (not {}).",
+                        data));
+    }
+  }
   if (is_text_data(data)) {
-    check(model.kind == "gpt",
-          fmt::format("The text corpus '{}' trains the language model: use --model gpt (not {}).",
-                      data, model.kind));
     check(data_options.validation_fraction == 0,
           "A text corpus has a fixed validation split (documents i mod 20 = 1); --validation does "
           "not apply to it.");
-  } else {
-    check(model.kind != "gpt",
-          fmt::format("The language model (--model gpt) trains on a text corpus: use --data "
-                      "fortunes or --data text:PATH (not {}).",
-                      data));
   }
   check_options(optimizer, optimizer_options);
   check(epochs >= 1 && epochs <= 100000,
@@ -128,9 +140,15 @@ nlohmann::json TrainConfig::to_json() const {
   j["train_limit"] = data_options.train_limit;
   j["test_limit"] = data_options.test_limit;
   j["validation"] = data_options.validation_fraction;
-  j["model"] = model.kind;
-  j["hidden"] = model.hidden;
-  if (model.kind == "gpt") j["gpt"] = options_to_json(GptOptions::table().values(model.gpt));
+  if (!model_file.empty()) {
+    j["model"] = "torchscript";
+    j["model_file"] = model_file;
+    j["hidden"] = nlohmann::json::array();
+  } else {
+    j["model"] = model.kind;
+    j["hidden"] = model.hidden;
+  }
+  if (model_file.empty() && model.kind == "gpt") j["gpt"] = options_to_json(GptOptions::table().values(model.gpt));
   j["optimizer"] = optimizer;
   j["optimizer_options"] = options_to_json(optimizer_options);
   j["epochs"] = epochs;
@@ -162,8 +180,11 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
     c.data_options.train_limit = j.at("train_limit").get<int64_t>();
     c.data_options.test_limit = j.at("test_limit").get<int64_t>();
     c.data_options.validation_fraction = j.at("validation").get<double>();
-    c.model.kind = j.at("model").get<std::string>();
-    c.model.hidden = j.at("hidden").get<std::vector<int64_t>>();
+    c.model_file = j.value("model_file", std::string());  // absent before --model-file existed
+    if (c.model_file.empty()) {
+      c.model.kind = j.at("model").get<std::string>();
+      c.model.hidden = j.at("hidden").get<std::vector<int64_t>>();
+    }
     if (j.contains("gpt")) GptOptions::table().apply(c.model.gpt, options_from_json(j.at("gpt")));
     c.optimizer = j.at("optimizer").get<std::string>();
     // Format 1 spelled keys with dashes (hess-init) and every value as a number.

@@ -10,6 +10,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/data/batches.hpp"
+#include "blr/torch/nn/script_file.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/kronecker_factors.hpp"
 #include "blr/torch/optim/mean_field.hpp"
@@ -128,17 +129,30 @@ int64_t likelihood_terms(const Dataset& data) {
   return data.task == Task::kClassification ? data.train.y.numel() : data.train.size();
 }
 
+/// "torchscript model.pt (12,345 parameters)".
+std::string script_description(const Model& model) {
+  int64_t count = 0;
+  for (const auto& p : model.parameters()) count += p.numel();
+  return fmt::format("torchscript {} ({} parameters)", model.origin(), count);
+}
+
 }  // namespace
 
 Trainer::Trainer(TrainConfig config, std::shared_ptr<const Dataset> data, at::Device device)
     : config_(std::move(config)), data_(std::move(data)), device_(device) {
   config_.validate();
   check(data_ != nullptr && data_->train.size() > 0, "The training set is empty.");
-  fit_model_to_data(config_.model, *data_);
   ::torch::manual_seed(config_.seed);
-  classifier_ = make_classifier(config_.model);
-  classifier_->to(device_);
-  model_ = Model(classifier_);
+  if (!config_.model_file.empty()) {  // a TorchScript module (--model-file), read once
+    if (!config_.model_archive) config_.model_archive = read_model_file(config_.model_file);
+    model_ = load_script_model(config_.model_archive, config_.model_file);
+    model_.to(device_);
+  } else {
+    fit_model_to_data(config_.model, *data_);
+    classifier_ = make_classifier(config_.model);
+    classifier_->to(device_);
+    model_ = Model(classifier_);
+  }
   const Precision precision = parse_precision(config_.precision);
   model_.set_precision(precision);
   named_parameters_ = model_.named_parameters();
@@ -156,7 +170,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<const Dataset> data, at::De
   train_x_ = data_->train.x.to(device_);
   train_y_ = data_->train.y.to(device_);
   result_.config = config_;
-  result_.model_description = classifier_->describe();
+  result_.model_description = classifier_ ? classifier_->describe() : script_description(model_);
   result_.options = effective_options(config_.optimizer, config_.optimizer_options, context);
   result_.train_size = data_->train.size();
   if (data_->task == Task::kRegression) noise_std_ = config_.noise_std > 0 ? config_.noise_std : 1.0;
@@ -169,11 +183,19 @@ void Trainer::check_model_output() const {
   // Two examples in evaluation mode without gradients: no random numbers drawn, nothing learned.
   const auto x = train_x_.slice(0, 0, std::min<int64_t>(2, train_x_.size(0)));
   const auto y = train_y_.slice(0, 0, x.size(0));
+  const std::string name = model_.is_script() ? fmt::format("The model in '{}'", config_.model_file)
+                                              : std::string("The model");
   at::Tensor out;
-  {
+  try {
     ::torch::NoGradGuard no_grad;
     EvalMode eval(model_);
     out = model_.forward(x);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // LibTorch's message with its backtrace: one sentence
+    throw Error(fmt::format("{} fails on an input batch of shape [{}] ({}): {}.", name,
+                            fmt::join(x.sizes(), ", "), c10::toString(x.scalar_type()),
+                            short_libtorch_message(e)));
   }
   std::vector<int64_t> expected(y.sizes().begin(), y.sizes().end());
   if (data_->task == Task::kClassification) expected.push_back(data_->outputs);
@@ -182,7 +204,7 @@ void Trainer::check_model_output() const {
                       : out.sizes() == y.sizes() ||
                             (out.dim() == y.dim() + 1 && out.size(-1) == 1 &&
                              out.sizes().slice(0, y.dim()) == y.sizes());
-  check(ok, "The model returns shape [{}] for inputs [{}]; expected [{}] ({}).",
+  check(ok, "{} returns shape [{}] for inputs [{}]; expected [{}] ({}).", name,
         fmt::join(out.sizes(), ", "), fmt::join(x.sizes(), ", "), fmt::join(expected, ", "),
         data_->task == Task::kClassification ? "the labels' shape and the classes"
                                              : "the targets' shape");
@@ -226,7 +248,7 @@ void Trainer::start_from(const Checkpoint& checkpoint) {
         "The checkpoint '{}' given by --init holds the model '{}', but this run builds '{}'; "
         "give the same --model and --hidden.",
         checkpoint.path, theirs, result_.model_description);
-  checkpoint.restore_parameters(*classifier_);
+  checkpoint.restore_parameters(model_);
   replace_optimizer(config_.optimizer, config_.optimizer_options);  // over the new parameters
 }
 
@@ -563,7 +585,7 @@ nlohmann::json Trainer::checkpoint_meta() const {
 }
 
 void Trainer::save(const std::string& path) const {
-  save_checkpoint(path, checkpoint_meta(), *classifier_, *optimizer_);
+  save_checkpoint(path, checkpoint_meta(), model_, *optimizer_);
 }
 
 void Trainer::restore(const Checkpoint& checkpoint) {
@@ -587,7 +609,7 @@ void Trainer::restore(const Checkpoint& checkpoint) {
     check(done <= config_.epochs,
           fmt::format("The checkpoint '{}' has finished {} epochs, more than this run's {}.",
                       checkpoint.path, done, config_.epochs));
-    checkpoint.restore(*classifier_, *optimizer_);
+    checkpoint.restore(model_, *optimizer_);
     epoch_ = done;
     global_step_ = meta.at("global_step").get<int64_t>();
     step_seconds_ = meta.at("step_seconds").get<double>();

@@ -46,6 +46,11 @@ class Model {
 
   /// A TorchScript module (its `forward` takes one tensor and returns the logits).
   static Model script(const ::torch::jit::Module& module);
+  /// A TorchScript module loaded from `archive`, the bytes of its torch.jit.save file, which the
+  /// model keeps so that a checkpoint can embed them; `origin` (the file) names it in messages.
+  /// Its forward runs unoptimised (nn/script_file.hpp builds these).
+  static Model script(const ::torch::jit::Module& module,
+                      std::shared_ptr<const std::string> archive, std::string origin);
 
   bool defined() const { return forward_ != nullptr; }
   bool is_script() const { return script_ != nullptr; }
@@ -69,11 +74,17 @@ class Model {
 
   /// The nn::Module, or nullptr for a TorchScript model.
   const std::shared_ptr<::torch::nn::Module>& module() const { return module_; }
+  /// The TorchScript archive the model was loaded from, or nullptr.
+  const std::shared_ptr<const std::string>& script_archive() const { return archive_; }
+  /// Where the archive came from (a file path), or "".
+  const std::string& origin() const { return origin_; }
 
  private:
   std::shared_ptr<::torch::nn::Module> module_;
   std::shared_ptr<::torch::jit::Module> script_;
   std::function<::at::Tensor(const ::at::Tensor&)> forward_;
+  std::shared_ptr<const std::string> archive_;
+  std::string origin_;
   Precision precision_ = Precision::kFloat32;
 };
 

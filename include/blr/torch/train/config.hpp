@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,13 @@ struct TrainConfig {
   /// Regression: the observation noise σ on the standardised scale; 0 = fitted by maximum
   /// likelihood after every epoch (train/trainer.hpp).
   double noise_std = 0.0;
-  ModelSpec model;
+  ModelSpec model;  ///< the built-in model (when model_file is empty)
+  /// A TorchScript module to train instead of a built-in model (--model-file; nn/script_file.hpp):
+  /// the path as given, and the archive's bytes once read (from the file, or from a checkpoint
+  /// that embeds them, so that a resumed or evaluated run does not need the file). Only the path
+  /// is part of the JSON; checkpoints store the bytes themselves.
+  std::string model_file;
+  std::shared_ptr<const std::string> model_archive;
   std::string optimizer = "ivon";
   OptionValues optimizer_options;  ///< only the options given (keys of its table); others default
   int64_t epochs = 10;

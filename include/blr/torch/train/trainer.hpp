@@ -141,7 +141,8 @@ struct TrainHooks {
 class Trainer {
  public:
   /// Builds the model (LibTorch's generator seeded with config.seed; its input and output sizes
-  /// from the data set) and the optimizer.
+  /// from the data set) or loads config.model_file's TorchScript module (from config.model_archive
+  /// when set), checks its output shape on two training examples, and builds the optimizer.
   Trainer(TrainConfig config, std::shared_ptr<const Dataset> data,
           ::at::Device device = ::at::kCPU);
   ~Trainer();
@@ -197,7 +198,7 @@ class Trainer {
   TrainConfig config_;
   std::shared_ptr<const Dataset> data_;
   ::at::Device device_;
-  std::shared_ptr<Classifier> classifier_;  // blr's built-in model of this run
+  std::shared_ptr<Classifier> classifier_;  // blr's built-in model (null for --model-file)
   Model model_;
   std::vector<std::pair<std::string, ::at::Tensor>> named_parameters_;  // for VOGN/OGN
   std::unique_ptr<::torch::optim::Optimizer> optimizer_;

@@ -1,0 +1,47 @@
+// A user's own model from a file: a TorchScript archive written in Python with
+//
+//   torch.jit.script(model).save("model.pt")
+//
+// whose forward takes one input batch and returns logits (classification: the labels' shape
+// followed by the number of classes) or the targets (regression; train/likelihood.hpp). This is
+// what `blr train|compare --model-file PATH` trains.
+//
+// The archive's bytes are read once (read_model_file) and kept by the Model
+// (Model::script_archive), so a checkpoint embeds them (checkpoint.hpp) and `blr eval` or
+// `--resume` rebuild the model without the original file. Files are bounded by kMaxModelFileBytes
+// (1 GiB), checked against the file's size before anything is read. Everything LibTorch's loader
+// throws (c10::Error, with its C++ backtrace) becomes one blr::Error sentence naming the file: not
+// a TorchScript archive (random bytes, a zip without TorchScript's records, a torch.save file), no
+// forward method, a forward that does not take exactly one input, no parameters.
+//
+// The model's forward always runs under UnoptimizedScriptExecution (nn/script_module.hpp), so that
+// VOGN/OGN/kfac read their per-example statistics off its autograd graph from the first call on.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+
+namespace blr::torch {
+
+class Model;  // nn/model.hpp (kept out: checkpoint.cpp reads the limit and is compiled as C++17 too)
+
+/// The largest model file (and archive embedded in a checkpoint) blr reads: 1 GiB.
+inline constexpr uint64_t kMaxModelFileBytes = uint64_t{1} << 30;
+
+/// The bytes of the model file `path`; a blr::Error when it cannot be read, is empty or is larger
+/// than kMaxModelFileBytes.
+std::shared_ptr<const std::string> read_model_file(const std::string& path);
+
+/// Loads the TorchScript module in `archive` (bytes of torch.jit.save); `origin` names them in
+/// messages (the file's path). A blr::Error sentence for anything that is not a module with a
+/// one-input forward and at least one parameter.
+Model load_script_model(std::shared_ptr<const std::string> archive, const std::string& origin);
+
+/// LibTorch's message of `e` reduced to one line without backtrace or TorchScript traceback
+/// (the last "...Error: ..." line of the interpreter's report, else the first line), at most 300
+/// characters, without a final period.
+std::string short_libtorch_message(const std::exception& e);
+
+}  // namespace blr::torch
