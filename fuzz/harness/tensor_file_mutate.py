@@ -4,6 +4,7 @@
 # and structured: odd dtypes, shapes, NaN/inf, huge labels, wrong types) for the replay harness.
 import io, os, random, sys
 import torch
+from byte_mutations import mutate_bytes
 out, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rng = random.Random(seed)
 torch.manual_seed(seed)
@@ -30,15 +31,6 @@ def structured():
     return saved(d)
 base = [structured() for _ in range(50)]
 for i in range(n):
-    b = bytearray(rng.choice(base) if rng.random() < 0.7 else structured())
-    for _ in range(rng.choice([0, 1, 1, 2, 4, 8])):
-        k = rng.random()
-        if not b: break
-        p = rng.randrange(len(b))
-        if k < 0.4: b[p] ^= 1 << rng.randrange(8)
-        elif k < 0.55: b[p] = rng.choice([0, 0xff, 0x7f, 0x80])
-        elif k < 0.7: del b[p:p + rng.randrange(1, 64)]
-        elif k < 0.85: b[p:p] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 16)))
-        else:
-            q = rng.randrange(len(b)); b[p:p] = b[q:q + rng.randrange(1, 32)]
-    open(f"{out}/m{i:06d}", "wb").write(bytes([rng.randrange(3)]) + bytes(b))
+    b = rng.choice(base) if rng.random() < 0.7 else structured()
+    b = mutate_bytes(rng, b, rounds=(0, 1, 1, 2, 4, 8))
+    open(f"{out}/m{i:06d}", "wb").write(bytes([rng.randrange(3)]) + b)

@@ -6,25 +6,13 @@
 # its bytes mutated, TorchScript source with tokens swapped or deleted, a pickle cut short, a record
 # dropped or duplicated), re-zipped so the zip layer accepts them and the inner readers are reached.
 import io, os, random, sys, zipfile
+from byte_mutations import mutate_bytes
 seeds, out, n, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 rng = random.Random(seed)
 os.makedirs(out, exist_ok=True)
 base = [open(os.path.join(seeds, f), "rb").read() for f in sorted(os.listdir(seeds))]
 TOKENS = [b"forward", b"self", b"Tensor", b"torch", b"(", b")", b":", b",", b"\n", b"    ",
           b"return", b"def", b"0", b"-1", b"999999999999", b"__torch__", b"List[int]", b"None"]
-
-def mutate_bytes(b):
-    b = bytearray(b)
-    for _ in range(rng.choice([1, 1, 2, 4, 8])):
-        if not b: break
-        p, k = rng.randrange(len(b)), rng.random()
-        if k < 0.4: b[p] ^= 1 << rng.randrange(8)
-        elif k < 0.55: b[p] = rng.choice([0, 0xff, 0x7f, 0x80])
-        elif k < 0.7: del b[p:p + rng.randrange(1, 64)]
-        elif k < 0.85: b[p:p] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 16)))
-        else:
-            q = rng.randrange(len(b)); b[p:p] = b[q:q + rng.randrange(1, 32)]
-    return bytes(b)
 
 def mutate_source(b):
     for _ in range(rng.choice([1, 2, 3])):
@@ -48,7 +36,7 @@ def structured(archive):
                 if k < 0.15: continue                      # record dropped
                 if name.endswith(".py"): data = mutate_source(data)
                 elif name.endswith(".pkl") and k < 0.5: data = data[: rng.randrange(len(data) + 1)]
-                else: data = mutate_bytes(data)
+                else: data = mutate_bytes(rng, data)
                 if k > 0.95: zout.writestr(name + "_copy", data)
             zout.writestr(name, data)
     return buf.getvalue()
@@ -56,7 +44,7 @@ def structured(archive):
 for i in range(n):
     b = rng.choice(base)
     try:
-        b = structured(b) if rng.random() < 0.6 else mutate_bytes(b)
+        b = structured(b) if rng.random() < 0.6 else mutate_bytes(rng, b)
     except zipfile.BadZipFile:
-        b = mutate_bytes(b)
+        b = mutate_bytes(rng, b)
     open(f"{out}/m{i:06d}", "wb").write(b)

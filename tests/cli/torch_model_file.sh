@@ -4,8 +4,9 @@
 # on a CSV regression table; VOGN, OGN and kfac train Linear/Conv modules and VOGN refuses a
 # BatchNorm and a GRU module naming the layer's parameters; checkpoints embed the module, so
 # `blr eval` and `--resume` work after the .pt file is deleted, and the resumed run is bitwise the
-# uninterrupted one; every bad model file is one sentence on stderr with exit status 2 and no
-# LibTorch backtrace.
+# uninterrupted one, and `--init` takes a checkpoint of the same module under another file name
+# (but not one of another module or of a built-in model); every bad model file is one sentence on
+# stderr with exit status 2 and no LibTorch backtrace.
 # Needs Debian's python3-torch (/usr/bin/python3, installed by scripts/setup.sh): without it this
 # test fails, as the feature cannot be checked otherwise.
 # Usage: torch_model_file.sh <path-to-blr> <source-dir>
@@ -178,6 +179,22 @@ check resumed "d['optimizers']['ivon']['parameter_digest'] == json.load(open(sys
   2>"$work/err" || { fail "eval: exit status $?"; cat "$work/err" >&2; }
 check eval "d['optimizers']['ivon']['parameter_digest'] == json.load(open(sys.argv[1].replace('eval', 'full')))['optimizers']['ivon']['parameter_digest']"
 check eval "d['optimizers']['ivon']['test']['mean'] == json.load(open(sys.argv[1].replace('eval', 'full')))['optimizers']['ivon']['test']['mean']"
+
+# ---- --init: the same module under another file name starts from the checkpoint's parameters ----
+cp "$work/mlp.pt" "$work/renamed.pt"
+"$blr" train --model-file "$work/renamed.pt" --init "$work/run/ivon.ckpt" --optimizer adamw \
+  --train-limit 256 --test-limit 128 --epochs 1 --batch-size 64 --json "$work/init.json" \
+  "${quiet[@]}" >/dev/null 2>"$work/err" || { fail "init renamed: exit status $?"; cat "$work/err" >&2; }
+# It starts where the checkpoint's 8 IVON steps left the module, below the fresh module's loss
+# (about log 10 = 2.3), which the checkpointed run started from on the same images.
+check init "d['optimizers']['adamw']['initial_loss'] < json.load(open(sys.argv[1].replace('init', 'full')))['optimizers']['ivon']['initial_loss'] - 0.1"
+expect_error init-other-module "does not fit this run's model: The saved model has no parameter" \
+  train --model-file "$work/cnn.pt" --init "$work/run/ivon.ckpt" "${small[@]}"
+"$blr" train --optimizer adamw --hidden 16 --train-limit 256 --test-limit 128 --epochs 1 \
+  --out "$work/builtin" "${quiet[@]}" >/dev/null 2>"$work/err" ||
+  { fail "built-in run: exit status $?"; cat "$work/err" >&2; }
+expect_error init-builtin "holds the built-in model 'mlp 784-16-10'" \
+  train --model-file "$work/mlp.pt" --init "$work/builtin/adamw.ckpt" "${small[@]}"
 
 # ---- bad model files and flags: one sentence, exit status 2 --------------------------------------
 expect_error missing "Cannot open the model file" train --model-file "$work/nothere.pt" "${small[@]}"

@@ -17,6 +17,7 @@
 #include "blr/model/logistic_regression.hpp"
 #include "blr/model/quadratic.hpp"
 #include "blr/model/test_functions.hpp"
+#include "error_message.hpp"
 
 namespace blr {
 namespace {
@@ -73,14 +74,7 @@ static_assert(requires(const Concrete& c, const Vector& l, const GradientOnly& f
   { c.estimate(l, f, rng) } -> std::same_as<ConcreteEstimate>;
 });
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using blr::testing::error_of;
 
 TEST(EstimatorOptions, AreValidatedWithSentences) {
   EXPECT_EQ(error_of([] { MonteCarlo<>({.samples = 0}); }),
@@ -92,7 +86,8 @@ TEST(EstimatorOptions, AreValidatedWithSentences) {
   EXPECT_NE(error_of([] { Concrete({.temperature = 0.0}); }).find("'temperature'"),
             std::string::npos);
   EXPECT_NE(error_of([] { Concrete({.samples = -2}); }).find("'samples'"), std::string::npos);
-  EXPECT_EQ(error_of([] { MonteCarlo<>({.samples = 4, .antithetic = true}); }), "no error");
+  EXPECT_EQ(error_of([] { MonteCarlo<>({.samples = 4, .antithetic = true}); }),
+            blr::testing::kNoError);
 }
 
 TEST(EstimatorOptions, MismatchedDimensionsAndNoiseAreReported) {

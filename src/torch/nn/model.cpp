@@ -116,20 +116,25 @@ void Model::load(::torch::serialize::InputArchive& archive) const {
   }
   check(script_ != nullptr, "The model is empty.");
   ::torch::NoGradGuard no_grad;
-  for (const auto& p : script_->named_parameters(true)) {
+  // Every parameter and buffer by name and shape, and nothing more: a saved model with other
+  // entries is another model.
+  std::size_t entries = 0;
+  auto restore = [&](const std::string& name, const at::Tensor& value, bool is_buffer) {
+    const char* what = is_buffer ? "buffer" : "parameter";
     ::at::Tensor saved;
-    check(archive.try_read(p.name, saved),
-          fmt::format("The saved model has no parameter '{}'.", p.name));
-    check(saved.sizes() == p.value.sizes(),
-          fmt::format("The saved parameter '{}' has another shape than the model's.", p.name));
-    p.value.copy_(saved);
-  }
-  for (const auto& b : script_->named_buffers(true)) {
-    ::at::Tensor saved;
-    check(archive.try_read(b.name, saved, /*is_buffer=*/true),
-          fmt::format("The saved model has no buffer '{}'.", b.name));
-    b.value.copy_(saved);
-  }
+    check(archive.try_read(name, saved, is_buffer),
+          fmt::format("The saved model has no {} '{}'.", what, name));
+    check(saved.sizes() == value.sizes(),
+          fmt::format("The saved {} '{}' has another shape than the model's.", what, name));
+    value.copy_(saved);
+    ++entries;
+  };
+  for (const auto& p : script_->named_parameters(true)) restore(p.name, p.value, false);
+  for (const auto& b : script_->named_buffers(true)) restore(b.name, b.value, true);
+  const std::size_t saved_entries = archive.keys().size();
+  check(saved_entries == entries,
+        fmt::format("The saved model holds {} parameters and buffers, this model {}.",
+                    saved_entries, entries));
 }
 
 }  // namespace blr::torch

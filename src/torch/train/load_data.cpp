@@ -24,7 +24,10 @@ Split only_classes(const Split& split, const at::Tensor& classes) {
   return {split.x.index_select(0, keep), split.y.index_select(0, keep)};
 }
 
-void keep_classes(Dataset& d, const std::vector<int64_t>& classes) {
+// The examples of `train_classes` in the training split and of `scored_classes` in the
+// validation and test splits.
+void keep_classes(Dataset& d, const std::vector<int64_t>& train_classes,
+                  const std::vector<int64_t>& scored_classes) {
   check(d.task == Task::kClassification,
         "Option 'classes' selects classes of a classification data set; '{}' is a regression "
         "data set.",
@@ -32,24 +35,30 @@ void keep_classes(Dataset& d, const std::vector<int64_t>& classes) {
   check(d.train.y.dim() == 1,
         "Option 'classes' needs one label per example; '{}' has labels of shape [{}] per example.",
         d.name, fmt::join(d.train.y.sizes().slice(1), ", "));
-  for (const int64_t c : classes) {
-    check(c < d.outputs, "Option 'classes' names class {}, but '{}' has classes 0 to {}.", c,
-          d.name, d.outputs - 1);
+  for (const auto* classes : {&train_classes, &scored_classes}) {
+    for (const int64_t c : *classes) {
+      check(c < d.outputs, "Option 'classes' names class {}, but '{}' has classes 0 to {}.", c,
+            d.name, d.outputs - 1);
+    }
   }
-  const auto wanted = at::tensor(classes, at::kLong);
-  d.train = only_classes(d.train, wanted);
-  d.validation = only_classes(d.validation, wanted);
-  d.test = only_classes(d.test, wanted);
-  d.test_shifted = only_classes(d.test_shifted, wanted);
-  check(d.train.size() > 0, "No training example of '{}' has a label in --classes {}.", d.name,
-        fmt::join(classes, ","));
-  check(d.test.size() > 0, "No test example of '{}' has a label in --classes {}.", d.name,
-        fmt::join(classes, ","));
+  if (!train_classes.empty()) {
+    d.train = only_classes(d.train, at::tensor(train_classes, at::kLong));
+    check(d.train.size() > 0, "No training example of '{}' has a label in --classes {}.", d.name,
+          fmt::join(train_classes, ","));
+  }
+  if (!scored_classes.empty()) {
+    const auto wanted = at::tensor(scored_classes, at::kLong);
+    d.validation = only_classes(d.validation, wanted);
+    d.test = only_classes(d.test, wanted);
+    d.test_shifted = only_classes(d.test_shifted, wanted);
+    check(d.test.size() > 0, "No test example of '{}' has a label in --classes {}.", d.name,
+          fmt::join(scored_classes, ","));
+  }
 }
 
 }  // namespace
 
-Dataset load_training_data(const TrainConfig& config) {
+Dataset load_training_data(const TrainConfig& config, const std::vector<int64_t>& scored_classes) {
   if (is_text_data(config.data)) {
     TextCorpusOptions options;
     options.source = config.data;
@@ -59,7 +68,8 @@ Dataset load_training_data(const TrainConfig& config) {
     return load_text_corpus(options);
   }
   Dataset d = load_dataset(config);  // Fashion-MNIST, a torch.save file or a CSV table
-  if (!config.classes.empty()) keep_classes(d, config.classes);
+  const auto& scored = scored_classes.empty() ? config.classes : scored_classes;
+  if (!config.classes.empty() || !scored.empty()) keep_classes(d, config.classes, scored);
   return d;
 }
 

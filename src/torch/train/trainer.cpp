@@ -244,10 +244,19 @@ RegressionMetrics Trainer::regression_score(const at::Tensor& means, const at::T
 void Trainer::start_from(const Checkpoint& checkpoint) {
   check(epoch_ == 0, "A run that has trained cannot start from another checkpoint.");
   const auto theirs = checkpoint.meta.value("model_description", std::string());
-  check(theirs == result_.model_description,
-        "The checkpoint '{}' given by --init holds the model '{}', but this run builds '{}'; "
-        "give the same --model and --hidden.",
-        checkpoint.path, theirs, result_.model_description);
+  if (classifier_) {
+    check(theirs == result_.model_description,
+          "The checkpoint '{}' given by --init holds the model '{}', but this run builds '{}'; "
+          "give the same --model and --hidden.",
+          checkpoint.path, theirs, result_.model_description);
+  } else {
+    // A TorchScript model's description names its file, which may have moved: restoring compares
+    // the parameters and buffers themselves, by name and shape, both ways (Model::load).
+    check(theirs.rfind("torchscript ", 0) == 0,
+          "The checkpoint '{}' given by --init holds the built-in model '{}', but this run trains "
+          "the TorchScript model '{}'.",
+          checkpoint.path, theirs, config_.model_file);
+  }
   checkpoint.restore_parameters(model_);
   replace_optimizer(config_.optimizer, config_.optimizer_options);  // over the new parameters
 }
