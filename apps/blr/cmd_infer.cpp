@@ -303,7 +303,7 @@ int run(const Options& o) {
   return 0;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_infer(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
       "infer",
@@ -441,7 +441,7 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->callback([o, &exit_code] { exit_code = run(*o); });
 }
 
-BLR_REGISTER_COMMAND("infer", 20, setup);
+BLR_REGISTER_COMMAND("infer", 20, setup_infer);
 
 }  // namespace
 }  // namespace blr::cli::infer

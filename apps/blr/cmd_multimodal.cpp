@@ -49,7 +49,7 @@ int run_on(const F& f, const MultimodalArgs& args) {
   return 0;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_multimodal(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<MultimodalArgs>();
   args->options.temperature = 0.05;
   auto* cmd = app.add_subcommand(
@@ -82,6 +82,6 @@ void setup(CLI::App& app, int& exit_code) {
   });
 }
 
-BLR_REGISTER_COMMAND("multimodal", 15, setup);
+BLR_REGISTER_COMMAND("multimodal", 15, setup_multimodal);
 
 }  // namespace

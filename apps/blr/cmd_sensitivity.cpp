@@ -124,7 +124,7 @@ int run(const Options& o) {
   return 0;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_sensitivity(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<Options>();
   infer::Options& f = o->fit;
   auto* cmd = app.add_subcommand(
@@ -169,7 +169,7 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->callback([o, &exit_code] { exit_code = run(*o); });
 }
 
-BLR_REGISTER_COMMAND("sensitivity", 25, setup);
+BLR_REGISTER_COMMAND("sensitivity", 25, setup_sensitivity);
 
 }  // namespace
 }  // namespace blr::cli::sensitivity

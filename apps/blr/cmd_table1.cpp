@@ -85,7 +85,7 @@ int run_table1(const std::string& json_path, const std::string& only, const std:
   return all.failures == 0 ? 0 : 1;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_table1(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("table1", "Check every Table-1 row of the BLR paper: reduction, "
                                            "deviation, PASS/FAIL (core and LibTorch layers).");
   auto json = std::make_shared<std::string>();
@@ -100,6 +100,6 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->callback([json, only, layer, &exit_code] { exit_code = run_table1(*json, *only, *layer); });
 }
 
-BLR_REGISTER_COMMAND("table1", 10, setup);
+BLR_REGISTER_COMMAND("table1", 10, setup_table1);
 
 }  // namespace

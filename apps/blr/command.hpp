@@ -36,5 +36,5 @@ inline bool register_command(std::string name, int order, CommandSetup setup) {
 #define BLR_CONCAT_INNER(a, b) a##b
 #define BLR_CONCAT(a, b) BLR_CONCAT_INNER(a, b)
 #define BLR_REGISTER_COMMAND(name, order, setup) \
-  static const bool BLR_CONCAT(blr_command_registered_, __LINE__) = \
+  static const bool BLR_CONCAT(blr_command_registered_, __COUNTER__) = \
       ::blr::cli::register_command(name, order, setup)

@@ -17,15 +17,9 @@
 namespace blr {
 namespace {
 
-Matrix random_spd(Rng& rng, Index d) {
-  Matrix a(d, d);
-  for (Index i = 0; i < a.size(); ++i) a.data()[i] = rng.normal();
-  return a * a.transpose() + Matrix::Identity(d, d);
-}
+using testing::random_spd;
 
-double max_abs(const Matrix& a) {
-  return a.cwiseAbs().maxCoeff();
-}
+using testing::max_abs;
 
 TEST(Delta, SecondOrderIsExactOnQuadratics) {
   Rng rng(1);

@@ -1,4 +1,5 @@
-// Helpers for the estimator tests: replicated estimates and their standard errors.
+// Helpers for the estimator tests: replicated estimates and their standard errors, random SPD
+// matrices, max-abs norms.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,9 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "blr/core/rng.hpp"
 #include "blr/core/types.hpp"
 
 namespace blr::testing {
+
+/// max |a_ij|.
+inline double max_abs(const Matrix& a) { return a.cwiseAbs().maxCoeff(); }
+
+/// A random symmetric positive-definite d×d matrix, AAᵀ + I with standard-normal A.
+inline Matrix random_spd(Rng& rng, Index d) {
+  Matrix a(d, d);
+  for (Index i = 0; i < a.size(); ++i) a.data()[i] = rng.normal();
+  return a * a.transpose() + Matrix::Identity(d, d);
+}
 
 /// Mean and standard error (of the mean) of R replicated vector-valued estimates.
 struct Replicates {

@@ -8,13 +8,12 @@
 #include "blr/model/logistic_regression.hpp"
 #include "blr/model/mlp.hpp"
 #include "blr/rule/gaussian_rule.hpp"
+#include "estimator/estimator_checks.hpp"
 
 namespace blr {
 namespace {
 
-double max_abs(const Matrix& a) {
-  return a.cwiseAbs().maxCoeff();
-}
+using testing::max_abs;
 
 struct Problem {
   Matrix x;

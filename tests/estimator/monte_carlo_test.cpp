@@ -18,15 +18,9 @@ namespace {
 using testing::expect_within_standard_errors;
 using testing::replicate;
 
-Matrix random_spd(Rng& rng, Index d) {
-  Matrix a(d, d);
-  for (Index i = 0; i < a.size(); ++i) a.data()[i] = rng.normal();
-  return a * a.transpose() + Matrix::Identity(d, d);
-}
+using testing::random_spd;
 
-double max_abs(const Matrix& a) {
-  return a.cwiseAbs().maxCoeff();
-}
+using testing::max_abs;
 
 Vector upper_triangle(const Matrix& h) {
   Vector out(h.rows() * (h.rows() + 1) / 2);

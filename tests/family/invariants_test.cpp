@@ -37,7 +37,7 @@ namespace {
 
 using testing::RunningStats;
 
-constexpr double kEps = std::numeric_limits<double>::epsilon();
+using testing::kEps;
 constexpr int kMembers = 3;     // random members per family
 constexpr long kDraws = 20000;  // Monte Carlo draws per check
 constexpr double kStandardErrors = 5.0;

@@ -19,7 +19,7 @@ namespace {
 
 using testing::RunningStats;
 
-constexpr double kEps = std::numeric_limits<double>::epsilon();
+using testing::kEps;
 
 Matrix random_spd(Rng& rng, Index d, double ridge) {
   Matrix a(d, d);

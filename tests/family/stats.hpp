@@ -3,10 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "blr/core/types.hpp"
 
 namespace blr::testing {
+
+/// The machine epsilon of double.
+inline constexpr double kEps = std::numeric_limits<double>::epsilon();
 
 /// Welford's running mean and variance of a vector-valued sample.
 class RunningStats {

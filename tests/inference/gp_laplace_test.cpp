@@ -52,15 +52,15 @@ TEST(GpLaplace, ModeIsTheFixedPointOfTheGradient) {
 
 /// The Laplace approximation written plainly: Newton on f with K⁻¹ formed explicitly, and eq. 3.32
 /// in its first form, log q = log p(y | f̂) − ½ f̂ᵀK⁻¹f̂ − ½ log det(I + KW).
-struct Plain {
+struct PlainLaplace {
   Vector f;
   double log_q = 0;
   Matrix k_inv;
   Vector w;
 };
-Plain plain_laplace(const Matrix& k, const Vector& y) {
+PlainLaplace plain_laplace(const Matrix& k, const Vector& y) {
   const Index n = k.rows();
-  Plain p;
+  PlainLaplace p;
   p.k_inv = k.inverse();
   p.f = Vector::Zero(n);
   p.w.resize(n);
@@ -98,7 +98,7 @@ TEST(GpLaplace, EqualsPlainNewtonAndDeterminantsOnOneToThreePoints) {
     const Vector yn = y.head(n);
     const GpLaplaceResult r = gp_laplace(k, yn, Likelihood::logistic, tight());
     ASSERT_TRUE(r.converged);
-    const Plain p = plain_laplace(k, yn);
+    const PlainLaplace p = plain_laplace(k, yn);
     // O(1) quantities from 2×2 and 3×3 inverses (condition number < 100): rounding ~1e-14.
     EXPECT_NEAR(r.log_marginal_likelihood, p.log_q, 1e-12) << n;
     EXPECT_LT((r.mode - p.f).cwiseAbs().maxCoeff(), 1e-12) << n;

@@ -14,10 +14,10 @@
 namespace blr::inference {
 namespace {
 
-constexpr double kRel = 1e-14;
+constexpr double kIntervalRel = 1e-14;
 
 void expect_rel(double got, double want) {
-  EXPECT_NEAR(got, want, kRel * std::max(1.0, std::abs(want))) << "want " << want;
+  EXPECT_NEAR(got, want, kIntervalRel * std::max(1.0, std::abs(want))) << "want " << want;
 }
 
 TEST(Intervals, GaussianZ) {

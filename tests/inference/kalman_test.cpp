@@ -70,14 +70,14 @@ TEST(Kalman, C1AsOneBatchConjugateStep) {
 }
 
 /// Textbook Kalman filter and RTS smoother (covariance form), written plainly.
-struct Plain {
+struct PlainKalman {
   std::vector<Vector> mf, mp, ms;
   std::vector<Matrix> pf, pp, ps;
   double loglik = 0;
 };
 
-Plain plain_kalman(const StateSpaceModel& s, const Matrix& y) {
-  Plain o;
+PlainKalman plain_kalman(const StateSpaceModel& s, const Matrix& y) {
+  PlainKalman o;
   const Index T = y.rows();
   Vector m = s.init_mean;
   Matrix p = s.init_cov;
@@ -109,7 +109,7 @@ Plain plain_kalman(const StateSpaceModel& s, const Matrix& y) {
 void expect_equal_to_plain(const StateSpaceModel& s, const Matrix& y, double tol) {
   KalmanResult r = kalman_filter(s, y);
   kalman_smooth(s, y, r);
-  const Plain o = plain_kalman(s, y);
+  const PlainKalman o = plain_kalman(s, y);
   EXPECT_NEAR(r.log_likelihood, o.loglik, tol * std::abs(o.loglik));
   double dev = 0;
   for (Index t = 0; t < y.rows(); ++t) {

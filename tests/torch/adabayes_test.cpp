@@ -14,13 +14,14 @@
 #include "blr/torch/optim/adabayes.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "option_helpers.hpp"
+#include "tensor_helpers.hpp"
 
 namespace blr::torch {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-::at::Tensor f64(std::vector<double> v) { return ::torch::tensor(v, ::torch::dtype(::torch::kFloat64)); }
+using ::blr::torch::testing::f64;
 
 /// One step of `opt` with the gradient `g` written into the parameter (gradients at μ).
 void step_with_gradient(MeanFieldOptimizer& opt, ::at::Tensor& p, const ::at::Tensor& g) {
@@ -57,10 +58,10 @@ TEST_P(AdaBayesPaths, FirstStepOracles) {
 }
 
 /// A 4–6–2 tanh MLP in float64 with fixed weights, and minibatches of 16 from fixed data.
-struct Problem {
+struct NetProblem {
   ::torch::nn::Sequential model;
   ::at::Tensor x, y;
-  explicit Problem(double loss_scale = 1.0) : scale(loss_scale) {
+  explicit NetProblem(double loss_scale = 1.0) : scale(loss_scale) {
     ::torch::manual_seed(3);
     model = ::torch::nn::Sequential(::torch::nn::Linear(4, 6), ::torch::nn::Functional(::torch::tanh),
                                     ::torch::nn::Linear(6, 2));
@@ -79,7 +80,7 @@ struct Problem {
 
 /// Runs `opt` on problem a and a plain update (given parameters and mean-loss gradients) on an
 /// identical problem b for `steps` steps; the largest parameter difference.
-double side_by_side(MeanFieldOptimizer& opt, Problem& a, Problem& b, int steps,
+double side_by_side(MeanFieldOptimizer& opt, NetProblem& a, NetProblem& b, int steps,
                     const std::function<void(std::vector<::at::Tensor>&, int)>& plain_step) {
   auto pa = a.model->parameters();
   auto pb = b.model->parameters();
@@ -106,7 +107,7 @@ double side_by_side(MeanFieldOptimizer& opt, Problem& a, Problem& b, int steps,
 
 // The reference code's AdaBayes, written plainly (summed-loss gradient g = B·∇ℓ̄).
 TEST_P(AdaBayesPaths, EqualsTheFilterWrittenPlainly) {
-  Problem a, b;
+  NetProblem a, b;
   const auto o = make_options<AdaBayesOptions>(
       {{"lr", 0.01}, {"lr_sgd", 0.2}, {"beta1", 0.8}, {"weight_drift", 1e-3}, {"batch_size", int64_t{16}}});
   AdaBayes opt(a.model->parameters(), o);
@@ -136,7 +137,7 @@ TEST_P(AdaBayesPaths, EqualsTheFilterWrittenPlainly) {
 
 // The reference code's AdaBayes-FP, written plainly.
 TEST_P(AdaBayesPaths, FixedPointEqualsItsEquationsWrittenPlainly) {
-  Problem a, b;
+  NetProblem a, b;
   const auto o = make_options<AdaBayesFpOptions>({{"lr", 0.01}, {"lr_sgd", 0.2}, {"beta1", 0.8},
                                                   {"beta2", 0.99}, {"eps", 1e-6},
                                                   {"weight_drift", 1e-3}, {"batch_size", int64_t{16}}});
@@ -165,7 +166,7 @@ TEST_P(AdaBayesPaths, FixedPointEqualsItsEquationsWrittenPlainly) {
 // AdaBayes-FP with no prior (lr_sgd = inf: a = 0), ε = 0 and no drift is Adam with ε = 0: L =
 // √v̂/η, and Adam is unchanged by the gradient's scale B = 16 (a power of two: exact).
 TEST_P(AdaBayesPaths, FixedPointWithoutPriorIsAdam) {
-  Problem a, b;
+  NetProblem a, b;
   const auto o = make_options<AdaBayesFpOptions>({{"lr", 0.01}, {"lr_sgd", kInf}, {"eps", 0.0},
                                                   {"weight_drift", 0.0}, {"batch_size", int64_t{16}}});
   AdaBayesFp opt(a.model->parameters(), o);
@@ -182,7 +183,7 @@ TEST_P(AdaBayesPaths, FixedPointWithoutPriorIsAdam) {
 // two differ by c·ηΔ, at the first step c·η·sign(g) (Δ = g/|g| when ε = 0).
 TEST_P(AdaBayesPaths, FixedPointWithoutPriorIsAdamWWithTheDecayAfterTheStep) {
   const double eta = 0.01, c = 1e-3;
-  Problem a, b;
+  NetProblem a, b;
   const auto o = make_options<AdaBayesFpOptions>({{"lr", eta}, {"lr_sgd", kInf}, {"eps", 0.0},
                                                   {"weight_drift", c}, {"batch_size", int64_t{16}}});
   AdaBayesFp opt(a.model->parameters(), o);
@@ -219,7 +220,7 @@ TEST_P(AdaBayesPaths, FixedPointWithoutPriorIsAdamWWithTheDecayAfterTheStep) {
 /// Steps `opt` on a problem whose loss is scaled so that g²σ² is small, compares every step's
 /// displacement Δ with SGD's lr_sgd·ĝ from the same point, and returns the largest ratio of
 /// |Δ − lr_sgd·ĝ|/|lr_sgd·ĝ| (less the rounding of reading Δ off θ) to `bound(t, max g²)`.
-double sgd_limit_ratio(MeanFieldOptimizer& opt, Problem& p, double lr_sgd, double batch,
+double sgd_limit_ratio(MeanFieldOptimizer& opt, NetProblem& p, double lr_sgd, double batch,
                        const std::function<double(int, double)>& bound) {
   auto ps = p.model->parameters();
   double worst = 0.0, g2_max = 0.0;
@@ -255,7 +256,7 @@ double sgd_limit_ratio(MeanFieldOptimizer& opt, Problem& p, double lr_sgd, doubl
 // L ≤ 2a + v̂/(4η²a) (√(a² + x) ≤ a + x/2a) with v̂ ≤ G, so r ≤ G/(4η²a²).
 TEST_P(AdaBayesPaths, SmallGradientsGiveSgdWithLearningRateLrSgd) {
   {
-    Problem p(1e-3);
+    NetProblem p(1e-3);
     const auto o = make_options<AdaBayesOptions>(
         {{"lr_sgd", 0.1}, {"beta1", 0.0}, {"weight_drift", 0.0}, {"batch_size", int64_t{4}}});
     AdaBayes opt(p.model->parameters(), o);
@@ -265,7 +266,7 @@ TEST_P(AdaBayesPaths, SmallGradientsGiveSgdWithLearningRateLrSgd) {
               1.0);
   }
   {
-    Problem p(1e-5);
+    NetProblem p(1e-5);
     const auto o = make_options<AdaBayesFpOptions>({{"lr_sgd", 0.1}, {"beta1", 0.0}, {"eps", 0.0},
                                                     {"weight_drift", 0.0}, {"batch_size", int64_t{4}}});
     AdaBayesFp opt(p.model->parameters(), o);

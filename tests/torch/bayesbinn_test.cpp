@@ -25,29 +25,28 @@
 #include "blr/torch/predictive.hpp"
 #include "option_helpers.hpp"
 #include "synthetic_data.hpp"
+#include "tensor_helpers.hpp"
 
 namespace {
 
-constexpr blr::Index kN = 300, kD = 6;
-const auto kF64 = ::torch::dtype(::torch::kFloat64);
+constexpr blr::Index kExamples = 300, kFeatures = 6;
+using ::blr::torch::testing::kF64;
 
-::at::Tensor to_tensor(const blr::Vector& v) {
-  return ::torch::from_blob(blr::Vector(v).data(), {v.size()}, kF64).clone();
-}
+using ::blr::torch::testing::to_tensor;
 
 /// Logistic regression with binary weights: Σ_i ℓ_i for the core, the mean BCE for LibTorch.
-struct Problem {
-  blr::Matrix x{kN, kD};
-  blr::Vector y{kN};
+struct BinaryProblem {
+  blr::Matrix x{kExamples, kFeatures};
+  blr::Vector y{kExamples};
   ::at::Tensor inputs, targets;
-  Problem() {
+  BinaryProblem() {
     blr::Rng data(11);
-    for (blr::Index i = 0; i < kN; ++i) {
-      for (blr::Index j = 0; j < kD; ++j) x(i, j) = data.normal();
+    for (blr::Index i = 0; i < kExamples; ++i) {
+      for (blr::Index j = 0; j < kFeatures; ++j) x(i, j) = data.normal();
       const double z = x(i, 0) - x(i, 1) + x(i, 2) + x(i, 3) - x(i, 4) + x(i, 5);
       y[i] = data.uniform() < 1.0 / (1.0 + std::exp(-z)) ? 1.0 : 0.0;
     }
-    inputs = ::torch::from_blob(blr::Matrix(x.transpose()).data(), {kN, kD}, kF64).clone();
+    inputs = ::torch::from_blob(blr::Matrix(x.transpose()).data(), {kExamples, kFeatures}, kF64).clone();
     targets = to_tensor(y);
   }
   void backward(::torch::optim::Optimizer& opt, const ::at::Tensor& w) const {
@@ -74,7 +73,7 @@ class BayesBinnParity : public ::testing::TestWithParam<ParityCase> {};
 
 TEST_P(BayesBinnParity, TorchEqualsCorePresetOnTheSameDraws) {
   const ParityCase c = GetParam();
-  const Problem problem;
+  const BinaryProblem problem;
   const blr::LogisticRegression sum_loss(problem.x, problem.y);
   blr::BayesBinnOptions core;
   core.lr = 0.003;  // keeps |λ| ≲ 5: the relaxation far from saturation (see the tolerance above)
@@ -84,13 +83,13 @@ TEST_P(BayesBinnParity, TorchEqualsCorePresetOnTheSameDraws) {
   core.prior_natural = c.prior;
   const blr::BayesBinn preset(core);
   blr::Rng init(3);
-  const blr::Vector lambda0 = 2.0 * init.normal_vector(kD);
+  const blr::Vector lambda0 = 2.0 * init.normal_vector(kFeatures);
   blr::BernoulliState state{lambda0, {}, 0};
 
   blr::torch::BayesBinnOptions options;
   static_cast<blr::BayesBinnOptions&>(options) = core;  // one options struct in both layers
-  options.ess = static_cast<double>(kN);
-  ::at::Tensor w = ::torch::zeros({kD}, kF64).requires_grad_();
+  options.ess = static_cast<double>(kExamples);
+  ::at::Tensor w = ::torch::zeros({kFeatures}, kF64).requires_grad_();
   blr::torch::BayesBinn opt({w}, options);
   opt.set_natural({to_tensor(lambda0)});
 
@@ -99,8 +98,8 @@ TEST_P(BayesBinnParity, TorchEqualsCorePresetOnTheSameDraws) {
   for (int t = 0; t < 25; ++t) {
     preset.step(state, sum_loss, core_noise);
     for (int k = 0; k < c.samples; ++k) {
-      blr::Vector u(kD);
-      for (blr::Index j = 0; j < kD; ++j) u[j] = torch_noise.uniform();
+      blr::Vector u(kFeatures);
+      for (blr::Index j = 0; j < kFeatures; ++j) u[j] = torch_noise.uniform();
       opt.sample_parameters(true, {to_tensor(u)});
       problem.backward(opt, w);
       opt.restore_parameters();
@@ -109,7 +108,7 @@ TEST_P(BayesBinnParity, TorchEqualsCorePresetOnTheSameDraws) {
     deviation = std::max(deviation, relative_deviation(opt.natural()[0], state.natural));
     largest = std::max(largest, state.natural.cwiseAbs().maxCoeff());
     // At rest the parameters are the binary weights sign(λ).
-    for (blr::Index j = 0; j < kD; ++j) {
+    for (blr::Index j = 0; j < kFeatures; ++j) {
       ASSERT_EQ(w[j].item<double>(), state.natural[j] > 0 ? 1.0 : -1.0);
     }
   }
@@ -283,10 +282,10 @@ TEST(Ste, LearnsABinaryNetworkAndStepsLikeAdamOnTheLatents) {
 }
 
 TEST(BayesBinn, StateRoundTripContinuesIdentically) {
-  const Problem problem;
+  const BinaryProblem problem;
   auto options = blr::torch::make_options<blr::torch::BayesBinnOptions>(
       {{"lr", 0.01}, {"ess", 300.0}, {"beta1", 0.5}, {"temperature", 1.0}, {"seed", 5}});
-  ::at::Tensor w = ::torch::zeros({kD}, kF64).requires_grad_();
+  ::at::Tensor w = ::torch::zeros({kFeatures}, kF64).requires_grad_();
   blr::torch::BayesBinn opt({w}, options);
   auto run = [&](blr::torch::BayesBinn& o, ::at::Tensor& p) {
     blr::torch::SampledParameters sample(o, true);
@@ -300,7 +299,7 @@ TEST(BayesBinn, StateRoundTripContinuesIdentically) {
   opt.save(out);
   std::stringstream buffer;
   out.save_to(buffer);
-  ::at::Tensor v = ::torch::zeros({kD}, kF64).requires_grad_();
+  ::at::Tensor v = ::torch::zeros({kFeatures}, kF64).requires_grad_();
   blr::torch::BayesBinn restored({v}, options);
   ::torch::serialize::InputArchive in;
   in.load_from(buffer);
@@ -309,7 +308,7 @@ TEST(BayesBinn, StateRoundTripContinuesIdentically) {
   EXPECT_TRUE(v.equal(w));
   EXPECT_EQ(restored.step_count(), 3);
   // Same uniforms: the next step is identical (the averages were restored too).
-  const std::vector<::at::Tensor> u{::torch::rand({kD}, kF64)};
+  const std::vector<::at::Tensor> u{::torch::rand({kFeatures}, kF64)};
   for (auto* o : {&opt, &restored}) {
     ::at::Tensor& p = o == &opt ? w : v;
     o->sample_parameters(true, u);

@@ -21,23 +21,17 @@
 #include "blr/torch/regression_metrics.hpp"
 #include "blr/torch/train/likelihood.hpp"
 #include "blr/torch/train/trainer.hpp"
+#include "error_message.hpp"
 
 namespace blr::torch {
 namespace {
 namespace fs = std::filesystem;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using blr::testing::error_of;
 
-#define EXPECT_ERROR(statement, text)                                              \
-  do {                                                                             \
-    const std::string message_ = error_of([&] { statement; });                     \
+#define EXPECT_ERROR(statement, text)                                             \
+  do {                                                                            \
+    const std::string message_ = error_of([&] { statement; });                    \
     EXPECT_NE(message_.find(text), std::string::npos) << "message: " << message_; \
   } while (0)
 
@@ -46,7 +40,8 @@ std::string saved(const c10::Dict<std::string, at::Tensor>& dict) {
   return std::string(bytes.begin(), bytes.end());
 }
 
-c10::Dict<std::string, at::Tensor> dict(std::initializer_list<std::pair<std::string, at::Tensor>> items) {
+c10::Dict<std::string, at::Tensor> dict(
+    std::initializer_list<std::pair<std::string, at::Tensor>> items) {
   c10::Dict<std::string, at::Tensor> d;
   for (const auto& [k, v] : items) d.insert(k, v);
   return d;
@@ -67,7 +62,8 @@ TEST(Regression, MetricsMatchHandValues) {
   EXPECT_DOUBLE_EQ(m.coverage[3], 2.0 / 3.0);
   EXPECT_NEAR(m.miscalibration,
               (std::abs(1 / 3.0 - 0.5) + std::abs(2 / 3.0 - 0.8) + std::abs(2 / 3.0 - 0.9) +
-               std::abs(2 / 3.0 - 0.95)) / 4,
+               std::abs(2 / 3.0 - 0.95)) /
+                  4,
               1e-12);
   EXPECT_DOUBLE_EQ(m.predictive_std, 1.0);
   // Mixture of N(−1, 1) and N(1, 1) at y = 0: both densities are φ(1), so the NLL is
@@ -83,10 +79,10 @@ TEST(Regression, MetricsMatchHandValues) {
   EXPECT_NEAR(regression_metrics(far, at::zeros({1}, at::kDouble), {1.0}, true).nll,
               0.5 * kLog2Pi + 4.5, 1e-12);
   // σ scales: N(y; 0, 2²) at y = 2 has NLL ½log2π + log 2 + ½.
-  EXPECT_NEAR(regression_metrics(at::zeros({1}, at::kDouble), at::tensor({2.0}, at::kDouble),
-                                 {2.0}, false)
-                  .nll,
-              0.5 * kLog2Pi + std::log(2.0) + 0.5, 1e-12);
+  EXPECT_NEAR(
+      regression_metrics(at::zeros({1}, at::kDouble), at::tensor({2.0}, at::kDouble), {2.0}, false)
+          .nll,
+      0.5 * kLog2Pi + std::log(2.0) + 0.5, 1e-12);
   EXPECT_THROW(regression_metrics(at::zeros({3}), y, {0.0}, false), Error);
 }
 
@@ -95,8 +91,7 @@ TEST(Regression, GaussianLossIsTheMeanNll) {
   const auto f = at::tensor({0.0f, 0.0f}).reshape({2, 1});  // (N, 1) outputs for (N) targets
   const double sigma = 0.5;
   // ½ (1/0.5)² + log 0.5 + ½ log 2π, the same for both targets.
-  EXPECT_NEAR(gaussian_loss(f, y, sigma).item<double>(), 2.0 + std::log(0.5) + 0.5 * kLog2Pi,
-              1e-6);
+  EXPECT_NEAR(gaussian_loss(f, y, sigma).item<double>(), 2.0 + std::log(0.5) + 0.5 * kLog2Pi, 1e-6);
   EXPECT_ERROR(gaussian_loss(at::zeros({2, 3}), y, 1.0), "returns shape [2, 3]");
 }
 
@@ -128,15 +123,16 @@ TEST(TensorFile, ReadsADictAndInfersTheTask) {
   EXPECT_EQ(r.task, Task::kRegression);
   EXPECT_EQ(r.outputs, 1);
   // Whole-number floats are labels when the task says so.
-  auto c = parse_tensor_file(saved(dict({{"x", x}, {"y", y.to(at::kFloat)}})), "c.pt",
-                             "classification");
+  auto c =
+      parse_tensor_file(saved(dict({{"x", x}, {"y", y.to(at::kFloat)}})), "c.pt", "classification");
   EXPECT_TRUE(at::equal(c.train.y, y));
 }
 
 TEST(TensorFile, ErrorsAreSentencesNamingTheProblem) {
   const auto x = at::randn({6, 2});
   const auto y = at::tensor({0, 1, 0, 1, 0, 1}, at::kLong);
-  EXPECT_ERROR(parse_tensor_file("not a zip", "junk.pt"), "is not a data set written by torch.save");
+  EXPECT_ERROR(parse_tensor_file("not a zip", "junk.pt"),
+               "is not a data set written by torch.save");
   EXPECT_ERROR(parse_tensor_file(saved(dict({{"x", x}})), "a.pt"), "has no key 'y'");
   EXPECT_ERROR(parse_tensor_file(saved(dict({{"x", x}, {"y", y}, {"w", y}})), "a.pt"),
                "key 'w' that blr does not read");

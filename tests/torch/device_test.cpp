@@ -22,6 +22,7 @@
 #include "blr/torch/train/trainer.hpp"
 #include "torch/option_helpers.hpp"
 #include "torch/synthetic_data.hpp"
+#include "tensor_helpers.hpp"
 
 namespace blr::torch {
 namespace {
@@ -40,15 +41,9 @@ class OnDevice : public ::testing::TestWithParam<std::string> {
   }
 };
 
-double max_abs_diff(const ::at::Tensor& a, const ::at::Tensor& b) {
-  return (a.detach().cpu() - b.detach().cpu()).abs().max().item<double>();
-}
+using ::blr::torch::testing::max_abs_diff;
 
-/// A separable quadratic with varied curvature, as a mean loss over 5000 coordinates.
-::at::Tensor quadratic(const ::at::Tensor& theta) {
-  const auto a = ::torch::linspace(0.5, 3.0, theta.numel(), theta.options());
-  return (0.5 * a * (theta - 1).square()).sum();
-}
+using ::blr::torch::testing::quadratic;
 
 /// Runs `steps` steps of `opt` (over parameter `theta`) with the given draws (2 per step).
 void run_with_draws(MeanFieldOptimizer& opt, ::at::Tensor& theta,

@@ -183,21 +183,21 @@ TEST(Distributed, VadamOnTwoRanksEqualsOneProcessWithTwoSamples) {
 
 // Softmax regression, B = 64 examples, one AdamW step: one process on the whole batch vs two
 // ranks on 32 rows each with their gradients all-reduced as ½∇ℓ̄₀ + ½∇ℓ̄₁.
-struct Regression {
+struct LinearRegressionData {
   ::at::Tensor x, y;
   static constexpr int64_t kB = 64, kD = 5, kK = 3;
-  Regression() {
+  LinearRegressionData() {
     auto gen = ::at::make_generator<::at::CPUGeneratorImpl>(7);
     x = ::at::randn({kB, kD}, gen, ::at::kDouble);
     y = ::at::randint(kK, {kB}, gen, ::at::kLong);
   }
 };
 
-std::vector<::at::Tensor> adamw_step(const Regression& data, ProcessGroup* group) {
-  auto w = (::at::arange(Regression::kK * Regression::kD, ::at::kDouble) * 0.05 - 0.3)
-               .reshape({Regression::kK, Regression::kD})
+std::vector<::at::Tensor> adamw_step(const LinearRegressionData& data, ProcessGroup* group) {
+  auto w = (::at::arange(LinearRegressionData::kK * LinearRegressionData::kD, ::at::kDouble) * 0.05 - 0.3)
+               .reshape({LinearRegressionData::kK, LinearRegressionData::kD})
                .requires_grad_();
-  auto b = ::at::zeros({Regression::kK}, ::at::kDouble).requires_grad_();
+  auto b = ::at::zeros({LinearRegressionData::kK}, ::at::kDouble).requires_grad_();
   const double lr = 0.01, eps = 1e-3;
   ::torch::optim::AdamW opt({w, b}, ::torch::optim::AdamWOptions(lr).eps(eps));
   ::at::Tensor x = data.x, y = data.y;
@@ -207,7 +207,7 @@ std::vector<::at::Tensor> adamw_step(const Regression& data, ProcessGroup* group
     parallel = std::make_unique<DataParallel>(std::shared_ptr<Communicator>(group, [](auto*) {}),
                                               Split::kData);
     parallel->attach(opt);
-    share = parallel->share(Regression::kB);
+    share = parallel->share(LinearRegressionData::kB);
     x = x.slice(0, share.begin, share.end);
     y = y.slice(0, share.begin, share.end);
   }
@@ -229,24 +229,24 @@ std::vector<::at::Tensor> adamw_step(const Regression& data, ProcessGroup* group
 // (m̂ = g, v̂ = g²) and |d/dg g/(|g| + ε)| = ε/(|g| + ε)² ≤ 1/ε, so the parameters differ by at most
 // lr·|δg|/ε, plus the rounding of the same ~10 operations on each side: 2 · 10u · (lr + |θ|).
 TEST(Distributed, AdamWOnTwoRanksWithHalfTheBatchEqualsOneProcessWithAll) {
-  const Regression data;
+  const LinearRegressionData data;
   const auto one = adamw_step(data, nullptr);
   std::vector<std::vector<::at::Tensor>> ranks(2);
   run_ranks("adamw", 2, milliseconds(30000), ProcessGroup::kDefaultBucketBytes,
             [&](ProcessGroup& g) { ranks[g.rank()] = adamw_step(data, &g); });
   // S from the initial parameters (as adamw_step sets them).
-  const auto w0 = (::at::arange(Regression::kK * Regression::kD, ::at::kDouble) * 0.05 - 0.3)
-                      .reshape({Regression::kK, Regression::kD});
+  const auto w0 = (::at::arange(LinearRegressionData::kK * LinearRegressionData::kD, ::at::kDouble) * 0.05 - 0.3)
+                      .reshape({LinearRegressionData::kK, LinearRegressionData::kD});
   const auto z = data.x.matmul(w0.t());
   const auto p = ::at::softmax(z, 1);
-  const auto r = (p + ::at::one_hot(data.y, Regression::kK).to(::at::kDouble)) *
+  const auto r = (p + ::at::one_hot(data.y, LinearRegressionData::kK).to(::at::kDouble)) *
                  (1 + 2 * std::get<0>(z.abs().max(1, true)));
   const double u = std::ldexp(1.0, -53);
-  const double n = Regression::kB + Regression::kD + 16;
+  const double n = LinearRegressionData::kB + LinearRegressionData::kD + 16;
   const double gamma = n * u / (1 - n * u);
   const double lr = 0.01, eps = 1e-3;
-  const std::vector<::at::Tensor> s = {r.t().matmul(data.x.abs()) / Regression::kB,
-                                       r.sum(0) / Regression::kB};
+  const std::vector<::at::Tensor> s = {r.t().matmul(data.x.abs()) / LinearRegressionData::kB,
+                                       r.sum(0) / LinearRegressionData::kB};
   for (size_t k = 0; k < 2; ++k) {
     const auto bound = lr * 2 * gamma * s[k] / eps + 20 * u * (lr + one[k].abs());
     for (int rank = 0; rank < 2; ++rank) {
@@ -259,9 +259,9 @@ TEST(Distributed, AdamWOnTwoRanksWithHalfTheBatchEqualsOneProcessWithAll) {
   }
   // The bound has power: one rank's half of the batch alone moves the parameters far outside it.
   const auto half = [&] {
-    Regression h = data;
-    h.x = data.x.slice(0, 0, Regression::kB / 2).repeat({2, 1});
-    h.y = data.y.slice(0, 0, Regression::kB / 2).repeat({2});
+    LinearRegressionData h = data;
+    h.x = data.x.slice(0, 0, LinearRegressionData::kB / 2).repeat({2, 1});
+    h.y = data.y.slice(0, 0, LinearRegressionData::kB / 2).repeat({2});
     return adamw_step(h, nullptr);
   }();
   EXPECT_GT((half[0] - one[0]).abs().max().item<double>(), 1e3 * lr * 2 * gamma / eps);

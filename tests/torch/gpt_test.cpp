@@ -15,6 +15,7 @@
 #include "blr/torch/nn/gpt.hpp"
 #include "model_training.hpp"
 #include "per_example_reference.hpp"
+#include "error_message.hpp"
 
 namespace blr::torch {
 namespace {
@@ -28,14 +29,7 @@ GptOptions tiny(int64_t context = 8, int64_t layers = 2, int64_t heads = 2, int6
   return o;
 }
 
-void expect_error(const std::function<void()>& run, const std::string& part) {
-  try {
-    run();
-    ADD_FAILURE() << "no blr::Error thrown";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
+using ::blr::testing::expect_error;
 
 TEST(Gpt, ShapesAndOptionErrors) {
   ::torch::manual_seed(0);

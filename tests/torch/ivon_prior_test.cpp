@@ -14,19 +14,14 @@
 #include "blr/torch/optim/ivon.hpp"
 #include "blr/torch/optim/vadam.hpp"
 #include "option_helpers.hpp"
+#include "tensor_helpers.hpp"
 
 namespace blr::torch {
 namespace {
 
-::at::Tensor f64(std::vector<double> v) {
-  return ::torch::tensor(v, ::torch::dtype(::torch::kFloat64));
-}
+using ::blr::torch::testing::f64;
 
-/// loss = mean_i ½ a_i (θ_i − 1)² · n, a ∈ [0.5, 3].
-::at::Tensor quadratic(const ::at::Tensor& theta) {
-  const auto a = ::torch::linspace(0.5, 3.0, theta.numel(), theta.options());
-  return (0.5 * a * (theta - 1).square()).sum();
-}
+using ::blr::torch::testing::quadratic;
 
 /// `steps` steps of `opt.training_samples()` samples each with the given draws (one per sample).
 void train(Ivon& opt, ::at::Tensor& theta, const std::vector<::at::Tensor>& noise, int steps,

@@ -16,14 +16,15 @@
 #include "blr/torch/optim/squared_gradients.hpp"
 #include "blr/torch/optim/vogn.hpp"
 #include "option_helpers.hpp"
+#include "tensor_helpers.hpp"
 
 namespace blr::torch {
 namespace {
 
 namespace F = ::torch::nn::functional;
-const auto kF64 = ::torch::dtype(::torch::kFloat64);
+using ::blr::torch::testing::kF64;
 
-double max_abs(const ::at::Tensor& t) { return t.abs().max().item<double>(); }
+using ::blr::torch::testing::max_abs;
 
 /// |got − expected| ≤ relative·max|expected| entrywise. Float64: each factor entry is a sum of at
 /// most a few hundred products formed in another order than the reference's, so its relative

@@ -38,6 +38,8 @@
 #include "blr/torch/nn/model.hpp"
 #include "blr/torch/optim/laplace.hpp"
 #include "option_helpers.hpp"
+#include "logistic_as_softmax.hpp"
+#include "tensor_helpers.hpp"
 
 namespace {
 
@@ -49,11 +51,9 @@ using blr::torch::LaplacePosterior;
 using blr::torch::LaplacePosteriorOptions;
 using blr::torch::LaplaceStructure;
 using blr::torch::LaplaceSubset;
-const auto kF64 = ::torch::dtype(::torch::kFloat64);
+using ::blr::torch::testing::kF64;
 
-double max_abs_diff(const ::at::Tensor& a, const ::at::Tensor& b) {
-  return (a - b).abs().max().item<double>();
-}
+using ::blr::torch::testing::max_abs_diff;
 
 /// Linear(3→4) → tanh → Linear(4→3), keeping each layer's input and output.
 struct Mlp : ::torch::nn::Module {
@@ -286,16 +286,7 @@ TEST(KroneckerLaplacePosterior, SampleMomentsMatchTheCovariance) {
 // A logistic model as two logits [0, xᵀw] with ONE example: the K-FAC factors are exact
 // (A = xxᵀ, G = σ(1−σ)), so N·(G ⊗ A) + δI is the core's Hessian of −log p(w|D) and log Z(δ) its
 // Laplace evidence.
-struct LogisticAsSoftmaxImpl : ::torch::nn::Module {
-  explicit LogisticAsSoftmaxImpl(int64_t dim)
-      : linear(register_module("linear", ::torch::nn::Linear(::torch::nn::LinearOptions(dim, 1).bias(false)))) {}
-  ::at::Tensor forward(const ::at::Tensor& x) {
-    const auto a = linear->forward(x);
-    return ::torch::cat({::torch::zeros_like(a), a}, 1);
-  }
-  ::torch::nn::Linear linear;
-};
-TORCH_MODULE(LogisticAsSoftmax);
+using ::blr::torch::testing::LogisticAsSoftmax;
 
 TEST(KroneckerLaplacePosterior, OneExampleLinearModelIsTheCoresFullLaplace) {
   const double delta = 0.7;

@@ -30,12 +30,14 @@
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/train/config.hpp"
 #include "option_helpers.hpp"
+#include "logistic_as_softmax.hpp"
+#include "tensor_helpers.hpp"
 
 namespace {
 
 using blr::torch::LaplaceCurvature;
 using blr::torch::LaplaceSubset;
-const auto kF64 = ::torch::dtype(::torch::kFloat64);
+using ::blr::torch::testing::kF64;
 
 struct TinyData {
   ::at::Tensor x, y;
@@ -85,9 +87,7 @@ std::vector<::at::Tensor> reference_curvature(::torch::nn::Sequential& net, cons
   return sum;
 }
 
-double max_abs_diff(const ::at::Tensor& a, const ::at::Tensor& b) {
-  return (a - b).abs().max().item<double>();
-}
+using ::blr::torch::testing::max_abs_diff;
 
 TEST(LaplaceFit, GaussNewtonAndEmpiricalFisherMatchPerExampleJacobians) {
   const auto data = tiny_data();
@@ -134,17 +134,7 @@ TEST(LaplaceFit, LastLayerIsTheLastModulesWeightsAndMatchesTheReference) {
   }
 }
 
-/// Binary logistic regression as a two-logit classifier: f(x) = [0, xᵀw], softmax → σ(xᵀw).
-struct LogisticAsSoftmaxImpl : ::torch::nn::Module {
-  explicit LogisticAsSoftmaxImpl(int64_t d)
-      : linear(register_module("linear", ::torch::nn::Linear(::torch::nn::LinearOptions(d, 1).bias(false)))) {}
-  ::at::Tensor forward(const ::at::Tensor& x) {
-    const auto a = linear->forward(x);
-    return ::torch::cat({::torch::zeros_like(a), a}, 1);
-  }
-  ::torch::nn::Linear linear;
-};
-TORCH_MODULE(LogisticAsSoftmax);
+using ::blr::torch::testing::LogisticAsSoftmax;
 
 struct LogisticProblem {
   blr::Matrix x;

@@ -18,10 +18,11 @@
 #include "blr/torch/predictive.hpp"
 #include "option_helpers.hpp"
 #include "synthetic_data.hpp"
+#include "tensor_helpers.hpp"
 
 namespace {
 
-const auto kF64 = ::torch::dtype(::torch::kFloat64);
+using ::blr::torch::testing::kF64;
 
 /// A two-layer network's loss on fixed data, weights W1 [4, 3], b1 [4], W2 [2, 4].
 struct Net {

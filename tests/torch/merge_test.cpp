@@ -11,11 +11,12 @@
 #include "blr/core/error.hpp"
 #include "blr/inference/gaussian_natural.hpp"
 #include "blr/inference/merge.hpp"
+#include "tensor_helpers.hpp"
 
 namespace blr::torch {
 namespace {
 
-constexpr double kEps = std::numeric_limits<double>::epsilon();
+using ::blr::torch::testing::kEps;
 
 at::Tensor vec(std::vector<double> v, at::ScalarType type = at::kDouble) {
   return at::tensor(v, at::kDouble).to(type);

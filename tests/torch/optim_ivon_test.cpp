@@ -10,15 +10,14 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/ivon.hpp"
 #include "option_helpers.hpp"
+#include "tensor_helpers.hpp"
 
 namespace blr::torch {
 namespace {
 
 using ::torch::optim::OptimizerParamGroup;
 
-::at::Tensor f64(std::vector<double> v) {
-  return ::torch::tensor(v, ::torch::dtype(::torch::kFloat64));
-}
+using ::blr::torch::testing::f64;
 
 /// One IVON step on loss(θ) (the mean loss) with the given standard-normal draws.
 void step_with_noise(Ivon& opt, const std::vector<::at::Tensor>& eps,

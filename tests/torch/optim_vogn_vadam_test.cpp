@@ -13,19 +13,16 @@
 #include "blr/torch/optim/vadam.hpp"
 #include "blr/torch/optim/vogn.hpp"
 #include "option_helpers.hpp"
+#include "tensor_helpers.hpp"
 
 namespace blr::torch {
 namespace {
 
 namespace F = ::torch::nn::functional;
 
-::at::Tensor f64(std::vector<double> v) {
-  return ::torch::tensor(v, ::torch::dtype(::torch::kFloat64));
-}
+using ::blr::torch::testing::f64;
 
-double max_abs(const ::at::Tensor& t) {
-  return t.abs().max().item<double>();
-}
+using ::blr::torch::testing::max_abs;
 
 class VognVadamPaths : public ::testing::TestWithParam<bool> {};  // fused kernels or tensor ops
 

@@ -17,19 +17,20 @@
 #include "blr/torch/optim/per_example.hpp"
 #include "blr/torch/optim/vadam.hpp"
 #include "blr/torch/optim/vogn.hpp"
+#include "tensor_helpers.hpp"
 
 namespace {
 
 constexpr blr::Index kN = 300, kD = 6;
 constexpr int kSteps = 40;
-const auto kF64 = ::torch::dtype(::torch::kFloat64);
+using ::blr::torch::testing::kF64;
 
 /// A logistic-regression problem in both layers: Σ_i ℓ_i for the core, mean BCE for LibTorch.
-struct Problem {
+struct ParityProblem {
   blr::Matrix x;
   blr::Vector y;
   ::at::Tensor inputs, targets;
-  Problem() : x(kN, kD), y(kN) {
+  ParityProblem() : x(kN, kD), y(kN) {
     blr::Rng data(5);
     for (blr::Index i = 0; i < kN; ++i) {
       x(i, 0) = 1.0;
@@ -55,9 +56,7 @@ struct Problem {
   }
 };
 
-::at::Tensor to_tensor(const blr::Vector& v) {
-  return ::torch::from_blob(blr::Vector(v).data(), {v.size()}, kF64).clone();
-}
+using ::blr::torch::testing::to_tensor;
 
 double max_diff(const ::at::Tensor& t, const blr::Vector& v) {
   double d = 0.0;
@@ -79,7 +78,7 @@ double max_relative_diff(const ::at::Tensor& t, const blr::Vector& v) {
 template <class CoreStep>
 double run_parity(blr::torch::MeanFieldOptimizer& opt, ::at::Tensor& theta, bool fused,
                   bool perturbs, const CoreStep& core_step) {
-  const Problem problem;
+  const ParityProblem problem;
   opt.set_fused_kernels(fused);
   blr::Rng noise(7);
   double deviation = 0.0;
@@ -102,7 +101,7 @@ double run_parity(blr::torch::MeanFieldOptimizer& opt, ::at::Tensor& theta, bool
 class Parity : public ::testing::TestWithParam<bool> {};  // fused kernels or tensor ops
 
 TEST_P(Parity, Ivon) {
-  const Problem problem;
+  const ParityProblem problem;
   const blr::LogisticRegression sum_loss = problem.sum_loss();
   blr::IvonOptions core;
   core.lr = 0.05;
@@ -128,7 +127,7 @@ TEST_P(Parity, Ivon) {
 
 template <class Optimizer, class TorchOptions>
 void vogn_parity(bool sample, bool fused) {
-  const Problem problem;
+  const ParityProblem problem;
   const blr::LogisticRegression sum_loss = problem.sum_loss();  // full batch: example_scale 1
   blr::VognOptions core;
   core.lr = 0.5;
@@ -155,7 +154,7 @@ TEST_P(Parity, Vogn) { vogn_parity<blr::torch::Vogn, blr::torch::VognOptions>(tr
 TEST_P(Parity, Ogn) { vogn_parity<blr::torch::Ogn, blr::torch::OgnOptions>(false, GetParam()); }
 
 TEST_P(Parity, Vadam) {
-  const Problem problem;
+  const ParityProblem problem;
   const blr::LogisticRegression sum_loss = problem.sum_loss();
   struct MeanLoss {  // Vadam's core preset works on the mean loss, as the optimizer does
     const blr::LogisticRegression& sum;

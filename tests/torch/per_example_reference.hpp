@@ -15,6 +15,16 @@
 
 namespace blr::torch::testing {
 
+/// A non-quadratic loss of each example's output: ℓ_i = Σ (tanh z + 0.3 z²) over its entries.
+inline ::at::Tensor example_losses(const ::at::Tensor& z) {
+  return (z.tanh() + 0.3 * z.square()).flatten(1).sum(1);
+}
+
+/// Cross-entropy of every token, averaged over each example's tokens: logits M×T×V, targets M×T.
+inline ::at::Tensor token_losses(const ::at::Tensor& logits, const ::at::Tensor& targets) {
+  return -::at::log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1).mean(1);
+}
+
 inline std::vector<::at::Tensor> tensors_of(const NamedParameters& parameters) {
   std::vector<::at::Tensor> out;
   for (const auto& [name, p] : parameters) out.push_back(p);

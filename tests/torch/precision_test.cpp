@@ -207,9 +207,9 @@ TEST(MixedParameters, EachParameterIsStepppedAsIfAlone) {
 
 // Linear regression y ≈ Xw on a batch of M = 8 rows in float64. Micro-batches of 3 and 5 rows,
 // each loss scaled by its share M_j/M, accumulated in one sample, against the whole batch.
-struct Regression {
+struct PrecisionRegression {
   ::at::Tensor x, y;
-  Regression() {
+  PrecisionRegression() {
     ::torch::manual_seed(8);
     x = ::torch::randn({8, 6}, ::at::kDouble);
     y = ::torch::randn({8}, ::at::kDouble);
@@ -245,7 +245,7 @@ std::pair<::torch::nn::Linear, ::torch::nn::Linear> two_equal_models() {
 }
 
 TEST(Accumulation, MicroBatchesInOneSampleGiveTheWholeBatchStepIvon) {
-  const Regression data;
+  const PrecisionRegression data;
   auto [whole_model, micro_model] = two_equal_models();
   Ivon whole(whole_model->parameters(), ivon_options());
   Ivon micro(micro_model->parameters(), ivon_options());
@@ -268,7 +268,7 @@ TEST(Accumulation, MicroBatchesInOneSampleGiveTheWholeBatchStepIvon) {
 }
 
 TEST(Accumulation, MicroBatchesInOneSampleGiveTheWholeBatchStepVogn) {
-  const Regression data;
+  const PrecisionRegression data;
   auto [whole_model, micro_model] = two_equal_models();
   const auto options =
       make_options<VognOptions>({{"lr", 0.05}, {"ess", 100.0}, {"seed", 3.0}});

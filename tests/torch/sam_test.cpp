@@ -18,15 +18,16 @@
 #include "blr/torch/predictive.hpp"
 #include "option_helpers.hpp"
 #include "synthetic_data.hpp"
+#include "tensor_helpers.hpp"
 
 namespace {
 
-const auto kF64 = ::torch::dtype(::torch::kFloat64);
+using ::blr::torch::testing::kF64;
 
 /// Mean BCE of a logistic regression with weights w (5) and bias b (1).
-struct Problem {
+struct SamProblem {
   ::at::Tensor x, y;
-  Problem() {
+  SamProblem() {
     ::torch::manual_seed(3);
     x = ::torch::randn({200, 5}, kF64);
     y = (x.matmul(::torch::tensor({1.0, -2.0, 0.5, 0.0, 1.5}, kF64)) + 0.3 +
@@ -49,12 +50,10 @@ struct Problem {
   }
 };
 
-double max_diff(const ::at::Tensor& a, const ::at::Tensor& b) {
-  return (a.detach() - b.detach()).abs().max().item<double>();
-}
+using ::blr::torch::testing::max_abs_diff;
 
 TEST(Sam, EveryStepIsTheAscentThenSgdWithMomentum) {
-  const Problem problem;
+  const SamProblem problem;
   auto w = ::torch::zeros({5}, kF64).requires_grad_(), b = ::torch::zeros({1}, kF64).requires_grad_();
   auto options = blr::torch::make_options<blr::torch::SamOptions>(
       {{"lr", 0.3}, {"momentum", 0.8}, {"weight_decay", 0.01}, {"rho", 0.1}});
@@ -76,7 +75,7 @@ TEST(Sam, EveryStepIsTheAscentThenSgdWithMomentum) {
       problem.backward(opt, w, b);
     }
     opt.step();
-    deviation = std::max({deviation, max_diff(w, pw), max_diff(b, pb)});
+    deviation = std::max({deviation, max_abs_diff(w, pw), max_abs_diff(b, pb)});
   }
   std::printf("[ sam      ] max deviation from the plain equations over 10 steps: %.1e\n", deviation);
   EXPECT_LT(deviation, 1e-12);
@@ -84,7 +83,7 @@ TEST(Sam, EveryStepIsTheAscentThenSgdWithMomentum) {
 }
 
 TEST(Bsam, EveryStepIsTheReferenceUpdateOnTheSameNoise) {
-  const Problem problem;
+  const SamProblem problem;
   auto w = ::torch::zeros({5}, kF64).requires_grad_(), b = ::torch::zeros({1}, kF64).requires_grad_();
   auto options = blr::torch::make_options<blr::torch::BsamOptions>(
       {{"lr", 0.2}, {"ess", 200.0}, {"beta1", 0.8}, {"beta2", 0.9}, {"rho", 0.05},
@@ -113,8 +112,8 @@ TEST(Bsam, EveryStepIsTheReferenceUpdateOnTheSameNoise) {
     }
     opt.step();
     const auto s = opt.precision();
-    deviation = std::max({deviation, max_diff(w, pw), max_diff(b, pb), max_diff(s[0], sw),
-                          max_diff(s[1], sb)});
+    deviation = std::max({deviation, max_abs_diff(w, pw), max_abs_diff(b, pb), max_abs_diff(s[0], sw),
+                          max_abs_diff(s[1], sb)});
     // s_t ≥ β₂ᵗ s₀ + (1 − β₂ᵗ)(damping + δ), since √s·|g| ≥ 0.
     const double floor = std::pow(0.9, t) * 0.5 + (1 - std::pow(0.9, t)) * (0.1 + delta);
     bound_violation = std::max(bound_violation, floor - s[0].min().item<double>());
@@ -123,7 +122,7 @@ TEST(Bsam, EveryStepIsTheReferenceUpdateOnTheSameNoise) {
   EXPECT_LT(deviation, 1e-12);
   EXPECT_LE(bound_violation, 1e-15);
   // The posterior: variance 1/(N s).
-  EXPECT_LT(max_diff(opt.posterior_variance()[0], (200.0 * sw).reciprocal()), 1e-15);
+  EXPECT_LT(max_abs_diff(opt.posterior_variance()[0], (200.0 * sw).reciprocal()), 1e-15);
 }
 
 TEST(Sam, BothLearnASmallNetworkAndBsamPredicts) {
@@ -189,7 +188,7 @@ TEST(Sam, TheProtocolIsTwoSamplesPerStep) {
 }
 
 TEST(Bsam, StateRoundTripContinuesIdentically) {
-  const Problem problem;
+  const SamProblem problem;
   auto options = blr::torch::make_options<blr::torch::BsamOptions>({{"ess", 200.0}, {"lr", 0.1}});
   auto run_step = [&](blr::torch::Bsam& o, ::at::Tensor& w, ::at::Tensor& b, const std::vector<::at::Tensor>& eps) {
     o.set_next_noise(eps);

@@ -21,6 +21,8 @@
 #include "blr/torch/checkpoint.hpp"
 #include "blr/torch/nn/script_file.hpp"
 #include "blr/torch/train/trainer.hpp"
+#include "error_message.hpp"
+#include "temp_dir.hpp"
 #include "torch/synthetic_data.hpp"
 
 namespace blr::torch {
@@ -28,15 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::synthetic_data;
 
-struct TempDir {
-  TempDir() {
-    path = fs::temp_directory_path() / ("blr-script-file-" + std::to_string(::getpid()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  fs::path path;
-};
+using blr::testing::TempDir;
 
 // A two-layer MLP on 8×8 images with `outputs` logits, as torch.jit.save writes it.
 std::shared_ptr<const std::string> mlp_archive(int64_t outputs, int64_t inputs = 64) {
@@ -72,14 +66,7 @@ TrainConfig script_config(std::shared_ptr<const std::string> archive) {
   return c;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using blr::testing::error_of;
 
 uint32_t file_version(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -94,7 +81,7 @@ TEST(ScriptFile, CheckpointEmbedsTheModuleAndResumesBitwise) {
   at::set_num_threads(1);
   const auto data = synthetic_data(96, 30);
   const auto archive = mlp_archive(10);
-  TempDir dir;
+  TempDir dir("blr-script-file");
   Trainer full(script_config(archive), data);
   EXPECT_NE(full.result().model_description.find("torchscript tiny.pt (1210 parameters)"),
             std::string::npos)
@@ -147,7 +134,7 @@ TEST(ScriptFile, BuiltInModelsKeepFormatOne) {
   c.optimizer = "adamw";
   c.epochs = 1;
   Trainer t(c, data);
-  TempDir dir;
+  TempDir dir("blr-script-file");
   t.save(dir.file("builtin.ckpt"));
   EXPECT_EQ(file_version(dir.file("builtin.ckpt")), 1u);
   const auto checkpoint = load_checkpoint(dir.file("builtin.ckpt"));
@@ -168,7 +155,8 @@ TEST(ScriptFile, OutputShapeIsCheckedBeforeTraining) {
   regression->train.y = at::randn({32});
   regression->test.y = at::randn({8});
   regression->test_shifted = {};
-  EXPECT_EQ(error_of([&] { Trainer t(script_config(mlp_archive(1)), regression); }), "");
+  EXPECT_EQ(error_of([&] { Trainer t(script_config(mlp_archive(1)), regression); }),
+            blr::testing::kNoError);
   const auto wrong = error_of([&] { Trainer t(script_config(mlp_archive(3)), regression); });
   EXPECT_NE(wrong.find("returns shape [2, 3] for inputs [2, 1, 8, 8]; expected [2]"),
             std::string::npos)
@@ -195,11 +183,10 @@ TEST(ScriptFile, ArchivesThatAreNotModulesAreRefused) {
   EXPECT_NE(load("").find("is empty"), std::string::npos);
   {  // a zip without TorchScript's records
     std::ostringstream out;
-    caffe2::serialize::PyTorchStreamWriter writer(
-        [&out](const void* p, size_t n) {
-          out.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
-          return n;
-        });
+    caffe2::serialize::PyTorchStreamWriter writer([&out](const void* p, size_t n) {
+      out.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
+      return n;
+    });
     writer.writeRecord("hello.txt", "hi", 2);
     writer.writeEndOfFile();
     EXPECT_NE(load(out.str()).find("without TorchScript's records"), std::string::npos);
@@ -223,7 +210,7 @@ TEST(ScriptFile, ArchivesThatAreNotModulesAreRefused) {
     EXPECT_NE(message.find("The model file 'm.pt' is not"), std::string::npos) << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }
-  TempDir dir;
+  TempDir dir("blr-script-file");
   EXPECT_NE(error_of([&] { read_model_file(dir.file("absent.pt")); }).find("Cannot open"),
             std::string::npos);
   {

@@ -20,11 +20,12 @@
 #include "blr/inference/sensitivity.hpp"
 #include "blr/torch/optim/squared_gradients.hpp"
 #include "blr/torch/sensitivity_validation.hpp"
+#include "tensor_helpers.hpp"
 
 namespace blr::torch {
 namespace {
 
-constexpr double kEps = std::numeric_limits<double>::epsilon();
+using ::blr::torch::testing::kEps;
 
 // v_ik by brute force: one autograd gradient of f_ik per example and class.
 at::Tensor brute_force_variance(const Model& model, const std::vector<at::Tensor>& sigma2,

@@ -23,6 +23,7 @@
 #include "blr/torch/nn/mlp.hpp"
 #include "blr/torch/optim/squared_gradients.hpp"
 #include "per_example_reference.hpp"
+#include "error_message.hpp"
 
 namespace blr::torch {
 namespace {
@@ -30,32 +31,14 @@ namespace {
 namespace nn = ::torch::nn;
 using testing::expect_engine_matches;
 
-/// A non-quadratic loss of each example's output: ℓ_i = Σ (tanh z + 0.3 z²) over its entries.
-at::Tensor example_losses(const at::Tensor& z) {
-  return (z.tanh() + 0.3 * z.square()).flatten(1).sum(1);
-}
-
-/// Cross-entropy of every token, averaged over each example's tokens: logits M×T×V, targets M×T.
-at::Tensor token_losses(const at::Tensor& logits, const at::Tensor& targets) {
-  const auto log_p = at::log_softmax(logits, -1);
-  return -log_p.gather(-1, targets.unsqueeze(-1)).squeeze(-1).mean(1);
-}
+using testing::example_losses;
+using testing::token_losses;
 
 NamedParameters named(const nn::Module& module) {
   return module.named_parameters().pairs();
 }
 
-void expect_error(const std::function<void()>& run, const std::vector<std::string>& parts) {
-  try {
-    run();
-    ADD_FAILURE() << "no blr::Error thrown";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    for (const auto& part : parts) {
-      EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
-    }
-  }
-}
+using ::blr::testing::expect_error;
 
 // ---- Linear -----------------------------------------------------------------------------------
 

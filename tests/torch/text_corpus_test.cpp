@@ -10,36 +10,17 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/data/text_corpus.hpp"
+#include "temp_dir.hpp"
+#include "error_message.hpp"
 
 namespace blr::torch {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("blr-text-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name, std::ios::binary) << text;
-    return (path / name).string();
-  }
-};
+using blr::testing::TempDir;
 
-void expect_error(const std::function<void()>& run, const std::string& part) {
-  try {
-    run();
-    ADD_FAILURE() << "no blr::Error thrown";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
+using ::blr::testing::expect_error;
 
 std::vector<int64_t> row(const at::Tensor& t, int64_t i) {
   const auto r = t[i].contiguous();
@@ -47,7 +28,7 @@ std::vector<int64_t> row(const at::Tensor& t, int64_t i) {
 }
 
 TEST(TextCorpus, DocumentsAtPercentLinesOrBlankLines) {
-  TempDir dir;
+  TempDir dir("blr-text");
   const auto fortunes = dir.write("f", "one\nline two\n%\n\nthree\n%\n%\nfour");
   EXPECT_EQ(read_documents(fortunes),
             (std::vector<std::string>{"one\nline two\n", "\nthree\n", "four\n"}));
@@ -60,7 +41,7 @@ TEST(TextCorpus, DocumentsAtPercentLinesOrBlankLines) {
 }
 
 TEST(TextCorpus, SplitRuleVocabularyAndWindows) {
-  TempDir dir;
+  TempDir dir("blr-text");
   std::string text;
   for (int i = 0; i < 40; ++i) text += "doc " + std::to_string(i) + (i == 1 ? " ~" : "") + "\n%\n";
   const auto file = dir.write("corpus", text);
@@ -102,7 +83,7 @@ TEST(TextCorpus, SplitRuleVocabularyAndWindows) {
 }
 
 TEST(TextCorpus, ClearErrors) {
-  TempDir dir;
+  TempDir dir("blr-text");
   TextCorpusOptions o;
   o.source = "text:" + (dir.path / "absent").string();
   expect_error([&] { load_text_corpus(o); }, "does not exist");

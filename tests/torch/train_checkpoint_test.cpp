@@ -14,23 +14,15 @@
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/predictive.hpp"
 #include "blr/torch/train/trainer.hpp"
+#include "error_message.hpp"
+#include "temp_dir.hpp"
 #include "torch/synthetic_data.hpp"
 
 namespace blr::torch {
 namespace {
 namespace fs = std::filesystem;
 
-struct TempDir {
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("blr-train-ckpt-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  static inline int counter = 0;
-  fs::path path;
-};
+using blr::testing::TempDir;
 
 using testing::synthetic_data;
 
@@ -51,25 +43,17 @@ TrainConfig tiny_config(const std::string& optimizer) {
   return c;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using blr::testing::error_of;
 
 bool has_optimizer(const std::string& name) {
   const auto names = optimizer_names();
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-void expect_bitwise_resume(const std::string& optimizer,
-                           const std::string& precision = "float32") {
+void expect_bitwise_resume(const std::string& optimizer, const std::string& precision = "float32") {
   at::set_num_threads(1);
   const auto data = synthetic_data(96, 30);
-  TempDir dir;
+  TempDir dir("blr-train-ckpt");
   auto tiny_config = [&](const std::string& name) {
     TrainConfig c = ::blr::torch::tiny_config(name);
     c.precision = precision;
@@ -140,7 +124,7 @@ TEST(TrainCheckpoint, ResumeIsBitwiseKfac) {
 TEST(TrainCheckpoint, TruncatedCorruptAndForeignFilesAreRefused) {
   at::set_num_threads(1);
   const auto data = synthetic_data(40, 10);
-  TempDir dir;
+  TempDir dir("blr-train-ckpt");
   Trainer t(tiny_config("adamw"), data);
   TrainHooks hooks;
   hooks.stop_after_epoch = 1;

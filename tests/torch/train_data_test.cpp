@@ -12,26 +12,14 @@
 #include "blr/torch/data/batches.hpp"
 #include "blr/torch/data/fashion_mnist.hpp"
 #include "blr/torch/data/idx.hpp"
+#include "error_message.hpp"
+#include "temp_dir.hpp"
 
 namespace blr::torch {
 namespace {
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("blr-train-data-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::string str() const { return path_.string(); }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
+using blr::testing::TempDir;
 
 IdxArray images(int64_t n, int64_t side, uint8_t offset) {
   IdxArray a{{n, side, side}, {}};
@@ -61,17 +49,10 @@ void write_gz_bytes(const std::string& path, const std::vector<uint8_t>& bytes) 
   gzclose(f);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using blr::testing::error_of;
 
 TEST(TrainData, IdxRoundTrip) {
-  TempDir dir;
+  TempDir dir("blr-train-data");
   const auto a = images(5, 4, 1);
   write_idx_gz(dir.file("a.gz"), a);
   const auto b = read_idx_gz(dir.file("a.gz"), 3);
@@ -80,7 +61,7 @@ TEST(TrainData, IdxRoundTrip) {
 }
 
 TEST(TrainData, BadMagicNamesTheFile) {
-  TempDir dir;
+  TempDir dir("blr-train-data");
   write_gz_bytes(dir.file("bad.gz"), {0, 0, 0x0d, 1, 0, 0, 0, 1, 5});  // type 0x0d = float
   const auto message = error_of([&] { read_idx_gz(dir.file("bad.gz"), 1); });
   EXPECT_NE(message.find("bad.gz"), std::string::npos) << message;
@@ -91,7 +72,7 @@ TEST(TrainData, BadMagicNamesTheFile) {
 }
 
 TEST(TrainData, TruncatedDataNamesTheFile) {
-  TempDir dir;
+  TempDir dir("blr-train-data");
   // Header says 10 labels, 4 are present.
   write_gz_bytes(dir.file("short.gz"), {0, 0, 8, 1, 0, 0, 0, 10, 1, 2, 3, 4});
   const auto message = error_of([&] { read_idx_gz(dir.file("short.gz"), 1); });
@@ -108,7 +89,7 @@ TEST(TrainData, TruncatedDataNamesTheFile) {
 }
 
 TEST(TrainData, CutGzipStreamIsRefused) {
-  TempDir dir;
+  TempDir dir("blr-train-data");
   write_idx_gz(dir.file("full.gz"), images(50, 28, 0));
   std::ifstream in(dir.file("full.gz"), std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -123,7 +104,7 @@ TEST(TrainData, MissingDataNamesThePackage) {
   o.directory = "/nonexistent/blr-fashion-mnist";
   const auto message = error_of([&] { load_fashion_mnist(o); });
   EXPECT_NE(message.find("apt-get install dataset-fashion-mnist"), std::string::npos) << message;
-  TempDir dir;  // directory present, files missing
+  TempDir dir("blr-train-data");  // directory present, files missing
   o.directory = dir.str();
   const auto message2 = error_of([&] { load_fashion_mnist(o); });
   EXPECT_NE(message2.find("train-images-idx3-ubyte.gz"), std::string::npos)
@@ -132,7 +113,7 @@ TEST(TrainData, MissingDataNamesThePackage) {
 }
 
 TEST(TrainData, LoadsStandardisesAndSplits) {
-  TempDir dir;
+  TempDir dir("blr-train-data");
   write_set(dir, 40, 12);
   FashionMnistOptions o;
   o.directory = dir.str();
@@ -152,8 +133,7 @@ TEST(TrainData, LoadsStandardisesAndSplits) {
   const double pixel_mean = d.statistics.at("pixel_mean").get<double>();
   const double pixel_std = d.statistics.at("pixel_std").get<double>();
   const double expected = (1.0 - 2.0 * pixel_mean) / pixel_std;
-  EXPECT_NEAR((d.test.x + d.test_shifted.x).sub(expected).abs().max().item<double>(), 0.0,
-              1e-4);
+  EXPECT_NEAR((d.test.x + d.test_shifted.x).sub(expected).abs().max().item<double>(), 0.0, 1e-4);
 
   o.train_limit = 30;
   o.validation_fraction = 0.2;
@@ -169,7 +149,7 @@ TEST(TrainData, LoadsStandardisesAndSplits) {
 }
 
 TEST(TrainData, LabelOutOfRangeIsRefused) {
-  TempDir dir;
+  TempDir dir("blr-train-data");
   write_set(dir, 10, 10);
   IdxArray bad = labels(10);
   bad.data[4] = 12;

@@ -7,7 +7,7 @@
 
 namespace {
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_compare(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("compare", blr::cli::torch_command("compare").summary);
   auto flags = std::make_shared<blr::torch::cli::TrainFlags>();
   auto names = std::make_shared<std::vector<std::string>>();
@@ -24,6 +24,6 @@ void setup(CLI::App& app, int& exit_code) {
   });
 }
 
-BLR_REGISTER_COMMAND("compare", blr::cli::torch_command("compare").order, setup);
+BLR_REGISTER_COMMAND("compare", blr::cli::torch_command("compare").order, setup_compare);
 
 }  // namespace

@@ -94,7 +94,7 @@ int run(ContinualFlags& f) {
   return 0;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_continual(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("continual", blr::cli::torch_command("continual").summary);
   auto f = std::make_shared<ContinualFlags>();
   auto& c = f->config;
@@ -141,6 +141,6 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->callback([f, &exit_code] { exit_code = run(*f); });
 }
 
-BLR_REGISTER_COMMAND("continual", blr::cli::torch_command("continual").order, setup);
+BLR_REGISTER_COMMAND("continual", blr::cli::torch_command("continual").order, setup_continual);
 
 }  // namespace

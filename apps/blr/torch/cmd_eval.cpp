@@ -20,7 +20,7 @@ struct EvalFlags {
   blr::torch::RunSettings settings;
 };
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_eval(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("eval", blr::cli::torch_command("eval").summary);
   auto f = std::make_shared<EvalFlags>();
   cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint file (.ckpt) to evaluate (required).");
@@ -51,6 +51,6 @@ void setup(CLI::App& app, int& exit_code) {
   });
 }
 
-BLR_REGISTER_COMMAND("eval", blr::cli::torch_command("eval").order, setup);
+BLR_REGISTER_COMMAND("eval", blr::cli::torch_command("eval").order, setup_eval);
 
 }  // namespace

@@ -20,7 +20,7 @@ struct LaplaceFlags {
   blr::torch::RunSettings settings;
 };
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_laplace(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("laplace", blr::cli::torch_command("laplace").summary);
   auto f = std::make_shared<LaplaceFlags>();
   cmd->add_option("--checkpoint", f->request.checkpoint,
@@ -72,6 +72,6 @@ void setup(CLI::App& app, int& exit_code) {
   });
 }
 
-BLR_REGISTER_COMMAND("laplace", blr::cli::torch_command("laplace").order, setup);
+BLR_REGISTER_COMMAND("laplace", blr::cli::torch_command("laplace").order, setup_laplace);
 
 }  // namespace

@@ -289,7 +289,7 @@ int run_launch(LaunchFlags& f) {
   return 0;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_launch(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("launch", blr::cli::torch_command("launch").summary);
   auto f = std::make_shared<LaunchFlags>();
   cmd->add_option("--nproc", f->nproc, "Number of processes (ranks) to start on this machine.")
@@ -306,6 +306,6 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->callback([f, &exit_code] { exit_code = run_launch(*f); });
 }
 
-BLR_REGISTER_COMMAND("launch", blr::cli::torch_command("launch").order, setup);
+BLR_REGISTER_COMMAND("launch", blr::cli::torch_command("launch").order, setup_launch);
 
 }  // namespace

@@ -115,7 +115,7 @@ int run_merge(const MergeFlags& f) {
   return 0;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_merge(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("merge", blr::cli::torch_command("merge").summary);
   auto f = std::make_shared<MergeFlags>();
   cmd->add_option("--base", f->base, "Checkpoint of the base (pretrained) model (required).");
@@ -149,6 +149,6 @@ void setup(CLI::App& app, int& exit_code) {
   });
 }
 
-BLR_REGISTER_COMMAND("merge", blr::cli::torch_command("merge").order, setup);
+BLR_REGISTER_COMMAND("merge", blr::cli::torch_command("merge").order, setup_merge);
 
 }  // namespace

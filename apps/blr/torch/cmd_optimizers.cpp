@@ -101,7 +101,7 @@ int run(bool as_markdown, const std::string& json_path) {
   return 0;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_optimizers(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("optimizers", blr::cli::torch_command("optimizers").summary);
   auto markdown_flag = std::make_shared<bool>(false);
   auto json = std::make_shared<std::string>();
@@ -110,6 +110,6 @@ void setup(CLI::App& app, int& exit_code) {
   cmd->callback([markdown_flag, json, &exit_code] { exit_code = run(*markdown_flag, *json); });
 }
 
-BLR_REGISTER_COMMAND("optimizers", blr::cli::torch_command("optimizers").order, setup);
+BLR_REGISTER_COMMAND("optimizers", blr::cli::torch_command("optimizers").order, setup_optimizers);
 
 }  // namespace

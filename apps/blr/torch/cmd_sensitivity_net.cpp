@@ -158,7 +158,7 @@ int run(SensitivityFlags& f, bool weight_decay_given) {
   return 0;
 }
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_sensitivity_net(CLI::App& app, int& exit_code) {
   const auto& entry = blr::cli::kTorchSensitivity;
   auto* cmd = app.add_subcommand(entry.name, entry.summary);
   auto f = std::make_shared<SensitivityFlags>();
@@ -224,6 +224,6 @@ void setup(CLI::App& app, int& exit_code) {
   });
 }
 
-BLR_REGISTER_COMMAND("sensitivity", blr::cli::kTorchSensitivity.order, setup);
+BLR_REGISTER_COMMAND("sensitivity", blr::cli::kTorchSensitivity.order, setup_sensitivity_net);
 
 }  // namespace

@@ -13,7 +13,7 @@
 
 namespace {
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_table1_torch(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("table1-torch", "The LibTorch rows of `blr table1`.");
   cmd->group("");  // internal: `blr table1` runs it
   auto json = std::make_shared<std::string>();
@@ -27,6 +27,6 @@ void setup(CLI::App& app, int& exit_code) {
   });
 }
 
-BLR_REGISTER_COMMAND("table1-torch", 99, setup);
+BLR_REGISTER_COMMAND("table1-torch", 99, setup_table1_torch);
 
 }  // namespace

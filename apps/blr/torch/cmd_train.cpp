@@ -8,7 +8,7 @@
 
 namespace {
 
-void setup(CLI::App& app, int& exit_code) {
+void setup_train(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("train", blr::cli::torch_command("train").summary);
   auto flags = std::make_shared<blr::torch::cli::TrainFlags>();
   auto resume = std::make_shared<std::string>();
@@ -55,6 +55,6 @@ void setup(CLI::App& app, int& exit_code) {
   });
 }
 
-BLR_REGISTER_COMMAND("train", blr::cli::torch_command("train").order, setup);
+BLR_REGISTER_COMMAND("train", blr::cli::torch_command("train").order, setup_train);
 
 }  // namespace

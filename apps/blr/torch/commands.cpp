@@ -32,7 +32,7 @@
 
 namespace blr::torch {
 namespace fs = std::filesystem;
-using cli::kExitDiverged;
+using ::blr::cli::kExitDiverged;
 
 at::Device parse_device(const std::string& text) {
   try {
@@ -53,8 +53,9 @@ at::Device parse_device(const std::string& text) {
 
 namespace {
 
-std::shared_ptr<Dataset> load_data(const TrainConfig& config) {
-  return std::make_shared<Dataset>(load_training_data(config));
+std::shared_ptr<Dataset> load_data(const TrainConfig& config,
+                                   const std::vector<int64_t>& scored_classes = {}) {
+  return std::make_shared<Dataset>(load_training_data(config, scored_classes));
 }
 
 // A --model-file run's checkpoint rebuilds its model from the TorchScript archive it embeds, not
@@ -398,19 +399,15 @@ LoadedRun load_run(const std::string& checkpoint_path, int test_samples,
   if (ece_bins > 0) run.config.ece_bins = ece_bins;
   if (!data_dir.empty()) run.config.data_options.directory = data_dir;
   run.config.validate();
-  run.data = load_data(run.config);
-  check_same_data(run.checkpoint, *run.data);
   if (!classes.empty()) {
-    // Scored on those classes' test (and validation) examples; the training set stays the one
-    // the checkpoint was trained on, which a task's checkpoint may have filtered otherwise.
-    TrainConfig scored = run.config;
+    TrainConfig scored = run.config;  // the override passes the same checks as in training
     scored.classes = classes;
     scored.validate();
-    const auto other = load_data(scored);
-    run.data->validation = other->validation;
-    run.data->test = other->test;
-    run.data->test_shifted = other->test_shifted;
   }
+  // Scored on `classes`' test (and validation) examples when given; the training set stays the
+  // one the checkpoint was trained on, which a task's checkpoint may have filtered otherwise.
+  run.data = load_data(run.config, classes);
+  check_same_data(run.checkpoint, *run.data);
   return run;
 }
 

@@ -1,6 +1,7 @@
 #include "blr/io/design.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -10,12 +11,6 @@
 
 namespace blr::io {
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
-  return out;
-}
 
 std::string trimmed(std::string_view s) {
   const auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
@@ -96,7 +91,7 @@ std::pair<DesignEncoder, Matrix> DesignEncoder::fit_transform(const CsvTable& tr
   for (const auto& c : spec.categorical) {
     check(seen.contains(c),
           fmt::format("Column '{}' is declared categorical but is not a feature (features: {}).",
-                      c, join(spec.features)));
+                      c, fmt::join(spec.features, ", ")));
   }
   for (const auto& f : spec.features) {
     Column col{f, std::find(spec.categorical.begin(), spec.categorical.end(), f) !=
@@ -163,7 +158,7 @@ Matrix DesignEncoder::assemble(const CsvTable& table, Matrix numeric_x) const {
         throw Error(fmt::format(
             "File '{}', line {}, column '{}': level '{}' does not occur in the training data "
             "(levels: {}).",
-            table.source(), table.line_of(i), c.name, trimmed(cell), join(c.levels)));
+            table.source(), table.line_of(i), c.name, trimmed(cell), fmt::join(c.levels, ", ")));
       }
       const auto k = it - c.levels.begin();
       if (k > 0) x(i, out + k - 1) = 1.0;

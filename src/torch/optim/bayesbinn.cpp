@@ -12,10 +12,12 @@
 #include "blr/torch/optim/registry.hpp"
 #include "gaussian_impl.hpp"
 #include "tensor_value.hpp"
+#include "all_finite.hpp"
 #include "state_archive.hpp"
 
 namespace blr::torch {
 
+using detail::all_finite;
 using detail::param_key;
 using detail::shape_string;
 
@@ -23,14 +25,9 @@ namespace {
 
 using detail::binary_sign;
 
-constexpr int64_t kFormatVersion = 1;
+constexpr int64_t kBayesBinnFormatVersion = 1;
 using detail::TensorValue;
 
-/// All values finite: an infinity or NaN propagates into the sum, accumulated in double (one
-/// pass instead of isfinite().all()'s two).
-bool all_finite(const ::at::Tensor& x) {
-  return std::isfinite(x.sum(::at::kDouble).item<double>());
-}
 
 }  // namespace
 
@@ -334,7 +331,7 @@ void BayesBinn::set_prior(const std::vector<::at::Tensor>& prior_natural) {
 void BayesBinn::save(::torch::serialize::OutputArchive& archive) const {
   check(!sampled_ && samples_ == 0,
         fmt::format("{}: the state can only be saved between steps (no sample pending).", name()));
-  detail::write_state_header(archive, name(), kFormatVersion, step_, param_groups_);
+  detail::write_state_header(archive, name(), kBayesBinnFormatVersion, step_, param_groups_);
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     for (size_t i = 0; g < slots_.size() && i < slots_[g].size(); ++i) {
       const Slot& s = slots_[g][i];
@@ -348,7 +345,7 @@ void BayesBinn::save(::torch::serialize::OutputArchive& archive) const {
 
 void BayesBinn::load(::torch::serialize::InputArchive& archive) {
   check(!sampled_, fmt::format("{}: cannot load a state while the parameters hold a sample.", name()));
-  detail::check_state_header(archive, name(), kFormatVersion, param_groups_);
+  detail::check_state_header(archive, name(), kBayesBinnFormatVersion, param_groups_);
   c10::IValue value;
   std::vector<std::vector<Slot>> slots(param_groups_.size());
   for (size_t g = 0; g < param_groups_.size(); ++g) {

@@ -12,20 +12,19 @@
 #include "blr/torch/optim/kronecker_gaussian.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "gaussian_impl.hpp"
+#include "all_finite.hpp"
 #include "state_archive.hpp"
 
 namespace blr::torch {
 
+using detail::all_finite;
 using detail::param_key;
 using detail::shape_string;
 
 namespace {
 
-constexpr int64_t kFormatVersion = 1;
+constexpr int64_t kKfacFormatVersion = 1;
 
-bool all_finite(const ::at::Tensor& x) {
-  return std::isfinite(x.sum(::at::kDouble).item<double>());
-}
 
 /// SplitMix64: the seed of draw `draw`'s generator (independent streams per draw, so that the
 /// noise depends only on (seed, draw) and a resumed run draws what an uninterrupted one would).
@@ -451,7 +450,7 @@ std::vector<::at::Tensor> Kfac::posterior_variance() {
 void Kfac::save(::torch::serialize::OutputArchive& archive) const {
   check(!sampled_ && samples_ == 0,
         fmt::format("{}: the state can only be saved between steps (no sample pending).", name()));
-  detail::write_state_header(archive, name(), kFormatVersion, step_, param_groups_);
+  detail::write_state_header(archive, name(), kKfacFormatVersion, step_, param_groups_);
   archive.write("blr/draws", c10::IValue(static_cast<int64_t>(draws_)));
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     for (size_t i = 0; g < slots_.size() && i < slots_[g].size(); ++i) {
@@ -475,7 +474,7 @@ void Kfac::save(::torch::serialize::OutputArchive& archive) const {
 
 void Kfac::load(::torch::serialize::InputArchive& archive) {
   check(!sampled_, fmt::format("{}: cannot load a state while the parameters hold a sample.", name()));
-  detail::check_state_header(archive, name(), kFormatVersion, param_groups_);
+  detail::check_state_header(archive, name(), kKfacFormatVersion, param_groups_);
   c10::IValue value;
   std::vector<std::vector<Slot>> slots(param_groups_.size());
   for (size_t g = 0; g < param_groups_.size(); ++g) {

@@ -18,7 +18,7 @@ namespace blr::torch {
 
 namespace {
 
-constexpr int64_t kFormatVersion = 2;
+constexpr int64_t kLaplaceFormatVersion = 2;
 
 /// The parameter as the out×in matrix its Kronecker factors act on.
 ::at::Tensor as_matrix(const ::at::Tensor& t) { return t.reshape({t.size(0), -1}); }
@@ -244,7 +244,7 @@ void LaplacePosterior::save(::torch::serialize::OutputArchive& archive) const {
   check(!sampled_, fmt::format("{}: the state can only be saved at θ* (no sample pending).", name()));
   check(fitted_, fmt::format("{}: an unfitted posterior has nothing to save.", name()));
   archive.write("blr/optimizer", c10::IValue(name()));
-  archive.write("blr/laplace_format", c10::IValue(kFormatVersion));
+  archive.write("blr/laplace_format", c10::IValue(kLaplaceFormatVersion));
   for (size_t j = 0; j < curvature_.size(); ++j) {
     if (curvature_[j].defined()) archive.write(fmt::format("param{}/curvature", j), curvature_[j]);
     if (factors_[j].defined()) {
@@ -262,9 +262,9 @@ void LaplacePosterior::load(::torch::serialize::InputArchive& archive) {
         fmt::format("The archive holds no {} posterior.", name()));
   int64_t format = 1;  // format 1 (diagonal only) wrote no format key
   if (archive.try_read("blr/laplace_format", value)) {
-    check(value.isInt() && value.toInt() >= 1 && value.toInt() <= kFormatVersion,
+    check(value.isInt() && value.toInt() >= 1 && value.toInt() <= kLaplaceFormatVersion,
           fmt::format("The saved {} posterior has format {}; this blr reads formats 1 to {}.",
-                      name(), value.isInt() ? value.toInt() : -1, kFormatVersion));
+                      name(), value.isInt() ? value.toInt() : -1, kLaplaceFormatVersion));
     format = value.toInt();
   }
   const auto params = parameters();

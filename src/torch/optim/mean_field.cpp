@@ -17,7 +17,7 @@ using detail::shape_string;
 
 namespace {
 
-constexpr int64_t kFormatVersion = 2;  // 1: the optimizer's own curvature instead of P
+constexpr int64_t kMeanFieldFormatVersion = 2;  // 1: the optimizer's own curvature instead of P
 constexpr int64_t kPriorFormatVersion = 3;  // 2 + m₀ and p₀ of the parameters with a prior
 
 // The sampling pass is compute-bound (noise generation): one clone per ISA (kernels.hpp).
@@ -657,7 +657,7 @@ void MeanFieldOptimizer::save(::torch::serialize::OutputArchive& archive) const 
   check(!sampled_ && samples_ == 0,
         fmt::format("{}: the state can only be saved between steps (no sample pending).", name()));
   archive.write("blr/format_version",
-                c10::IValue(has_prior() ? kPriorFormatVersion : kFormatVersion));
+                c10::IValue(has_prior() ? kPriorFormatVersion : kMeanFieldFormatVersion));
   archive.write("blr/optimizer", c10::IValue(name()));
   archive.write("blr/step", c10::IValue(step_));
   archive.write("blr/draws", c10::IValue(static_cast<int64_t>(draws_)));

@@ -10,6 +10,7 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "gaussian_impl.hpp"
+#include "all_finite.hpp"
 #include "state_archive.hpp"
 
 namespace blr::torch {
@@ -121,9 +122,7 @@ void TwoPointOptimizer::restore(bool collect) {
       update(g, params[i], s);
       s.first_grad = ::at::Tensor();
       s.second_grad = ::at::Tensor();
-      // Finite iff the sum is (an infinity or NaN propagates; finite values of a trained network
-      // do not overflow it): one pass instead of isfinite().all()'s two.
-      if (!std::isfinite(params[i].sum(::at::kDouble).item<double>())) {
+      if (!detail::all_finite(params[i])) {
         collected_ = 0;
         throw Error(fmt::format("{} step {} produced a non-finite value in parameter {} of param "
                                 "group {} (learning rate too large, or NaN/Inf in the gradients?).",

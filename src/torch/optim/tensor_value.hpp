@@ -25,7 +25,7 @@ struct TensorValue {
 
   TensorValue() = default;
   TensorValue(::at::Tensor tensor) : t(std::move(tensor)) {}  // NOLINT: implicit by design
-  TensorValue(const TensorValue& other) : t(other.t) {}         // shares t: not fresh
+  TensorValue(const TensorValue& other) : t(other.t) {}       // shares t: not fresh
   TensorValue(TensorValue&& other) noexcept = default;
   TensorValue& operator=(const TensorValue& other) {
     t = other.t;
@@ -45,58 +45,67 @@ struct TensorValue {
     return fresh && (other.dim() == 0 || other.sizes() == t.sizes()) &&
            ::at::result_type(t, other) == t.scalar_type();
   }
-};
 
-#define BLR_TENSOR_VALUE_BINARY(op, name)                                                    \
-  inline TensorValue operator op(const TensorValue& a, const TensorValue& b) {               \
-    return TensorValue::made(a.t.name(b.t));                                                 \
-  }                                                                                          \
-  inline TensorValue operator op(TensorValue&& a, const TensorValue& b) {                    \
-    if (!a.reusable_with(b.t)) return TensorValue::made(a.t.name(b.t));                      \
-    a.t.name##_(b.t);                                                                        \
-    return std::move(a);                                                                     \
-  }                                                                                          \
-  inline TensorValue operator op(const TensorValue& a, double b) {                           \
-    return TensorValue::made(a.t.name(b));                                                   \
-  }                                                                                          \
-  inline TensorValue operator op(TensorValue&& a, double b) {                                \
-    if (!a.fresh) return TensorValue::made(a.t.name(b));                                     \
-    a.t.name##_(b);                                                                          \
-    return std::move(a);                                                                     \
+  // The arithmetic, as hidden friends: found only for a TensorValue operand, so that an
+  // `at::Tensor * double` elsewhere in the namespace keeps meaning ATen's operator.
+
+#define BLR_TENSOR_VALUE_BINARY(op, name)                                      \
+  friend TensorValue operator op(const TensorValue& a, const TensorValue& b) { \
+    return TensorValue::made(a.t.name(b.t));                                   \
+  }                                                                            \
+  friend TensorValue operator op(TensorValue&& a, const TensorValue& b) {      \
+    if (!a.reusable_with(b.t)) return TensorValue::made(a.t.name(b.t));        \
+    a.t.name##_(b.t);                                                          \
+    return std::move(a);                                                       \
+  }                                                                            \
+  friend TensorValue operator op(const TensorValue& a, double b) {             \
+    return TensorValue::made(a.t.name(b));                                     \
+  }                                                                            \
+  friend TensorValue operator op(TensorValue&& a, double b) {                  \
+    if (!a.fresh) return TensorValue::made(a.t.name(b));                       \
+    a.t.name##_(b);                                                            \
+    return std::move(a);                                                       \
   }
-BLR_TENSOR_VALUE_BINARY(+, add)
-BLR_TENSOR_VALUE_BINARY(-, sub)
-BLR_TENSOR_VALUE_BINARY(*, mul)
-BLR_TENSOR_VALUE_BINARY(/, div)
+  BLR_TENSOR_VALUE_BINARY(+, add)
+  BLR_TENSOR_VALUE_BINARY(-, sub)
+  BLR_TENSOR_VALUE_BINARY(*, mul)
+  BLR_TENSOR_VALUE_BINARY(/, div)
 #undef BLR_TENSOR_VALUE_BINARY
 
-inline TensorValue operator*(double a, const TensorValue& b) { return TensorValue::made(b.t.mul(a)); }
-inline TensorValue operator*(double a, TensorValue&& b) {
-  if (!b.fresh) return TensorValue::made(b.t.mul(a));
-  b.t.mul_(a);
-  return std::move(b);
-}
-inline TensorValue operator+(double a, const TensorValue& b) { return TensorValue::made(b.t.add(a)); }
-inline TensorValue operator+(double a, TensorValue&& b) {
-  if (!b.fresh) return TensorValue::made(b.t.add(a));
-  b.t.add_(a);
-  return std::move(b);
-}
-inline TensorValue operator-(double a, const TensorValue& b) {
-  return TensorValue::made(b.t.neg().add_(a));
-}
-inline TensorValue operator-(double a, TensorValue&& b) {
-  if (!b.fresh) return TensorValue::made(b.t.neg().add_(a));
-  b.t.neg_().add_(a);
-  return std::move(b);
-}
+  friend TensorValue operator*(double a, const TensorValue& b) {
+    return TensorValue::made(b.t.mul(a));
+  }
+  friend TensorValue operator*(double a, TensorValue&& b) {
+    if (!b.fresh) return TensorValue::made(b.t.mul(a));
+    b.t.mul_(a);
+    return std::move(b);
+  }
+  friend TensorValue operator+(double a, const TensorValue& b) {
+    return TensorValue::made(b.t.add(a));
+  }
+  friend TensorValue operator+(double a, TensorValue&& b) {
+    if (!b.fresh) return TensorValue::made(b.t.add(a));
+    b.t.add_(a);
+    return std::move(b);
+  }
+  friend TensorValue operator-(double a, const TensorValue& b) {
+    return TensorValue::made(b.t.neg().add_(a));
+  }
+  friend TensorValue operator-(double a, TensorValue&& b) {
+    if (!b.fresh) return TensorValue::made(b.t.neg().add_(a));
+    b.t.neg_().add_(a);
+    return std::move(b);
+  }
+};
 
-#define BLR_TENSOR_VALUE_UNARY(fn, name)                                                   \
-  inline TensorValue fn(const TensorValue& a) { return TensorValue::made(a.t.name()); }    \
-  inline TensorValue fn(TensorValue&& a) {                                                 \
-    if (!a.fresh) return TensorValue::made(a.t.name());                                    \
-    a.t.name##_();                                                                         \
-    return std::move(a);                                                                   \
+#define BLR_TENSOR_VALUE_UNARY(fn, name)                \
+  inline TensorValue fn(const TensorValue& a) {         \
+    return TensorValue::made(a.t.name());               \
+  }                                                     \
+  inline TensorValue fn(TensorValue&& a) {              \
+    if (!a.fresh) return TensorValue::made(a.t.name()); \
+    a.t.name##_();                                      \
+    return std::move(a);                                \
   }
 BLR_TENSOR_VALUE_UNARY(sqrt_of, sqrt)
 BLR_TENSOR_VALUE_UNARY(tanh_of, tanh)

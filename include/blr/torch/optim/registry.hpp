@@ -148,10 +148,10 @@ bool register_table_optimizer(std::string name, std::string summary, bool trains
 #define BLR_OPTIMIZER_CONCAT(a, b) BLR_OPTIMIZER_CONCAT_INNER(a, b)
 /// Registers a table-driven BLR optimizer type (its `Options` has a `table()`) under `name`.
 #define BLR_REGISTER_OPTIMIZER(Type, name, summary)                                      \
-  [[maybe_unused]] static const bool BLR_OPTIMIZER_CONCAT(blr_optimizer_registered_, __LINE__) = \
+  [[maybe_unused]] static const bool BLR_OPTIMIZER_CONCAT(blr_optimizer_registered_, __COUNTER__) = \
       ::blr::torch::detail::register_table_optimizer<Type>(name, summary)
 /// Registers a posterior fitted after training (it has a table, samples, is saved and evaluated,
 /// but does not train).
 #define BLR_REGISTER_POSTERIOR(Type, name, summary)                                      \
-  [[maybe_unused]] static const bool BLR_OPTIMIZER_CONCAT(blr_posterior_registered_, __LINE__) = \
+  [[maybe_unused]] static const bool BLR_OPTIMIZER_CONCAT(blr_posterior_registered_, __COUNTER__) = \
       ::blr::torch::detail::register_table_optimizer<Type>(name, summary, false)
