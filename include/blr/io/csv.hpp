@@ -88,6 +88,9 @@ class CsvTable {
   CsvTable without_missing(const std::vector<std::string>& names) const;
 
  private:
+  /// `parse` on text the table takes over (it splits the records in place).
+  static CsvTable parse_owned(std::string text, const std::string& source);
+
   std::string source_;
   std::vector<std::string> header_;
   // Every field's text back to back, the header's first; field k ends at ends_[k] and starts at

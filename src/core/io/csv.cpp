@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -15,6 +16,10 @@
 #include <unordered_map>
 
 #include "blr/core/error.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace blr::io {
 namespace {
@@ -35,12 +40,12 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
-/// The records of a CSV text, flat: every field's text back to back in `text`, `ends[k]` the end
-/// of field k (its start is the previous end), `widths[r]` the number of fields of record r and
-/// `lines[r]` the 1-based line on which it starts. One buffer instead of a string per field: a
-/// table of 10^5 × 51 numbers is then a few allocations, not five million.
+/// The records of a CSV text, flat: the text is rewritten in place so that every field's text
+/// lies back to back from its start (`ends[k]` the end of field k, its start the previous end),
+/// `widths[r]` the number of fields of record r and `lines[r]` the 1-based line on which it
+/// starts. One buffer instead of a string per field: a table of 10^5 × 51 numbers is then a few
+/// allocations, not five million.
 struct Records {
-  std::string text;
   std::vector<std::size_t> ends;
   std::vector<std::size_t> widths;
   std::vector<long> lines;
@@ -50,102 +55,142 @@ bool blank(char c) {
   return c == ' ' || c == '\t';
 }
 
-/// Splits text into records of fields; a quoted field may hold commas, doubled quotes and line
-/// breaks. Unquoted fields are stored trimmed of spaces and tabs.
-Records split_records(const std::string& text, const std::string& source) {
+/// Finds the bytes that end a run of ordinary characters outside quotes (comma, quote, CR, LF),
+/// 64 bytes at a time: a bit mask of their positions in a block is computed once (SSE2 where the
+/// target has it, a table otherwise) and serves every field in the block.
+class RunEnds {
+ public:
+  RunEnds(const char* p, std::size_t n) : p_(p), n_(n), base_(n + 64) {}
+  /// The first comma, quote, CR or LF at or after `j`, or the text's length if there is none.
+  /// The bytes from `j` on must not have changed since the call that covered them was made.
+  std::size_t next(std::size_t j) {
+    for (;;) {
+      if (j - base_ < 64) {  // inside the current block (j < base_ wraps to a large number)
+        const std::uint64_t m = bits_ >> (j - base_);
+        if (m != 0) return j + static_cast<std::size_t>(std::countr_zero(m));
+        j = base_ + 64;
+      }
+      if (n_ - j < 64 || j > n_) break;
+      base_ = j;
+      bits_ = block_mask(p_ + j);
+    }
+    while (j < n_ && !is_run_end(p_[j])) ++j;
+    return std::min(j, n_);
+  }
+
+ private:
+  static bool is_run_end(char c) { return c == ',' || c == '"' || c == '\r' || c == '\n'; }
+  static std::uint64_t block_mask(const char* q) {
+    std::uint64_t m = 0;
+#if defined(__SSE2__)
+    const __m128i comma = _mm_set1_epi8(','), quote = _mm_set1_epi8('"'),
+                  cr = _mm_set1_epi8('\r'), lf = _mm_set1_epi8('\n');
+    for (int k = 0; k < 4; ++k) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * k));
+      const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, quote)),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, lf)));
+      m |= static_cast<std::uint64_t>(static_cast<std::uint16_t>(_mm_movemask_epi8(hit))) << (16 * k);
+    }
+#else
+    for (int k = 0; k < 64; ++k) m |= static_cast<std::uint64_t>(is_run_end(q[k])) << k;
+#endif
+    return m;
+  }
+  const char* p_;
+  std::size_t n_;
+  std::size_t base_;  // the current block's start; none yet: beyond the text
+  std::uint64_t bits_ = 0;
+};
+
+/// Splits a text into records of fields, rewriting it in place: each field's text is moved down
+/// to follow the previous field's (a field is never longer than the text it came from, so the
+/// writing position never passes the reading one), and `s` is cut to the fields' total length. A
+/// quoted field may hold commas, doubled quotes and line breaks; unquoted fields are stored
+/// trimmed of spaces and tabs.
+Records split_records(std::string& s, const std::string& source) {
   Records out;
-  out.text.reserve(text.size());
-  out.ends.reserve(text.size() / 8 + 16);
-  std::string& buf = out.text;
-  std::size_t field_start = 0, fields = 0;
-  bool in_quotes = false, field_quoted = false, after_quote = false, record_has_content = false;
-  long line = 1, record_line = 1;
-  auto end_field = [&] {
-    if (!field_quoted) {  // trim in place
-      while (buf.size() > field_start && blank(buf.back())) buf.pop_back();
-      std::size_t b = field_start;
-      while (b < buf.size() && blank(buf[b])) ++b;
-      buf.erase(field_start, b - field_start);
-    }
-    out.ends.push_back(buf.size());
-    ++fields;
-    field_start = buf.size();
-    field_quoted = false;
-    after_quote = false;
-  };
-  auto end_record = [&] {
-    if (record_has_content || fields > 0) {
-      end_field();
-      out.widths.push_back(fields);
-      out.lines.push_back(record_line);
-    }
-    buf.resize(field_start);
-    fields = 0;
-    field_quoted = after_quote = record_has_content = false;
-  };
+  char* const p = s.data();
+  const std::size_t n = s.size();
+  out.ends.reserve(n / 8 + 16);
+  std::size_t w = 0;  // where the next field's text goes
+  long line = 1;
   // A UTF-8 byte-order mark is not part of the first column's name.
-  const std::size_t start = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
-  for (std::size_t i = start; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_quotes) {
-      if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          buf += '"';
-          ++i;
-        } else {
-          in_quotes = false;
-          after_quote = true;
-        }
-      } else {
-        // A line break inside quotes is text; it still counts for the line numbers.
-        if (c == '\n' || (c == '\r' && !(i + 1 < text.size() && text[i + 1] == '\n'))) ++line;
-        buf += c;
-      }
-      continue;
-    }
-    if (c == '\r' || c == '\n') {  // CR, LF and CRLF each end a record
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      end_record();
+  std::size_t i = s.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  RunEnds run_ends(p, n);
+  auto move_down = [&](std::size_t from, std::size_t count) {
+    if (w != from) std::memmove(p + w, p + from, count);
+    w += count;
+  };
+  while (i < n) {
+    if (p[i] == '\n' || p[i] == '\r') {  // an empty line: no record; CR, LF and CRLF each end one
+      i += p[i] == '\r' && i + 1 < n && p[i + 1] == '\n' ? 2 : 1;
       ++line;
-      record_line = line;
       continue;
     }
-    if (!record_has_content) record_line = line;
-    record_has_content = true;
-    if (c == ',') {
-      end_field();
-    } else if (c == '"') {
-      const bool text_before =
-          std::any_of(buf.begin() + static_cast<std::ptrdiff_t>(field_start), buf.end(),
-                      [](char ch) { return !blank(ch); });
-      if (text_before || after_quote) {
-        throw Error(fmt::format("File '{}', line {}: a quote appears inside an unquoted field.",
-                                source, line));
+    const long record_line = line;
+    std::size_t fields = 0;
+    for (;;) {  // one field from i (which may be n: an empty last field)
+      std::size_t j = run_ends.next(i);
+      if (j < n && p[j] == '"') {
+        if (std::any_of(p + i, p + j, [](char c) { return !blank(c); })) {
+          throw Error(fmt::format("File '{}', line {}: a quote appears inside an unquoted field.",
+                                  source, line));
+        }
+        // A quoted field: its text up to each quote moves down; a doubled quote is one quote.
+        std::size_t r = j + 1;
+        for (;;) {
+          const auto* q = static_cast<const char*>(std::memchr(p + r, '"', n - r));
+          if (q == nullptr) {
+            throw Error(fmt::format("File '{}', line {}: a quoted field is never closed.", source,
+                                    record_line));
+          }
+          const auto e = static_cast<std::size_t>(q - p);
+          // A line break inside quotes is text; it still counts for the line numbers.
+          for (std::size_t k = r; k < e; ++k)
+            if (p[k] == '\n' || (p[k] == '\r' && p[k + 1] != '\n')) ++line;
+          move_down(r, e - r);
+          if (e + 1 < n && p[e + 1] == '"') {
+            p[w++] = '"';
+            r = e + 2;
+          } else {
+            r = e + 1;
+            break;
+          }
+        }
+        // After the closing quote: blanks, then the comma or the end of the record.
+        while (r < n && blank(p[r])) ++r;
+        if (r < n && p[r] == '"') {
+          throw Error(fmt::format("File '{}', line {}: a quote appears inside an unquoted field.",
+                                  source, line));
+        }
+        if (r < n && p[r] != ',' && p[r] != '\r' && p[r] != '\n') {
+          throw Error(fmt::format(
+              "File '{}', line {}: text follows a closing quote in the same field.", source, line));
+        }
+        j = r;
+      } else {  // an unquoted field: trimmed (most have nothing to trim)
+        std::size_t b = i, e = j;
+        while (b < e && blank(p[b])) ++b;
+        while (e > b && blank(p[e - 1])) --e;
+        move_down(b, e - b);
       }
-      buf.resize(field_start);
-      in_quotes = true;
-      field_quoted = true;
-    } else {
-      if (after_quote && !blank(c)) {
-        throw Error(fmt::format(
-            "File '{}', line {}: text follows a closing quote in the same field.", source, line));
+      out.ends.push_back(w);
+      ++fields;
+      if (j < n && p[j] == ',') {
+        i = j + 1;
+        continue;
       }
-      if (!after_quote) {
-        // The run of ordinary characters up to the next comma, quote or line break, at once.
-        std::size_t j = i + 1;
-        while (j < text.size() && text[j] != ',' && text[j] != '"' && text[j] != '\r' &&
-               text[j] != '\n')
-          ++j;
-        buf.append(text, i, j - i);
-        i = j - 1;
+      if (j < n) {  // CR, LF or CRLF ends the record
+        j += p[j] == '\r' && j + 1 < n && p[j + 1] == '\n' ? 2 : 1;
+        ++line;
       }
+      i = j;
+      break;
     }
+    out.widths.push_back(fields);
+    out.lines.push_back(record_line);
   }
-  if (in_quotes) {
-    throw Error(
-        fmt::format("File '{}', line {}: a quoted field is never closed.", source, record_line));
-  }
-  end_record();
+  s.resize(w);
   return out;
 }
 
@@ -244,9 +289,14 @@ CsvTable CsvTable::read(const std::string& path, std::uintmax_t max_bytes) {
     throw Error(fmt::format("File '{}' holds {} bytes, more than the {} bytes a CSV table may have.",
                             path, size, max_bytes));
   }
-  // The size is checked again while reading (a pipe or a growing file has no size up front).
+  // A regular file in one read of its size; then whatever follows in chunks, with the size
+  // checked again (a pipe has no size up front, and a file may grow while it is read).
   std::string text;
-  if (!ec) text.reserve(static_cast<std::size_t>(size));
+  if (!ec) {
+    text.resize(static_cast<std::size_t>(size));
+    in.read(text.data(), static_cast<std::streamsize>(size));
+    text.resize(static_cast<std::size_t>(in.gcount()));  // less where the file shrank
+  }
   std::vector<char> chunk(1 << 16);
   while (in) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
@@ -258,10 +308,14 @@ CsvTable CsvTable::read(const std::string& path, std::uintmax_t max_bytes) {
     text.append(chunk.data(), got);
   }
   if (in.bad()) throw Error(fmt::format("File '{}' cannot be read to its end.", path));
-  return parse(text, path);
+  return parse_owned(std::move(text), path);
 }
 
 CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
+  return parse_owned(std::string(text), source);
+}
+
+CsvTable CsvTable::parse_owned(std::string text, const std::string& source) {
   CsvTable t;
   t.source_ = source;
   Records records = split_records(text, source);
@@ -272,7 +326,7 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
   const std::size_t width = records.widths.front();
   for (std::size_t j = 0; j < width; ++j) {
     const std::size_t begin = j == 0 ? 0 : records.ends[j - 1];
-    t.header_.emplace_back(records.text, begin, records.ends[j] - begin);
+    t.header_.emplace_back(text, begin, records.ends[j] - begin);
   }
   std::set<std::string> seen;
   for (std::size_t j = 0; j < t.header_.size(); ++j) {
@@ -298,7 +352,7 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
   }
   // Every record has the header's width, so cell (r, c) is field width·(r + 1) + c.
   t.width_ = width;
-  t.text_ = std::move(records.text);
+  t.text_ = std::move(text);
   t.ends_ = std::move(records.ends);
   t.lines_.assign(records.lines.begin() + 1, records.lines.end());
   return t;
