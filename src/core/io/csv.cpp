@@ -1,11 +1,11 @@
 #include "blr/io/csv.hpp"
 
+#include <fast_float/fast_float.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <bit>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +20,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if __has_include(<sys/mman.h>)
+#include <sys/mman.h>
+#endif
 
 namespace blr::io {
 namespace {
@@ -29,6 +32,19 @@ std::string_view trim(std::string_view s) {
   while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
   while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
   return s.substr(b, e - b);
+}
+
+/// Asks Linux to back a fresh buffer of `bytes` at `data` with 2 MiB pages (where the system
+/// leaves that to the program: transparent_hugepage=madvise). Called before the buffer is first
+/// written, it replaces thousands of page faults by a few: reading a 100 MB file into memory takes
+/// half the time. Elsewhere, or for a small buffer, it does nothing.
+void advise_huge_pages([[maybe_unused]] const void* data, [[maybe_unused]] std::size_t bytes) {
+#if defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -102,6 +118,41 @@ class RunEnds {
   std::uint64_t bits_ = 0;
 };
 
+/// Copies `count` bytes from `from` down to `to` (to <= from; the ranges may overlap). Most fields
+/// are short: up to 32 bytes are all loaded before any is stored, which makes the overlap harmless
+/// without a call to memmove.
+void copy_down(char* to, const char* from, std::size_t count) {
+  if (to == from) return;
+  const auto load = [](const char* q, auto word) {
+    std::memcpy(&word, q, sizeof word);
+    return word;
+  };
+  const auto store = [](char* q, auto word) { std::memcpy(q, &word, sizeof word); };
+  if (count >= 8 && count <= 16) {
+    const auto a = load(from, std::uint64_t{}), b = load(from + count - 8, std::uint64_t{});
+    store(to, a);
+    store(to + count - 8, b);
+  } else if (count > 16 && count <= 32) {
+    const auto a = load(from, std::uint64_t{}), b = load(from + 8, std::uint64_t{}),
+               c = load(from + count - 16, std::uint64_t{}), d = load(from + count - 8, std::uint64_t{});
+    store(to, a);
+    store(to + 8, b);
+    store(to + count - 16, c);
+    store(to + count - 8, d);
+  } else if (count >= 4 && count < 8) {
+    const auto a = load(from, std::uint32_t{}), b = load(from + count - 4, std::uint32_t{});
+    store(to, a);
+    store(to + count - 4, b);
+  } else if (count > 0 && count < 4) {
+    const char a = from[0], b = from[count / 2], c = from[count - 1];
+    to[0] = a;
+    to[count / 2] = b;
+    to[count - 1] = c;
+  } else if (count > 32) {
+    std::memmove(to, from, count);
+  }
+}
+
 /// Splits a text into records of fields, rewriting it in place: each field's text is moved down
 /// to follow the previous field's (a field is never longer than the text it came from, so the
 /// writing position never passes the reading one), and `s` is cut to the fields' total length. A
@@ -112,13 +163,14 @@ Records split_records(std::string& s, const std::string& source) {
   char* const p = s.data();
   const std::size_t n = s.size();
   out.ends.reserve(n / 8 + 16);
+  advise_huge_pages(out.ends.data(), out.ends.capacity() * sizeof(std::size_t));
   std::size_t w = 0;  // where the next field's text goes
   long line = 1;
   // A UTF-8 byte-order mark is not part of the first column's name.
   std::size_t i = s.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   RunEnds run_ends(p, n);
   auto move_down = [&](std::size_t from, std::size_t count) {
-    if (w != from) std::memmove(p + w, p + from, count);
+    copy_down(p + w, p + from, count);
     w += count;
   };
   while (i < n) {
@@ -200,11 +252,19 @@ struct Parsed {
   double value = 0;
 };
 
+/// True when the significand of a decimal token (the text before 'e' or 'E') has a digit 1-9.
+bool has_nonzero_digit(const char* b, const char* e) {
+  for (; b < e && *b != 'e' && *b != 'E'; ++b)
+    if (*b >= '1' && *b <= '9') return true;
+  return false;
+}
+
 /// A number is a whole decimal token (already trimmed): an optional sign ('+' or '-'), digits
 /// with an optional point, an optional exponent. Hexadecimal floats are not numbers; "inf",
 /// "nan" and "infinity" (any case, any sign) are reported as not finite; a value beyond the
-/// range of a double (1e400, 1e-400) is out of range.
-Parsed parse_decimal(std::string_view t) {
+/// range of a double (1e400, 1e-400) is out of range. This is the whole rule; `parse_decimal`
+/// below only answers the common case first.
+Parsed classify_decimal(std::string_view t) {
   const char* b = t.data();
   const char* const e = t.data() + t.size();
   const char* digits = b;
@@ -222,15 +282,33 @@ Parsed parse_decimal(std::string_view t) {
     }
     return {};
   }
-  // from_chars takes no '+'; a '-' is passed to it.
+  // fast_float takes no '+'; a '-' is passed to it. It reads the token as std::from_chars
+  // (general format) does, but reports no range errors: a value beyond the largest double comes
+  // back infinite, one below the smallest denormal zero from digits that are not all zero.
   if (*b == '+') ++b;
   double v = 0;
-  const auto r = std::from_chars(b, e, v, std::chars_format::general);
-  if (r.ptr != e) return {};
-  if (r.ec == std::errc::result_out_of_range) return {NumberStatus::kOutOfRange, 0};
-  if (r.ec != std::errc()) return {};
-  if (!std::isfinite(v)) return {NumberStatus::kNotFinite, 0};
+  const auto r = fast_float::from_chars(b, e, v);
+  if (r.ptr != e || r.ec != std::errc()) return {};
+  if (std::isinf(v) || (v == 0 && has_nonzero_digit(b, e))) return {NumberStatus::kOutOfRange, 0};
   return {NumberStatus::kOk, v};
+}
+
+/// `classify_decimal`, with the common case first: a token that fast_float reads whole to a
+/// finite non-zero value, and that is not "+" before a sign, is a number of that value under the
+/// rule above (fast_float's own non-numeric tokens, "inf" and "nan", give values that are not
+/// finite, and a value out of range gives infinity or zero); everything else takes the rule.
+Parsed parse_decimal(std::string_view t) {
+  const char* b = t.data();
+  const char* const e = t.data() + t.size();
+  if (b != e && *b == '+') {
+    ++b;
+    if (b != e && *b == '-') return {};
+  }
+  double v = 0;
+  const auto r = fast_float::from_chars(b, e, v);
+  if (r.ptr == e && r.ec == std::errc() && std::isfinite(v) && v != 0)
+    return {NumberStatus::kOk, v};
+  return classify_decimal(t);
 }
 
 /// The class a label belongs to: its value for a number (so "1" and "1.0" agree, and -0 is 0),
@@ -238,7 +316,10 @@ Parsed parse_decimal(std::string_view t) {
 std::string label_key(std::string_view cell) {
   const std::string_view t = trim(cell);
   const Parsed p = parse_decimal(t);
-  if (p.status != NumberStatus::kOk) return "t" + std::string(t);
+  if (p.status != NumberStatus::kOk) {
+    std::string key(1, 't');  // (not "t" + std::string(t): GCC 12 warns falsely on it, -Wrestrict)
+    return key.append(t);
+  }
   const double v = p.value == 0 ? 0.0 : p.value;
   std::string key(1 + sizeof v, 'n');
   std::memcpy(key.data() + 1, &v, sizeof v);
@@ -293,6 +374,8 @@ CsvTable CsvTable::read(const std::string& path, std::uintmax_t max_bytes) {
   // checked again (a pipe has no size up front, and a file may grow while it is read).
   std::string text;
   if (!ec) {
+    text.reserve(static_cast<std::size_t>(size));
+    advise_huge_pages(text.data(), text.capacity());
     text.resize(static_cast<std::size_t>(size));
     in.read(text.data(), static_cast<std::streamsize>(size));
     text.resize(static_cast<std::size_t>(in.gcount()));  // less where the file shrank
@@ -395,6 +478,7 @@ Vector CsvTable::numeric_column(const std::string& name) const {
 
 Matrix CsvTable::numeric_columns(const std::vector<std::string>& names) const {
   Matrix out(rows(), static_cast<Index>(names.size()));
+  advise_huge_pages(out.data(), static_cast<std::size_t>(out.size()) * sizeof(double));
   std::vector<Index> cols;
   for (const auto& name : names) cols.push_back(column_index(name));
   // Row by row (each row's cells lie together in memory). A cell that does not parse directly (a
