@@ -151,7 +151,10 @@ TEST(CsvNumbers, RandomTokensFollowTheGrammar) {
     std::string text;
     const int n = 1 + static_cast<int>(rng() % 12);
     for (int k = 0; k < n; ++k) text += kChars[rng() % sizeof kChars];
-    if (rng() % 3 == 0) text += "e" + std::to_string(static_cast<int>(rng() % 800) - 400);
+    if (rng() % 3 == 0) {
+      text += 'e';
+      text += std::to_string(static_cast<int>(rng() % 800) - 400);
+    }
     double v = 0;
     const Kind k = kind_of(text, &v);
     if (!std::regex_match(text, grammar)) {

@@ -121,7 +121,7 @@ class RunEnds {
 /// Copies `count` bytes from `from` down to `to` (to <= from; the ranges may overlap). Most fields
 /// are short: up to 32 bytes are all loaded before any is stored, which makes the overlap harmless
 /// without a call to memmove.
-void copy_down(char* to, const char* from, std::size_t count) {
+[[gnu::always_inline]] inline void copy_down(char* to, const char* from, std::size_t count) {
   if (to == from) return;
   const auto load = [](const char* q, auto word) {
     std::memcpy(&word, q, sizeof word);
@@ -297,7 +297,7 @@ Parsed classify_decimal(std::string_view t) {
 /// finite non-zero value, and that is not "+" before a sign, is a number of that value under the
 /// rule above (fast_float's own non-numeric tokens, "inf" and "nan", give values that are not
 /// finite, and a value out of range gives infinity or zero); everything else takes the rule.
-Parsed parse_decimal(std::string_view t) {
+[[gnu::always_inline]] inline Parsed parse_decimal(std::string_view t) {
   const char* b = t.data();
   const char* const e = t.data() + t.size();
   if (b != e && *b == '+') {
