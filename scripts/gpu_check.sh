@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check (device machine: PyTorch 2.x with CUDA, no Debian dev packages). Prepare here:
 #   mkdir -p build-gpu-debs && (cd build-gpu-debs && apt-get download libeigen3-dev libfmt-dev \
-#     libfmt9 nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev zlib1g-dev libboost1.74-dev)
+#     libfmt9 nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev zlib1g-dev libboost1.74-dev \
+#     libfast-float-dev)
 # then run on the device with build-gpu-debs carried: `bash scripts/gpu_check.sh`. It unpacks the
 # packages with dpkg -x, builds test_torch against the machine's LibTorch, runs the CUDA device
 # tests (Devices*) and the rest of test_torch (LibTorch 2.x on the CPU). Logs go to $OUT.
@@ -19,6 +20,7 @@ A=$deps/usr/lib/x86_64-linux-gnu
 cmake -S . -B /tmp/b -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TP" \
   -DEigen3_DIR=$deps/usr/share/eigen3/cmake -Dfmt_DIR=$A/cmake/fmt \
   -Dnlohmann_json_DIR=$deps/usr/share/cmake/nlohmann_json -DCLI11_DIR=$deps/usr/share/cmake/CLI11 \
+  -DFastFloat_DIR=$deps/usr/lib/cmake/FastFloat \
   -DGTest_DIR=$A/cmake/GTest -DZLIB_INCLUDE_DIR=$deps/usr/include \
   -DZLIB_LIBRARY=$(ls /lib/x86_64-linux-gnu/libz.so.1 /usr/lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1) \
   -DCMAKE_CXX_FLAGS="-I$deps/usr/include" -DBLR_WITH_PYTHON=OFF -DBLR_BUILD_BENCH=OFF \

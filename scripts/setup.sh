@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libboost-dev
+  libfast-float-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libtorch-dev libgloo-dev libopenblas0-pthread
   dataset-fashion-mnist fortunes gnuplot-nox

@@ -5,8 +5,11 @@
 // each end a record (inside quotes they are text). Cells stay text until a column is asked for,
 // so one file may hold numeric covariates and a text label ("Yes"/"No"). A number is a whole
 // decimal token — optional sign, digits with an optional point, optional exponent — read with
-// `std::from_chars`: no hexadecimal floats, no "inf"/"nan" spellings, nothing beyond the range of
-// a double. Every failure is a `blr::Error` naming the file, the 1-based line and the column: a
+// fast_float (Debian's libfast-float-dev; correctly rounded, the tokens `std::from_chars` takes in
+// general format): no hexadecimal floats, no "inf"/"nan" spellings, nothing beyond the range of a
+// double (a value that rounds to infinity, or to zero from digits that are not all zero). The
+// file is read with one read of its size and split in place (unquoted fields trimmed of spaces
+// and tabs, quotes undone), so the table holds the text once. Every failure is a `blr::Error` naming the file, the 1-based line and the column: a
 // row with the wrong number of fields, an unterminated quote, a missing column, an empty,
 // non-numeric, non-finite or out-of-range value, a label outside the declared classes, a count
 // that is not a non-negative integer. A file larger than `kMaxCsvBytes` is refused before it is
@@ -88,6 +91,9 @@ class CsvTable {
   CsvTable without_missing(const std::vector<std::string>& names) const;
 
  private:
+  /// `parse` on text the table takes over (it splits the records in place).
+  static CsvTable parse_owned(std::string text, const std::string& source);
+
   std::string source_;
   std::vector<std::string> header_;
   // Every field's text back to back, the header's first; field k ends at ends_[k] and starts at
