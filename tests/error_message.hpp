@@ -39,7 +39,8 @@ inline void expect_error(const std::function<void()>& run, const std::vector<std
     EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
   }
 }
-inline void expect_error(const std::function<void()>& run, const std::string& part) {
+/// One part (a `const char*`, so that `{"a", "b"}` means the parts above, not a string).
+inline void expect_error(const std::function<void()>& run, const char* part) {
   expect_error(run, std::vector<std::string>{part});
 }
 

@@ -14,6 +14,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/io/csv.hpp"
+#include "error_message.hpp"
 
 namespace blr::io {
 namespace {
@@ -21,16 +22,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no blr::Error was thrown";
-  return {};
-}
+using testing::error_of;
 
 TEST(CsvReliability, ByteOrderMarkIsSkipped) {
   const auto t = CsvTable::parse("\xEF\xBB\xBFglu,type\n1,Yes\n", "bom.csv");
@@ -71,9 +63,9 @@ TEST(CsvReliability, NumbersAreWholeDecimalTokens) {
     EXPECT_FALSE(looks_numeric(bad)) << bad;
   }
   const auto t = CsvTable::parse("a,b,c,d\n0x1p1023,inf,1e400,-1e-400\n", "n.csv");
-  EXPECT_THAT(error_of([&] { t.numeric_column("a"); }),
-              AllOf(HasSubstr("line 2"), HasSubstr("column 'a'"),
-                    HasSubstr("'0x1p1023' is not a number")));
+  EXPECT_THAT(
+      error_of([&] { t.numeric_column("a"); }),
+      AllOf(HasSubstr("line 2"), HasSubstr("column 'a'"), HasSubstr("'0x1p1023' is not a number")));
   EXPECT_THAT(error_of([&] { t.numeric_column("b"); }),
               AllOf(HasSubstr("column 'b'"), HasSubstr("not a finite number")));
   EXPECT_THAT(error_of([&] { t.numeric_column("c"); }),
@@ -128,7 +120,9 @@ TEST(CsvReliability, StandardizerHandlesTinyMagnitudes) {
 TEST(CsvReliability, StandardizerRefusesNonFiniteColumnsByName) {
   Matrix x(2, 2);
   x << 1, std::numeric_limits<double>::infinity(), 2, 1;
-  EXPECT_THAT(error_of([&] { Standardizer::fit(x, {"a", "b"}); }),
+  EXPECT_THAT(error_of([&] {
+                Standardizer::fit(x, {"a", "b"});
+              }),
               AllOf(HasSubstr("'b'"), HasSubstr("not finite")));
   x(0, 1) = std::numeric_limits<double>::quiet_NaN();
   EXPECT_THAT(error_of([&] { Standardizer::fit(x, {"a", "b"}); }), HasSubstr("'b'"));

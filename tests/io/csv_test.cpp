@@ -6,6 +6,7 @@
 #include <string>
 
 #include "blr/core/error.hpp"
+#include "error_message.hpp"
 
 namespace blr::io {
 namespace {
@@ -13,17 +14,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-/// Runs `f`, expects a blr::Error, and returns its message.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no blr::Error was thrown";
-  return {};
-}
+using testing::error_of;
 
 TEST(Csv, ParsesHeaderQuotesAndNumbers) {
   const auto t = CsvTable::parse(

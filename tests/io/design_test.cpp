@@ -8,24 +8,19 @@
 #include <string>
 
 #include "blr/core/error.hpp"
+#include "error_message.hpp"
 
 namespace blr::io {
 namespace {
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 const CsvTable kTrain = CsvTable::parse(
     "x,colour,size,y\n1,red,10,0\n2,blue,2,1\n3,green,10,0\n4,red,1.0,1\n", "train.csv");
 
 TEST(Design, TreatmentCodingWithSortedLevels) {
-  const auto d = DesignEncoder::fit(kTrain, {{"x", "colour", "size"}, {"colour", "size"}, false, true});
+  const auto d =
+      DesignEncoder::fit(kTrain, {{"x", "colour", "size"}, {"colour", "size"}, false, true});
   // Text levels by byte order (blue < green < red), number levels by value (1 < 2 < 10);
   // "1.0" and "1" would be one level.
   EXPECT_EQ(d.levels("colour"), (std::vector<std::string>{"blue", "green", "red"}));
@@ -57,27 +52,34 @@ TEST(Design, Errors) {
   const DesignSpec spec{{"x", "colour"}, {"colour"}, false, true};
   const auto d = DesignEncoder::fit(kTrain, spec);
   const auto unseen = CsvTable::parse("x,colour\n1,red\n2,purple\n", "new.csv");
-  EXPECT_NE(message_of([&] { d.transform(unseen); })
-                .find("File 'new.csv', line 3, column 'colour': level 'purple' does not occur"),
+  EXPECT_NE(error_of([&] {
+              d.transform(unseen);
+            }).find("File 'new.csv', line 3, column 'colour': level 'purple' does not occur"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { DesignEncoder::fit(kTrain, {{"x", "colour"}, {}, false, true}); })
+  EXPECT_NE(error_of([&] {
+              DesignEncoder::fit(kTrain, {{"x", "colour"}, {}, false, true});
+            })
                 .find("line 2, column 'colour': 'red' is not a number; a text column is a feature "
                       "only when declared categorical"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { DesignEncoder::fit(kTrain, {{"x"}, {"colour"}, false, true}); })
-                .find("Column 'colour' is declared categorical but is not a feature"),
+  EXPECT_NE(error_of([&] {
+              DesignEncoder::fit(kTrain, {{"x"}, {"colour"}, false, true});
+            }).find("Column 'colour' is declared categorical but is not a feature"),
             std::string::npos);
   const auto one = CsvTable::parse("x,c\n1,a\n2,a\n", "one.csv");
-  EXPECT_NE(message_of([&] { DesignEncoder::fit(one, {{"x", "c"}, {"c"}, false, true}); })
-                .find("single level 'a'"),
+  EXPECT_NE(error_of([&] {
+              DesignEncoder::fit(one, {{"x", "c"}, {"c"}, false, true});
+            }).find("single level 'a'"),
             std::string::npos);
   const auto hex = CsvTable::parse("x\n0x1p3\n", "hex.csv");
-  EXPECT_NE(message_of([&] { DesignEncoder::fit(hex, {{"x"}, {}, false, true}).transform(hex); })
-                .find("'0x1p3' is not a number."),
+  EXPECT_NE(error_of([&] {
+              DesignEncoder::fit(hex, {{"x"}, {}, false, true}).transform(hex);
+            }).find("'0x1p3' is not a number."),
             std::string::npos);
   const auto inf = CsvTable::parse("x\n-Infinity\n", "inf.csv");
-  EXPECT_NE(message_of([&] { DesignEncoder::fit(inf, {{"x"}, {}, false, true}).transform(inf); })
-                .find("'-Infinity' is not a finite number"),
+  EXPECT_NE(error_of([&] {
+              DesignEncoder::fit(inf, {{"x"}, {}, false, true}).transform(inf);
+            }).find("'-Infinity' is not a finite number"),
             std::string::npos);
 }
 

@@ -17,7 +17,7 @@
 namespace blr::torch {
 namespace {
 
-std::string temp_path(const std::string& name) {
+std::string idx_temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
           ("blr_idx_" + std::to_string(::getpid()) + "_" + name))
       .string();
@@ -27,7 +27,7 @@ std::string temp_path(const std::string& name) {
 std::string write_bomb() {
   std::vector<unsigned char> bytes = {0, 0, 8, 3, 0x80, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 1};
   bytes.resize(56, 7);
-  const std::string path = temp_path("bomb");
+  const std::string path = idx_temp_path("bomb");
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
   return path;
@@ -70,7 +70,7 @@ TEST(IdxLimits, SizesWhoseProductOverflowsAreRefused) {
   // Found by fuzz/harness/idx.cpp: 2^31 × 8 × 2^30 wrapped the int64 count to 0, so this header
   // with no data was read as an empty array.
   const std::vector<unsigned char> bytes = {0, 0, 8, 3, 0x80, 0, 0, 0, 0, 0, 0, 8, 0x40, 0, 0, 0};
-  const std::string path = temp_path("overflow");
+  const std::string path = idx_temp_path("overflow");
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
   std::string message;
@@ -88,7 +88,7 @@ TEST(IdxLimits, DataLargerThanOneChunkRoundTrips) {
   a.dims = {3, 5000, 1200};  // 18 MB: more than one 16 MiB chunk
   a.data.resize(3 * 5000 * 1200);
   for (size_t i = 0; i < a.data.size(); ++i) a.data[i] = static_cast<uint8_t>(i * 31 + i / 7);
-  const std::string path = temp_path("big.gz");
+  const std::string path = idx_temp_path("big.gz");
   write_idx_gz(path, a);
   const IdxArray b = read_idx_gz(path, 3);
   EXPECT_EQ(b.dims, a.dims);

@@ -19,6 +19,12 @@ struct LogisticAsSoftmaxImpl : ::torch::nn::Module {
   }
   ::torch::nn::Linear linear;
 };
-TORCH_MODULE(LogisticAsSoftmax);
+// TORCH_MODULE(LogisticAsSoftmax) written out: the macro names `torch::nn` unqualified, which
+// inside blr::torch means blr::torch::nn.
+class LogisticAsSoftmax : public ::torch::nn::ModuleHolder<LogisticAsSoftmaxImpl> {
+ public:
+  using ::torch::nn::ModuleHolder<LogisticAsSoftmaxImpl>::ModuleHolder;
+  using Impl = LogisticAsSoftmaxImpl;
+};
 
 }  // namespace blr::torch::testing

@@ -42,11 +42,6 @@ BLR_CPU_CLONES void restore_chunk_of(const detail::RestoreArgs<double>& a, int64
   detail::restore_chunk(a, begin, end);
 }
 
-/// `t` as a contiguous tensor with the dtype and device of `like`.
-::at::Tensor conform(const ::at::Tensor& t, const ::at::Tensor& like) {
-  return t.to(like.options()).contiguous();
-}
-
 /// True for the reduced-precision floating types whose parameters get float32 master weights.
 bool reduced_precision(const ::at::Tensor& param) {
   return param.scalar_type() == ::at::kHalf || param.scalar_type() == ::at::kBFloat16;
