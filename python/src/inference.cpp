@@ -21,7 +21,31 @@ namespace blr::python {
 
 namespace {
 
-using namespace ::blr::inference;
+// Named one by one, not `using namespace`: in a unity build the names would reach the next files.
+using ::blr::inference::CovarianceType;
+using ::blr::inference::CviOptions;
+using ::blr::inference::CviResult;
+using ::blr::inference::EmOptions;
+using ::blr::inference::EmResult;
+using ::blr::inference::GaussianFamilyKind;
+using ::blr::inference::Glm;
+using ::blr::inference::KalmanResult;
+using ::blr::inference::LaplaceOptions;
+using ::blr::inference::LaplaceResult;
+using ::blr::inference::Likelihood;
+using ::blr::inference::Sensitivity;
+using ::blr::inference::SensitivityOptions;
+using ::blr::inference::SiteEvaluation;
+using ::blr::inference::StateSpaceModel;
+using ::blr::inference::TestMetrics;
+using ::blr::inference::cvi;
+using ::blr::inference::em;
+using ::blr::inference::glm_sensitivity;
+using ::blr::inference::kalman_filter;
+using ::blr::inference::kalman_smooth;
+using ::blr::inference::laplace;
+using ::blr::inference::loo_estimate;
+using ::blr::inference::merge_natural;
 
 Likelihood likelihood_from(const std::string& name) {
   if (name == "logistic") return Likelihood::logistic;
