@@ -161,6 +161,10 @@ for run in "ogn mlp" "kfac cnn"; do
 done
 expect_error vogn-batchnorm "the batch norm of 'norm.weight' and 'norm.bias'" train --model-file "$work/bn.pt" --optimizer vogn "${small[@]}"
 expect_error vogn-gru "parameter 'gru.weight_ih_l0' is used by" train --model-file "$work/gru.pt" --optimizer vogn "${small[@]}"
+# blr compare refuses before training any optimizer: IVON, listed first, leaves no checkpoint.
+expect_error compare-vogn-batchnorm "the batch norm of 'norm.weight' and 'norm.bias'" compare \
+  --model-file "$work/bn.pt" --optimizers ivon,vogn --out "$work/refused" "${small[@]}"
+[ ! -e "$work/refused/ivon.ckpt" ] || fail "compare trained IVON before refusing VOGN's model"
 # The same modules train with IVON (it needs no per-example gradients).
 "$blr" train --model-file "$work/gru.pt" --optimizer ivon "${small[@]}" --test-samples 2 \
   >/dev/null 2>"$work/err" || { fail "ivon gru: exit status $?"; cat "$work/err" >&2; }

@@ -1,19 +1,19 @@
 // CSV tables with a header row, and the design matrices built from them.
 //
-// `CsvTable` reads comma-separated text (RFC 4180 quoting: "a, b" and "" inside quotes) whose
-// first line names the columns. A UTF-8 byte-order mark at the start is skipped; CR, LF and CRLF
-// each end a record (inside quotes they are text). Cells stay text until a column is asked for,
-// so one file may hold numeric covariates and a text label ("Yes"/"No"). A number is a whole
-// decimal token — optional sign, digits with an optional point, optional exponent — read with
-// fast_float (Debian's libfast-float-dev; correctly rounded, the tokens `std::from_chars` takes in
-// general format): no hexadecimal floats, no "inf"/"nan" spellings, nothing beyond the range of a
-// double (a value that rounds to infinity, or to zero from digits that are not all zero). The
-// file is read with one read of its size and split in place (unquoted fields trimmed of spaces
-// and tabs, quotes undone), so the table holds the text once. Every failure is a `blr::Error` naming the file, the 1-based line and the column: a
-// row with the wrong number of fields, an unterminated quote, a missing column, an empty,
-// non-numeric, non-finite or out-of-range value, a label outside the declared classes, a count
-// that is not a non-negative integer. A file larger than `kMaxCsvBytes` is refused before it is
-// read. A missing value is an empty cell or NA; `first_missing` finds one and `without_missing`
+// `CsvTable` reads comma-separated text (RFC 4180 quoting: "a, b" and "" inside quotes) whose first
+// line names the columns. A UTF-8 byte-order mark at the start is skipped; CR, LF and CRLF each end
+// a record (inside quotes they are text). Cells stay text until a column is asked for, so one file
+// may hold numeric covariates and a text label ("Yes"/"No"). A number is a whole decimal token —
+// optional sign, digits with an optional point, optional exponent — read with fast_float (Debian's
+// libfast-float-dev; correctly rounded, the tokens `std::from_chars` takes in general format): no
+// hexadecimal floats, no "inf"/"nan" spellings, nothing beyond the range of a double (a value that
+// rounds to infinity, or to zero from digits that are not all zero). The file is read with one read
+// of its size and split in place (unquoted fields trimmed of spaces and tabs, quotes undone), so
+// the table holds the text once. Every failure is a `blr::Error` naming the file, the 1-based line
+// and the column: a row with the wrong number of fields, an unterminated quote, a missing column,
+// an empty, non-numeric, non-finite or out-of-range value, a label outside the declared classes, a
+// count that is not a non-negative integer. A file larger than `kMaxCsvBytes` is refused before it
+// is read. A missing value is an empty cell or NA; `first_missing` finds one and `without_missing`
 // drops the rows holding one (a caller's choice: reading such a cell as a number stays an error).
 //
 // `Standardizer` centres and scales columns with the *training* means and population standard

@@ -275,6 +275,23 @@ void Trainer::replace_optimizer(const std::string& optimizer, const OptionValues
   result_.options = effective_options(config_.optimizer, config_.optimizer_options, context);
 }
 
+void Trainer::check_per_example_support() {
+  auto* v = as_variational(*optimizer_);
+  const bool factors = dynamic_cast<KroneckerCurvatureInput*>(optimizer_.get()) != nullptr;
+  if (v == nullptr || !(factors || v->needs_squared_gradients())) return;
+  const auto x = train_x_.slice(0, 0, std::min<int64_t>(2, train_x_.size(0)));
+  const auto y = train_y_.slice(0, 0, x.size(0));
+  SampledParameters sampled(*v, /*train=*/true);
+  optimizer_->zero_grad();
+  const auto loss = loss_of(model_.forward(x), y);
+  if (factors) {
+    backward_with_kronecker_factors(loss, named_parameters_, x.size(0));
+  } else {
+    backward_with_squared_gradients(loss, named_parameters_, x.size(0));
+  }
+  optimizer_->zero_grad();
+}
+
 double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
   auto& opt = *optimizer_;
   // Gradient accumulation: part j of the minibatch (M_j of M rows) contributes its mean loss

@@ -154,6 +154,13 @@ class Trainer {
   /// model description required; the optimizer is built anew over them, epoch 0.
   void start_from(const Checkpoint& checkpoint);
 
+  /// For an optimizer that reads per-example squared gradients or Kronecker factors (VOGN, OGN,
+  /// kfac): runs that engine once on two training examples, so that a model it cannot handle is
+  /// refused now, in the engine's sentence naming the layer, rather than at the first step.
+  /// Draws random numbers and moves batch-norm statistics like a step's forward pass would: for a
+  /// throwaway trainer (`blr compare` checks every optimizer before it trains any).
+  void check_per_example_support();
+
   /// Trains from the current epoch to config.epochs.
   void train(const TrainHooks& hooks = {});
 
