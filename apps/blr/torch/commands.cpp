@@ -324,9 +324,13 @@ int run_compare(const TrainConfig& base, const std::vector<std::string>& optimiz
         fmt::join(optimizers, ", "), base.data, data->train.size(), data->test.size(), base.epochs,
         base.batch_size, base.seed, at::get_num_threads()));
   }
-  // A model that an optimizer's per-example engine cannot handle is refused before any optimizer
-  // trains (a throwaway trainer each: the check draws random numbers).
-  for (const auto& c : configs) Trainer(c, data, device).check_per_example_support();
+  // A model that a posterior optimizer's per-example engine cannot handle is refused before any
+  // optimizer trains (a throwaway trainer each: the forward pass may draw random numbers).
+  for (const auto& c : configs) {
+    if (find_optimizer(c.optimizer).variational) {
+      Trainer(c, data, device).check_per_example_support();
+    }
+  }
   std::vector<RunResult> runs;
   for (const auto& c : configs) {
     Trainer trainer(c, data, device);

@@ -10,9 +10,9 @@
 #include "blr/core/error.hpp"
 #include "binary_sign.hpp"
 #include "blr/torch/optim/registry.hpp"
+#include "all_finite.hpp"
 #include "gaussian_impl.hpp"
 #include "tensor_value.hpp"
-#include "all_finite.hpp"
 #include "state_archive.hpp"
 
 namespace blr::torch {
@@ -27,7 +27,6 @@ using detail::binary_sign;
 
 constexpr int64_t kBayesBinnFormatVersion = 1;
 using detail::TensorValue;
-
 
 }  // namespace
 

@@ -11,8 +11,8 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/kronecker_gaussian.hpp"
 #include "blr/torch/optim/registry.hpp"
-#include "gaussian_impl.hpp"
 #include "all_finite.hpp"
+#include "gaussian_impl.hpp"
 #include "state_archive.hpp"
 
 namespace blr::torch {
@@ -24,7 +24,6 @@ using detail::shape_string;
 namespace {
 
 constexpr int64_t kKfacFormatVersion = 1;
-
 
 /// SplitMix64: the seed of draw `draw`'s generator (independent streams per draw, so that the
 /// noise depends only on (seed, draw) and a resumed run draws what an uninterrupted one would).

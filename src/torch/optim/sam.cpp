@@ -9,8 +9,8 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
-#include "gaussian_impl.hpp"
 #include "all_finite.hpp"
+#include "gaussian_impl.hpp"
 #include "state_archive.hpp"
 
 namespace blr::torch {

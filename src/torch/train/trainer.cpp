@@ -281,8 +281,7 @@ void Trainer::check_per_example_support() {
   if (v == nullptr || !(factors || v->needs_squared_gradients())) return;
   const auto x = train_x_.slice(0, 0, std::min<int64_t>(2, train_x_.size(0)));
   const auto y = train_y_.slice(0, 0, x.size(0));
-  SampledParameters sampled(*v, /*train=*/true);
-  optimizer_->zero_grad();
+  optimizer_->zero_grad();  // the graph at the mean: the engine's refusals depend on layers only
   const auto loss = loss_of(model_.forward(x), y);
   if (factors) {
     backward_with_kronecker_factors(loss, named_parameters_, x.size(0));

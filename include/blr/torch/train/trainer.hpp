@@ -157,8 +157,9 @@ class Trainer {
   /// For an optimizer that reads per-example squared gradients or Kronecker factors (VOGN, OGN,
   /// kfac): runs that engine once on two training examples, so that a model it cannot handle is
   /// refused now, in the engine's sentence naming the layer, rather than at the first step.
-  /// Draws random numbers and moves batch-norm statistics like a step's forward pass would: for a
-  /// throwaway trainer (`blr compare` checks every optimizer before it trains any).
+  /// A training-mode forward pass at the mean: it may draw random numbers (dropout) and moves
+  /// batch-norm statistics, so it is meant for a throwaway trainer (`blr compare` checks every
+  /// optimizer before it trains any).
   void check_per_example_support();
 
   /// Trains from the current epoch to config.epochs.
