@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bring your own model: TorchScript modules written in Python (torch.jit.script(model).save) train
-# from `blr train|compare --model-file` on Fashion-MNIST (an MLP and a small CNN, IVON and AdamW) and
-# on a CSV regression table; VOGN, OGN and kfac train Linear/Conv modules and VOGN refuses a
+# from `blr train|compare --model-file` on Fashion-MNIST (an MLP and a small CNN, IVON and AdamW)
+# and on a CSV regression table, and learn split tasks one after another (`blr continual`); VOGN, OGN and kfac train Linear/Conv modules and VOGN refuses a
 # BatchNorm and a GRU module naming the layer's parameters; checkpoints embed the module, so
 # `blr eval` and `--resume` work after the .pt file is deleted, and the resumed run is bitwise the
 # uninterrupted one, and `--init` takes a checkpoint of the same module under another file name
@@ -199,6 +199,29 @@ expect_error init-other-module "does not fit this run's model: The saved model h
   { fail "built-in run: exit status $?"; cat "$work/err" >&2; }
 expect_error init-builtin "holds the built-in model 'mlp 784-16-10'" \
   train --model-file "$work/mlp.pt" --init "$work/builtin/adamw.ckpt" "${small[@]}"
+
+# ---- continual learning on the user's model -------------------------------------------------------
+# The file's MLP (25 450 parameters, not blr's 784-32-10 of the same size) through two split tasks,
+# with IVON's posterior as the next prior and with retraining (every fresh model from the file).
+continual=(--task-count 2 --train-limit 600 --test-limit 200 --batch-size 100 "${quiet[@]}")
+for mode in posterior retrain; do
+  extra=()
+  [ "$mode" = retrain ] && extra=(--optimizer adamw --retrain)
+  "$blr" continual --model-file "$work/mlp.pt" "${continual[@]}" "${extra[@]}" \
+    --json "$work/continual-$mode.json" >"$work/continual-$mode.out" 2>"$work/err" ||
+    { fail "continual $mode: exit status $?"; cat "$work/err" >&2; }
+  check "continual-$mode" "d['model'] == 'torchscript $work/mlp.pt (25450 parameters)'"
+  check "continual-$mode" "d['config']['model_file'] == '$work/mlp.pt'"
+  check "continual-$mode" "[len(r) for r in d['accuracy']] == [1, 2]"
+  # Each class pair is easy (T-shirt/trouser, pullover/dress): well above the 0.5 of chance.
+  check "continual-$mode" "min(min(r) for r in d['accuracy']) > 0.75"
+done
+expect_error continual-shape "returns shape [2, 7] for inputs [2, 1, 28, 28]; continual learning" \
+  continual --model-file "$work/seven.pt" "${continual[@]}"
+expect_error continual-hidden "drop --hidden" continual --model-file "$work/mlp.pt" --hidden 10 \
+  "${continual[@]}"
+expect_error continual-missing "Cannot open the model file" continual \
+  --model-file "$work/nothere.pt" "${continual[@]}"
 
 # ---- bad model files and flags: one sentence, exit status 2 --------------------------------------
 expect_error missing "Cannot open the model file" train --model-file "$work/nothere.pt" "${small[@]}"

@@ -75,6 +75,14 @@ inline void add_model_flags(CLI::App* cmd, TrainFlags& f) {
   }
 }
 
+/// Adds --model-file (a TorchScript module instead of the built-in --model) to `cmd`.
+inline void add_model_file_flag(CLI::App* cmd, std::string& model_file) {
+  cmd->add_option("--model-file", model_file,
+                  "A TorchScript module to train instead of --model: a file written in Python by "
+                  "torch.jit.script(model).save(PATH) whose forward maps one input batch to the "
+                  "logits (regression: the targets); checkpoints embed it (at most 1 GiB).");
+}
+
 /// Adds the data/model/schedule/run flags to `cmd`.
 inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
   auto& c = f.config;
@@ -102,10 +110,7 @@ inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
                   "by maximum likelihood after every epoch.")
       ->capture_default_str();
   add_model_flags(cmd, f);
-  cmd->add_option("--model-file", c.model_file,
-                  "A TorchScript module to train instead of --model: a file written in Python by "
-                  "torch.jit.script(model).save(PATH) whose forward maps one input batch to the "
-                  "logits (regression: the targets); checkpoints embed it (at most 1 GiB).");
+  add_model_file_flag(cmd, c.model_file);
   cmd->add_option("--epochs", c.epochs, "Number of epochs.")->capture_default_str();
   cmd->add_option("--batch-size", c.batch_size, "Minibatch size.")->capture_default_str();
   cmd->add_option("--micro-batches", c.micro_batches,

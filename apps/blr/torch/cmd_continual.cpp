@@ -56,6 +56,7 @@ int run(ContinualFlags& f) {
   auto& c = f.config;
   blr::torch::cli::finish_config(f.train);
   c.model = f.train.config.model;
+  c.model_file = f.train.config.model_file;
   c.data_options.directory = f.train.config.data_options.directory;
   for (const auto& [name, values] : f.train.optimizer_options) {
     blr::check(name == c.optimizer,
@@ -130,6 +131,7 @@ void setup_continual(CLI::App& app, int& exit_code) {
                   "Use only the first N test examples of each task (0 = all).")
       ->capture_default_str();
   blr::torch::cli::add_model_flags(cmd, f->train);
+  blr::torch::cli::add_model_file_flag(cmd, f->train.config.model_file);
   auto& s = f->settings;
   cmd->add_option("--threads", s.threads, "LibTorch threads (0 = all cores).")
       ->capture_default_str();
@@ -138,7 +140,10 @@ void setup_continual(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", s.out, "Directory for continual.json and the heat map continual.png.");
   cmd->add_flag("--quiet", s.quiet, "No progress output on stderr.");
   blr::torch::cli::add_optimizer_flags(cmd, f->train);
-  cmd->callback([f, &exit_code] { exit_code = run(*f); });
+  cmd->callback([f, cmd, &exit_code] {
+    blr::torch::cli::check_model_file_flags(cmd, f->train);
+    exit_code = run(*f);
+  });
 }
 
 BLR_REGISTER_COMMAND("continual", blr::cli::torch_command("continual").order, setup_continual);

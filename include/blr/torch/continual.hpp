@@ -21,7 +21,10 @@
 // Reported after each task t: the test accuracy a[t][j] at the mean on every task j ≤ t, the
 // average accuracy A_t = mean_j a[t][j] and the forgetting F_t = mean_{j<t} (max_{l<t} a[l][j] −
 // a[t][j]) (Chaudhry et al., ECCV 2018; F_1 = 0). The learning rate is constant; minibatch order of
-// epoch e of task t depends only on (seed, t, e); the model is initialised from the seed.
+// epoch e of task t depends only on (seed, t, e); the model is initialised from the seed. The model
+// is a built-in classifier (`model`) or the user's TorchScript module (`model_file`,
+// nn/script_file.hpp; every fresh model starts from the file's weights, and its forward must return
+// 10 logits per image).
 #pragma once
 
 #include <ATen/Device.h>
@@ -46,6 +49,7 @@ struct ContinualConfig {
   std::string prior;                ///< ivon: posterior (default) | initial (fine-tuning)
   bool retrain = false;             ///< retrain on all tasks so far after each task
   ModelSpec model;
+  std::string model_file;           ///< a TorchScript module to train instead of `model`
   FashionMnistOptions data_options;  ///< directory; train_limit and test_limit per task
   int64_t epochs = 1;                ///< per task
   int64_t batch_size = 128;

@@ -4,6 +4,7 @@
 #include <caffe2/serialize/inline_container.h>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/script.h>
 
 #include <chrono>
@@ -87,6 +88,26 @@ std::string short_libtorch_message(const std::exception& e) {
   std::string out(chosen.substr(0, 300));
   while (!out.empty() && (out.back() == '.' || out.back() == ' ')) out.pop_back();
   return out;
+}
+
+std::string describe_script_model(const Model& model) {
+  int64_t count = 0;
+  for (const auto& p : model.parameters()) count += p.numel();
+  return fmt::format("torchscript {} ({} parameters)", model.origin(), count);
+}
+
+at::Tensor probe_model_output(const Model& model, const at::Tensor& x, const std::string& name) {
+  try {
+    ::torch::NoGradGuard no_grad;
+    EvalMode eval(model);
+    return model.forward(x);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // LibTorch's message with its backtrace: one sentence
+    throw Error(fmt::format("{} fails on an input batch of shape [{}] ({}): {}.", name,
+                            fmt::join(x.sizes(), ", "), c10::toString(x.scalar_type()),
+                            short_libtorch_message(e)));
+  }
 }
 
 std::shared_ptr<const std::string> read_model_file(const std::string& path) {

@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 #include <torch/utils.h>
@@ -14,6 +15,8 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/data/batches.hpp"
+#include "blr/torch/nn/model.hpp"
+#include "blr/torch/nn/script_file.hpp"
 #include "blr/torch/optim/mean_field.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/predictive.hpp"
@@ -113,20 +116,40 @@ TaskData concatenate(const std::vector<ContinualTask>& tasks, size_t count) {
   return heads.defined() ? logits.gather(1, heads) : logits;
 }
 
-/// A model and its optimizer, built from the seed.
+/// A model and its optimizer, built from the seed (a --model-file model from its archive).
 struct Learner {
-  std::shared_ptr<Classifier> model;
+  Model model;
+  std::string description;
   std::unique_ptr<::torch::optim::Optimizer> optimizer;
 };
 
-Learner make_learner(const ContinualConfig& c, int64_t train_size, ::at::Device device) {
+Learner make_learner(const ContinualConfig& c, const std::shared_ptr<const std::string>& archive,
+                     int64_t train_size, ::at::Device device) {
   Learner l;
   ::torch::manual_seed(c.seed);
-  l.model = make_classifier(c.model);
-  l.model->to(device);
-  l.optimizer = make_optimizer(c.optimizer, l.model->parameters(), c.optimizer_options,
+  if (c.model_file.empty()) {
+    const auto classifier = make_classifier(c.model);
+    l.description = classifier->describe();
+    l.model = Model(classifier);
+  } else {
+    l.model = load_script_model(archive, c.model_file);
+    l.description = describe_script_model(l.model);
+  }
+  l.model.to(device);
+  l.optimizer = make_optimizer(c.optimizer, l.model.parameters(), c.optimizer_options,
                                OptimizerContext{train_size, c.seed, c.batch_size});
   return l;
+}
+
+/// A --model-file model must map a batch of images to 10 logits per image.
+void check_ten_logits(const Model& model, const ContinualConfig& c, const ::at::Tensor& images) {
+  const auto x = images.slice(0, 0, std::min<int64_t>(2, images.size(0)));
+  const std::string name = fmt::format("The model in '{}'", c.model_file);
+  const auto out = probe_model_output(model, x, name);
+  check(out.dim() == 2 && out.size(0) == x.size(0) && out.size(1) == 10,
+        "{} returns shape [{}] for inputs [{}]; continual learning on Fashion-MNIST needs [{}, 10] "
+        "(10 logits per image).",
+        name, fmt::join(out.sizes(), ", "), fmt::join(x.sizes(), ", "), x.size(0));
 }
 
 /// `epochs` epochs over `data`; the minibatch order of epoch e depends on (seed, stream, e).
@@ -138,7 +161,7 @@ void train(Learner& l, const TaskData& data, const ContinualConfig& c, uint64_t 
   const int64_t bs = std::min(c.batch_size, n);
   const int64_t steps = batch_count(n, bs);
   for (int64_t epoch = 0; epoch < c.epochs; ++epoch) {
-    l.model->train();
+    l.model.train(true);
     const auto order = epoch_permutation(n, c.seed * 1000003ULL + stream, epoch);
     const auto perm = ::at::tensor(order, ::at::kLong).to(data.x.device());
     double loss_sum = 0.0;
@@ -149,7 +172,7 @@ void train(Learner& l, const TaskData& data, const ContinualConfig& c, uint64_t 
       const auto heads = data.heads.defined() ? data.heads.index_select(0, index) : ::at::Tensor();
       auto loss_at = [&] {
         opt.zero_grad();
-        auto loss = ::at::nll_loss(::at::log_softmax(task_logits(l.model->forward(x), heads), 1), y);
+        auto loss = ::at::nll_loss(::at::log_softmax(task_logits(l.model.forward(x), heads), 1), y);
         loss.backward();
         return loss.item<double>();
       };
@@ -180,13 +203,13 @@ void train(Learner& l, const TaskData& data, const ContinualConfig& c, uint64_t 
 /// Test accuracy at the mean on one task.
 double accuracy(Learner& l, const TaskData& test) {
   ::at::NoGradGuard no_grad;
-  l.model->eval();
+  EvalMode eval(l.model);
   int64_t correct = 0;
   const int64_t n = test.size(), chunk = 2000;
   for (int64_t b = 0; b < n; b += chunk) {
     const int64_t e = std::min(n, b + chunk);
     const auto heads = test.heads.defined() ? test.heads.slice(0, b, e) : ::at::Tensor();
-    const auto logits = task_logits(l.model->forward(test.x.slice(0, b, e)), heads);
+    const auto logits = task_logits(l.model.forward(test.x.slice(0, b, e)), heads);
     correct += logits.argmax(1).eq(test.y.slice(0, b, e)).sum().item<int64_t>();
   }
   return static_cast<double>(correct) / static_cast<double>(n);
@@ -224,8 +247,10 @@ void ContinualConfig::validate() const {
         "Options 'train-limit' and 'test-limit' must be >= 0.");
   check(data_options.validation_fraction == 0.0,
         "Continual learning takes no validation split.");
-  model.validate();
-  check(model.classes == 10, "Continual learning on Fashion-MNIST needs 10 output classes.");
+  if (model_file.empty()) {
+    model.validate();
+    check(model.classes == 10, "Continual learning on Fashion-MNIST needs 10 output classes.");
+  }
   check_options(optimizer, optimizer_options);
 }
 
@@ -240,18 +265,20 @@ std::string ContinualConfig::method() const {
 }
 
 nlohmann::json ContinualConfig::to_json() const {
-  return {{"tasks", tasks},
-          {"task_count", task_count},
-          {"optimizer", optimizer},
-          {"optimizer_options", options_to_json(optimizer_options)},
-          {"prior", posterior_as_prior() ? "posterior" : "initial"},
-          {"retrain", retrain},
-          {"heads", tasks == "split" ? "multi-head (two units per task)" : "single head"},
-          {"epochs_per_task", epochs},
-          {"batch_size", batch_size},
-          {"train_limit", data_options.train_limit},
-          {"test_limit", data_options.test_limit},
-          {"seed", seed}};
+  nlohmann::json j = {{"tasks", tasks},
+                      {"task_count", task_count},
+                      {"optimizer", optimizer},
+                      {"optimizer_options", options_to_json(optimizer_options)},
+                      {"prior", posterior_as_prior() ? "posterior" : "initial"},
+                      {"retrain", retrain},
+                      {"heads", tasks == "split" ? "multi-head (two units per task)" : "single head"},
+                      {"epochs_per_task", epochs},
+                      {"batch_size", batch_size},
+                      {"train_limit", data_options.train_limit},
+                      {"test_limit", data_options.test_limit},
+                      {"seed", seed}};
+  if (!model_file.empty()) j["model_file"] = model_file;
+  return j;
 }
 
 nlohmann::json ContinualResult::to_json() const {
@@ -306,16 +333,24 @@ ContinualResult run_continual(const ContinualConfig& config, ::at::Device device
     result.train_sizes.push_back(t.train.size());
     result.test_sizes.push_back(t.test.size());
   }
+  // A --model-file is read once; every fresh model is loaded from the same bytes.
+  const std::shared_ptr<const std::string> archive =
+      config.model_file.empty() ? nullptr : read_model_file(config.model_file);
+  auto new_learner = [&](int64_t train_size) {
+    auto l = std::make_unique<Learner>(make_learner(config, archive, train_size, device));
+    if (archive) check_ten_logits(l->model, config, tasks.front().train.x);
+    return l;
+  };
   std::unique_ptr<Learner> learner;
   for (size_t t = 0; t < tasks.size(); ++t) {
     const std::string label = fmt::format("task {}/{} ({})", t + 1, tasks.size(), tasks[t].name);
     if (config.retrain) {
       const TaskData all = concatenate(tasks, t + 1);
-      learner = std::make_unique<Learner>(make_learner(config, all.size(), device));
+      learner = new_learner(all.size());
       train(*learner, all, config, t, progress, label + ", retraining on all tasks so far");
     } else {
       if (!learner) {
-        learner = std::make_unique<Learner>(make_learner(config, tasks[t].train.size(), device));
+        learner = new_learner(tasks[t].train.size());
       } else if (config.posterior_as_prior()) {
         auto* mean_field = dynamic_cast<MeanFieldOptimizer*>(learner->optimizer.get());
         check(mean_field != nullptr, "Internal: the IVON optimizer is not a mean-field one.");
@@ -326,7 +361,7 @@ ContinualResult run_continual(const ContinualConfig& config, ::at::Device device
     std::vector<double> row;
     for (size_t j = 0; j <= t; ++j) row.push_back(accuracy(*learner, tasks[j].test));
     result.accuracy.push_back(std::move(row));
-    if (t == 0) result.model_description = learner->model->describe();
+    if (t == 0) result.model_description = learner->description;
   }
   continual_summary(result.accuracy, result.average_accuracy, result.forgetting);
   result.seconds =

@@ -129,13 +129,6 @@ int64_t likelihood_terms(const Dataset& data) {
   return data.task == Task::kClassification ? data.train.y.numel() : data.train.size();
 }
 
-/// "torchscript model.pt (12,345 parameters)".
-std::string script_description(const Model& model) {
-  int64_t count = 0;
-  for (const auto& p : model.parameters()) count += p.numel();
-  return fmt::format("torchscript {} ({} parameters)", model.origin(), count);
-}
-
 }  // namespace
 
 Trainer::Trainer(TrainConfig config, std::shared_ptr<const Dataset> data, at::Device device)
@@ -170,7 +163,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<const Dataset> data, at::De
   train_x_ = data_->train.x.to(device_);
   train_y_ = data_->train.y.to(device_);
   result_.config = config_;
-  result_.model_description = classifier_ ? classifier_->describe() : script_description(model_);
+  result_.model_description = classifier_ ? classifier_->describe() : describe_script_model(model_);
   result_.options = effective_options(config_.optimizer, config_.optimizer_options, context);
   result_.train_size = data_->train.size();
   if (data_->task == Task::kRegression) noise_std_ = config_.noise_std > 0 ? config_.noise_std : 1.0;
@@ -180,23 +173,12 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<const Dataset> data, at::De
 Trainer::~Trainer() = default;
 
 void Trainer::check_model_output() const {
-  // Two examples in evaluation mode without gradients: no random numbers drawn, nothing learned.
+  // Two examples through the model (evaluation mode, no gradients, no random numbers drawn).
   const auto x = train_x_.slice(0, 0, std::min<int64_t>(2, train_x_.size(0)));
   const auto y = train_y_.slice(0, 0, x.size(0));
   const std::string name = model_.is_script() ? fmt::format("The model in '{}'", config_.model_file)
                                               : std::string("The model");
-  at::Tensor out;
-  try {
-    ::torch::NoGradGuard no_grad;
-    EvalMode eval(model_);
-    out = model_.forward(x);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {  // LibTorch's message with its backtrace: one sentence
-    throw Error(fmt::format("{} fails on an input batch of shape [{}] ({}): {}.", name,
-                            fmt::join(x.sizes(), ", "), c10::toString(x.scalar_type()),
-                            short_libtorch_message(e)));
-  }
+  const at::Tensor out = probe_model_output(model_, x, name);
   std::vector<int64_t> expected(y.sizes().begin(), y.sizes().end());
   if (data_->task == Task::kClassification) expected.push_back(data_->outputs);
   const bool ok = data_->task == Task::kClassification

@@ -4,7 +4,7 @@
 //
 // whose forward takes one input batch and returns logits (classification: the labels' shape
 // followed by the number of classes) or the targets (regression; train/likelihood.hpp). This is
-// what `blr train|compare --model-file PATH` trains.
+// what `blr train|compare|continual --model-file PATH` trains.
 //
 // The archive's bytes are read once (read_model_file) and kept by the Model
 // (Model::script_archive), so a checkpoint embeds them (checkpoint.hpp) and `blr eval` or
@@ -23,6 +23,10 @@
 #include <memory>
 #include <string>
 
+namespace at {
+class Tensor;
+}  // namespace at
+
 namespace blr::torch {
 
 class Model;  // nn/model.hpp (kept out: checkpoint.cpp reads the limit and is compiled as C++17 too)
@@ -38,6 +42,15 @@ std::shared_ptr<const std::string> read_model_file(const std::string& path);
 /// messages (the file's path). A blr::Error sentence for anything that is not a module with a
 /// one-input forward and at least one parameter.
 Model load_script_model(std::shared_ptr<const std::string> archive, const std::string& origin);
+
+/// "torchscript model.pt (12,345 parameters)": a --model-file model in results and checkpoints.
+std::string describe_script_model(const Model& model);
+
+/// The model's outputs for `x`, in evaluation mode without gradients (no random numbers drawn,
+/// nothing learned): the check that a model fits the data before training starts. A forward that
+/// throws becomes one blr::Error sentence naming `name` ("The model in 'model.pt'"), the input's
+/// shape and LibTorch's reason.
+at::Tensor probe_model_output(const Model& model, const at::Tensor& x, const std::string& name);
 
 /// LibTorch's message of `e` reduced to one line without backtrace or TorchScript traceback
 /// (the last "...Error: ..." line of the interpreter's report, else the first line), at most 300
