@@ -61,8 +61,8 @@ for path in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
     run = json.loads(path.read_text())["optimizers"]["ivon"]
     o = run["options"]
     v = run["validation"]
-    rows.append((v["predictive"]["nll"], path.stem, o["lr"], o["hess-init"], o["beta2"],
-                 o["weight-decay"], v["predictive"]["accuracy"], v["predictive"]["ece"],
+    rows.append((v["predictive"]["nll"], path.stem, o["lr"], o["hess_init"], o["beta2"],
+                 o["weight_decay"], v["predictive"]["accuracy"], v["predictive"]["ece"],
                  v["mean"]["nll"], run["history"][-1]["train_loss"],
                  run["test"].get("posterior_std_mean", float("nan"))))
 rows.sort()
