@@ -10,16 +10,24 @@ export OMP_WAIT_POLICY ?= PASSIVE
 
 all: build
 
+# `make demo` installs only the packages the demo needs (scripts/setup.sh demo). A build folder it
+# configured without the rest is marked, and configured again here once they are installed, so
+# that a later `make test` builds and runs the Python package's and the libFuzzer tests too.
+DEMO_MARK = $(BUILD)/.configured-without-test-packages
+
 setup:
 	@bash scripts/setup.sh
+	@if [ -f $(DEMO_MARK) ]; then cmake -S . -B $(BUILD) && rm -f $(DEMO_MARK); fi
 
 # Ninja: a new source file leaves the other objects alone (the Makefile generator rewrites the
 # target's flags.make, which lists every source's precompiled-header flags, and so recompiles the
 # whole target). A build folder configured earlier keeps its generator.
 GENERATOR ?= Ninja
 
+CONFIGURE = cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	$(CONFIGURE)
 
 configure: setup $(BUILD)/CMakeCache.txt
 
@@ -31,7 +39,10 @@ test: build
 
 # The main job (builds only the blr tool): every Table-1 row checked, the multimodal mixture demo, then (when the LibTorch
 # layer is built) IVON vs AdamW vs SGD on Fashion-MNIST (scripts/demo.sh).
-demo: configure
+demo:
+	@bash scripts/setup.sh demo
+	@if [ ! -f $(BUILD)/CMakeCache.txt ]; then \
+	  $(CONFIGURE) && { bash scripts/setup.sh all --check || touch $(DEMO_MARK); }; fi
 	cmake --build $(BUILD) --target blr -j $(JOBS)
 	$(BUILD)/blr table1
 	$(BUILD)/blr multimodal
