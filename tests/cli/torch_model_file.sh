@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bring your own model: TorchScript modules written in Python (torch.jit.script(model).save) train
 # from `blr train|compare --model-file` on Fashion-MNIST (an MLP and a small CNN, IVON and AdamW)
-# and on a CSV regression table, and learn split tasks one after another (`blr continual`); VOGN, OGN and kfac train Linear/Conv modules and VOGN refuses a
+# and on a CSV regression table, learn split tasks one after another (`blr continual`) and are
+# timed by `blr bench epoch|predict`; VOGN, OGN and kfac train Linear/Conv modules and VOGN refuses a
 # BatchNorm and a GRU module naming the layer's parameters; checkpoints embed the module, so
 # `blr eval` and `--resume` work after the .pt file is deleted, and the resumed run is bitwise the
 # uninterrupted one, and `--init` takes a checkpoint of the same module under another file name
@@ -222,6 +223,21 @@ expect_error continual-hidden "drop --hidden" continual --model-file "$work/mlp.
   "${continual[@]}"
 expect_error continual-missing "Cannot open the model file" continual \
   --model-file "$work/nothere.pt" "${continual[@]}"
+
+# ---- benchmarks on the user's model -----------------------------------------------------------------
+"$blr" bench epoch --model-file "$work/mlp.pt" --optimizers ivon,vogn,adamw --train-limit 256 \
+  --rounds 1 --threads 1 --json "$work/bench.json" >"$work/bench.out" 2>"$work/err" ||
+  { fail "bench epoch: exit status $?"; cat "$work/err" >&2; }
+check bench "d['model'] == {'model_file': '$work/mlp.pt'} and d['steps_per_epoch'] == 2"
+check bench "all(d[o]['median_epoch_seconds'] > 0 for o in ('ivon', 'vogn', 'adamw'))"
+grep -qF "model torchscript $work/mlp.pt," "$work/bench.out" || fail "bench epoch: header lacks the model file"
+"$blr" bench predict --model-file "$work/cnn.pt" --optimizer ivon --samples 2 --test-limit 64 \
+  --repeats 1 --threads 1 --json "$work/predict.json" >/dev/null 2>"$work/err" ||
+  { fail "bench predict: exit status $?"; cat "$work/err" >&2; }
+check predict "d['samples'] == 2 and d['examples'] == 64 and d['predictive_seconds'] > 0"
+expect_error bench-hidden "drop --hidden" bench epoch --model-file "$work/mlp.pt" --hidden 10
+expect_error bench-shape "returns shape [2, 7]" bench epoch --model-file "$work/seven.pt" \
+  --optimizers adamw --train-limit 256 --rounds 1 --threads 1
 
 # ---- bad model files and flags: one sentence, exit status 2 --------------------------------------
 expect_error missing "Cannot open the model file" train --model-file "$work/nothere.pt" "${small[@]}"

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "blr/torch/nn/script_file.hpp"
 #include "blr/torch/train/load_data.hpp"
 #include "bench.hpp"
 #include "blr/core/error.hpp"
@@ -24,6 +25,7 @@ using blr::torch::cli::TrainFlags;
 /// Model, data and thread flags shared by both subcommands.
 void add_task_flags(CLI::App* cmd, TrainFlags& f) {
   blr::torch::cli::add_model_flags(cmd, f);
+  blr::torch::cli::add_model_file_flag(cmd, f.config.model_file);
   cmd->add_option("--data", f.config.data,
                   "Data set: fashion-mnist, fortunes or text:PATH (the last two for --model gpt).")
       ->capture_default_str();
@@ -34,18 +36,24 @@ void add_task_flags(CLI::App* cmd, TrainFlags& f) {
   cmd->add_option("--json", f.settings.json, "Also write the results as JSON to this file ('-' = stdout).");
 }
 
-std::shared_ptr<const blr::torch::Dataset> prepare(TrainFlags& f) {
+std::shared_ptr<const blr::torch::Dataset> prepare(const CLI::App* cmd, TrainFlags& f) {
   steady_allocator();
+  blr::torch::cli::check_model_file_flags(cmd, f);
   blr::torch::cli::finish_config(f);
   f.config.validate();
+  // A --model-file is read once; every timed trainer loads its module from these bytes.
+  if (!f.config.model_file.empty()) {
+    f.config.model_archive = blr::torch::read_model_file(f.config.model_file);
+  }
   blr::torch::apply_run_settings(f.settings);
   return std::make_shared<const blr::torch::Dataset>(blr::torch::load_training_data(f.config));
 }
 
-/// The hidden widths where the model has them (mlp, binary-mlp), else nothing.
-std::string widths(const TrainFlags& f) {
+/// "mlp 500,300", "lenet", or the --model-file's path.
+std::string model_name(const TrainFlags& f) {
   const auto& kind = f.config.model.kind;
-  return kind == "mlp" || kind == "binary-mlp" ? f.hidden : "";
+  if (!f.config.model_file.empty()) return "torchscript " + f.config.model_file;
+  return kind == "mlp" || kind == "binary-mlp" ? kind + " " + f.hidden : kind;
 }
 
 struct EpochFlags {
@@ -54,7 +62,7 @@ struct EpochFlags {
   int rounds = 3;
 };
 
-int run_epoch(EpochFlags& o) {
+int run_epoch(const CLI::App* cmd, EpochFlags& o) {
   std::set<std::string> seen(o.optimizers.begin(), o.optimizers.end());
   check(seen.size() == o.optimizers.size(), "An optimizer appears twice in --optimizers.");
   check(seen.count("adamw") > 0, "--optimizers must include adamw, the baseline of the ratios.");
@@ -66,7 +74,7 @@ int run_epoch(EpochFlags& o) {
                       name, name));
   }
   check(o.rounds >= 1, fmt::format("--rounds must be at least 1; got {}.", o.rounds));
-  const auto data = prepare(o.train);
+  const auto data = prepare(cmd, o.train);
   const auto timings = blr::torch::time_epochs(o.train.config, o.optimizers,
                                                o.train.optimizer_options, data, o.rounds);
   double adamw = 0.0;
@@ -76,11 +84,10 @@ int run_epoch(EpochFlags& o) {
   // Labels per position (a language model): report tokens per second beside the epoch time.
   const bool tokens = data->train.y.dim() > 1;
   const double labels_per_epoch = static_cast<double>(data->train.y.numel());
-  fmt::print("Training epoch on {} ({} examples, batch {}, {} steps), model {} {}, "
+  fmt::print("Training epoch on {} ({} examples, batch {}, {} steps), model {}, "
              "{} thread(s), median of {} interleaved epochs, wall-clock, steady allocator\n\n",
              data->name, data->train.size(), c.batch_size, timings.front().steps_per_epoch,
-             c.model.kind, widths(o.train), at::get_num_threads(),
-             o.rounds);
+             model_name(o.train), at::get_num_threads(), o.rounds);
   fmt::print("{:<10} {:>14} {:>12} {:>15}\n", "optimizer", "epoch seconds", "ms/step",
              "ratio to AdamW");
   nlohmann::json out;
@@ -102,6 +109,7 @@ int run_epoch(EpochFlags& o) {
   out["batch_size"] = c.batch_size;
   out["steps_per_epoch"] = timings.front().steps_per_epoch;
   out["model"] = {{"kind", c.model.kind}, {"hidden", c.model.hidden}};
+  if (!c.model_file.empty()) out["model"] = {{"model_file", c.model_file}};
   out["data"] = data->name;
   out["threads"] = at::get_num_threads();
   out["rounds"] = o.rounds;
@@ -115,13 +123,12 @@ struct PredictFlags {
   int repeats = 3;
 };
 
-int run_predict(PredictFlags& o) {
-  const auto data = prepare(o.train);
+int run_predict(const CLI::App* cmd, PredictFlags& o) {
+  const auto data = prepare(cmd, o.train);
   const auto t = blr::torch::time_predictive(o.train.config, data, o.samples, o.repeats);
-  fmt::print("Prediction on {} test examples of {}, model {} {}, optimizer {}, {} thread(s), "
+  fmt::print("Prediction on {} test examples of {}, model {}, optimizer {}, {} thread(s), "
              "median of {}\n\n",
-             t.examples, data->name, o.train.config.model.kind,
-             widths(o.train), o.train.config.optimizer,
+             t.examples, data->name, model_name(o.train), o.train.config.optimizer,
              at::get_num_threads(), o.repeats);
   fmt::print("{:<32} {:>9.3f} s\n", "one pass at the mean", t.mean_seconds);
   fmt::print("{:<32} {:>9.3f} s\n", fmt::format("predictive, K = {}", t.samples),
@@ -163,7 +170,7 @@ void add_bench_epoch(CLI::App* bench, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--rounds", o->rounds, "Timed epochs per optimizer.")->capture_default_str();
   blr::torch::cli::add_optimizer_flags(cmd, o->train);
-  cmd->callback([o, &exit_code] { exit_code = run_epoch(*o); });
+  cmd->callback([o, cmd, &exit_code] { exit_code = run_epoch(cmd, *o); });
 }
 
 void add_bench_predict(CLI::App* bench, int& exit_code) {
@@ -181,7 +188,7 @@ void add_bench_predict(CLI::App* bench, int& exit_code) {
                   "Use only the first N test examples (0 = all).")
       ->capture_default_str();
   cmd->add_option("--repeats", o->repeats, "Timed repetitions.")->capture_default_str();
-  cmd->callback([o, &exit_code] { exit_code = run_predict(*o); });
+  cmd->callback([o, cmd, &exit_code] { exit_code = run_predict(cmd, *o); });
 }
 
 }  // namespace blr::cli
