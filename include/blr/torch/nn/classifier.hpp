@@ -38,7 +38,7 @@ struct ModelSpec {
   int64_t input_channels = 1;
   int64_t image_size = 28;
   int64_t classes = 10;
-  GptOptions gpt;  ///< kind "gpt" only
+  GptOptions gpt{};  ///< kind "gpt" only
   void validate() const;
 };
 
