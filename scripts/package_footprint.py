@@ -55,7 +55,7 @@ def timed(args, cwd=None):
 
 
 def main(argv):
-    if argv not in ([], ) and not (len(argv) == 2 and argv[0] == "--unpack"):
+    if argv and not (len(argv) == 2 and argv[0] == "--unpack"):
         sys.exit(__doc__)
     base = base_image()
     sets = {name: closure(profile(name)) - base for name in ("demo", "all")}

@@ -23,7 +23,7 @@ demo_packages=(
   libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libboost-dev
   libfast-float-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  libtorch-dev libgloo-dev libopenblas0-pthread
+  libtorch-dev libgloo-dev libopenblas0-pthread libblas-dev
   dataset-fashion-mnist gnuplot-nox
 )
 test_packages=(

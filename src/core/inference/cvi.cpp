@@ -8,6 +8,7 @@
 #include <limits>
 #include <numbers>
 
+#include "blr/core/blas.hpp"
 #include "blr/core/error.hpp"
 #include "blr/core/rng.hpp"
 #include "blr/inference/gaussian_natural.hpp"
@@ -86,9 +87,13 @@ Vector site_variances(const Matrix& x, const Matrix& covariance, bool full) {
   const Index n = x.rows();
   Vector v(n);
   Matrix t(std::min(kRows, n), x.cols());
+  const bool large = blas_worthwhile(n, x.cols(), x.cols());  // the whole X·Σ, block by block
   for (Index b = 0; b < n; b += kRows) {
     const Index r = std::min(kRows, n - b);
-    t.topRows(r).noalias() = x.middleRows(b, r) * covariance;
+    if (large)
+      blas_multiply(x.middleRows(b, r), covariance, t.topRows(r));
+    else
+      t.topRows(r).noalias() = x.middleRows(b, r) * covariance;
     v.segment(b, r) = t.topRows(r).cwiseProduct(x.middleRows(b, r)).rowwise().sum();
   }
   return v;
