@@ -25,6 +25,11 @@ namespace {
 
 bool has_units(const ::at::Tensor& param) { return param.dim() >= 2; }
 
+/// π₁ as a 0-dimensional tensor of the mean's type and device, for mul_out (W = π₁·m in place).
+::at::Tensor keep_scalar(double keep, const ::at::Tensor& mean) {
+  return ::at::scalar_tensor(keep, mean.options());
+}
+
 }  // namespace
 
 const OptionTable<McDropoutOptions>& McDropoutOptions::table() {
@@ -133,8 +138,9 @@ void McDropout::sample(const std::vector<::at::Tensor>* masks) {
   }
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     auto& params = param_groups_[g].params();
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (has_units(params[i])) params[i].copy_(slots_[g][i].mean * unit_mask(slots_[g][i].mask, params[i]));
+    for (size_t i = 0; i < params.size(); ++i) {  // W ← m⊙z, written in place (one pass)
+      if (has_units(params[i]))
+        ::at::mul_out(params[i], slots_[g][i].mean, unit_mask(slots_[g][i].mask, params[i]));
     }
   }
   sampled_ = true;
@@ -154,10 +160,10 @@ void McDropout::restore(bool collect) {
       if (collect) {
         ::at::Tensor grad = params[i].grad().defined() ? params[i].grad().detach().to(s.mean.options())
                                                        : ::at::zeros_like(s.mean);
-        // The slab's derivatives: ĝ = z⊙∇ℓ̄(θ̃)/π₁, Ĥ = z⊙(∇ℓ̄)²/π₁ (z = 1 without units).
-        ::at::Tensor g_hat = units ? grad * unit_mask(s.mask, params[i]).div(keep) : grad.clone();
-        ::at::Tensor h_hat = units ? grad.square().mul_(unit_mask(s.mask, params[i])).div_(keep)
-                                   : grad.square();
+        // The slab's derivatives: ĝ = z⊙∇ℓ̄(θ̃)/π₁ and Ĥ = z⊙(∇ℓ̄)²/π₁ = ĝ⊙∇ℓ̄ (z² = z; z = 1
+        // without units): one pass each, the mask scaled by 1/π₁ once per unit.
+        ::at::Tensor g_hat = units ? grad * unit_mask(s.mask / keep, params[i]) : grad.clone();
+        ::at::Tensor h_hat = g_hat * grad;
         if (first) {
           s.grad_sum = std::move(g_hat);
           s.curvature_sum = std::move(h_hat);
@@ -166,7 +172,7 @@ void McDropout::restore(bool collect) {
           s.curvature_sum.add_(h_hat);
         }
       }
-      if (units) params[i].copy_(s.mean * keep);
+      if (units) ::at::mul_out(params[i], s.mean, keep_scalar(keep, s.mean));
     }
   }
   if (collect) ++samples_;
@@ -213,8 +219,8 @@ void McDropout::restore(bool collect) {
     for (size_t i = 0; i < params.size(); ++i) {
       Slot& s = slots_[g][i];
       stage::Coordinate<V> c;
-      c.gradient = V(s.grad_sum.mul(inv));
-      c.curvature = V(s.curvature_sum.mul(inv));
+      c.gradient = V(samples_ == 1 ? s.grad_sum : s.grad_sum.mul(inv));
+      c.curvature = V(samples_ == 1 ? s.curvature_sum : s.curvature_sum.mul(inv));
       c.mean = V(s.mean);
       c.precision = V(s.precision);
       c.average = V(s.average);
@@ -228,7 +234,10 @@ void McDropout::restore(bool collect) {
       s.mean = c.new_mean.t;
       s.precision = c.new_precision.t;
       s.average = c.new_average.t;
-      params[i].copy_(has_units(params[i]) ? s.mean * o.keep_probability : s.mean);
+      if (has_units(params[i]))
+        ::at::mul_out(params[i], s.mean, keep_scalar(o.keep_probability, s.mean));
+      else
+        params[i].copy_(s.mean);
     }
   }
   step_ = t;
