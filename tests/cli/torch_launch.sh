@@ -4,7 +4,8 @@
 # and report of one process with two samples; AdamW and IVON with the data split report the bytes
 # they all-reduce (IVON twice AdamW's); a rank killed mid-run makes launch stop the other and say
 # so within the timeout, with the last checkpoint intact and loadable; a hung rank makes the other
-# fail within --dist-timeout; a run resumes with another world size.
+# fail within --dist-timeout; a run resumes with another world size; `blr bench data-parallel`
+# times its three configurations and refuses a model it cannot train.
 # Usage: torch_launch.sh <path-to-blr> <source-dir>
 set -uo pipefail
 blr=${1:?usage: torch_launch.sh <path-to-blr> <source-dir>}
@@ -26,6 +27,7 @@ RANK=2 WORLD_SIZE=2 MASTER_PORT=1 "$blr" train --quiet >"$work/out" 2>"$work/err
   fail "RANK 2 of 2: exit 0"
 grep -qF "ranks run from 0 to WORLD_SIZE - 1" "$work/err" || { fail "RANK 2 of 2: no sentence"; cat "$work/err" >&2; }
 expect_fail dist-split "Option '--dist-split' must be data or samples" train --dist-split x --quiet
+expect_fail bench-dp-model "--model must be mlp, lenet or resnet20" bench data-parallel --model gpt
 # a launched command that fails is named with its rank and status
 "$blr" launch --nproc 2 -- train --dist-split x --quiet >"$work/out" 2>"$work/err"
 rc=$?
@@ -73,6 +75,12 @@ import json, sys
 a, i = (json.load(open(f))["distributed"]["allreduce_bytes_per_step"] for f in sys.argv[1:])
 assert i == 2 * a, (a, i)
 PY
+
+# ---- bench data-parallel: the three configurations, their ratios and the all-reduce figures ----
+"$blr" bench data-parallel --optimizers adamw --model lenet --train-limit 256 --batch-size 128 \
+  --rounds 1 --json "$work/bench-dp.json" >"$work/out" 2>"$work/err" ||
+  { fail "bench data-parallel: exit $?"; cat "$work/err" >&2; }
+check bench-dp 'set(d["results"]["adamw"]) == {"1x1", "1x2", "2x1"} and d["results"]["adamw"]["1x1"]["throughput_vs_1x1"] == 1 and d["results"]["adamw"]["2x1"]["distributed"]["allreduce_bytes_per_step"] == 4 * 61706'
 
 # ---- a rank killed mid-run: the other stops with the sentence, the checkpoint loads ------------
 long=(--train-limit 256 --test-limit 100 --batch-size 32 --threads 1 --hidden 32 --quiet)

@@ -71,6 +71,9 @@ int run_data_parallel(const DataParallelFlags& f) {
   check(f.rounds >= 1, fmt::format("--rounds must be at least 1; got {}.", f.rounds));
   check(f.epochs >= 1, fmt::format("--epochs must be at least 1; got {}.", f.epochs));
   check(!f.optimizers.empty(), "--optimizers needs at least one optimizer.");
+  check(f.model == "mlp" || f.model == "lenet" || f.model == "resnet20",
+        fmt::format("--model must be mlp, lenet or resnet20 (the Fashion-MNIST models); got '{}'.",
+                    f.model));
   const auto dir = std::filesystem::temp_directory_path() /
                    fmt::format("blr-bench-dp-{}", static_cast<long>(::getpid()));
   std::filesystem::create_directories(dir);
@@ -155,7 +158,8 @@ void add_bench_data_parallel(CLI::App* bench, int& exit_code) {
   cmd->add_option("--optimizers", f->optimizers, "Comma-separated optimizers.")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--model", f->model, "mlp or lenet.")->capture_default_str();
+  cmd->add_option("--model", f->model, "A built-in image model of blr train: mlp, lenet or resnet20.")
+      ->capture_default_str();
   cmd->add_option("--train-limit", f->train_limit, "Training examples.")->capture_default_str();
   cmd->add_option("--batch-size", f->batch_size, "Global minibatch size.")->capture_default_str();
   cmd->add_option("--epochs", f->epochs, "Epochs per run.")->capture_default_str();
