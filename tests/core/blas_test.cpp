@@ -58,6 +58,25 @@ TEST(Blas, MultiplyTakesBlocksWithAnOuterStride) {
   EXPECT_EQ(outside, Matrix::Constant(60, 25, 7.0)) << "entries outside C's block are untouched";
 }
 
+TEST(Blas, GramAccumulatesBlocksIntoTheLowerTriangle) {
+  const Matrix a = random_matrix(500, 12, 8);
+  Matrix c = Matrix::Constant(12, 12, 3.0);
+  blas_gram_accumulate(a.topRows(200), c);
+  blas_gram_accumulate(a.bottomRows(300), c);
+  const Matrix expected = (a.transpose() * a).array() + 3.0;
+  const Matrix bound = (a.cwiseAbs().transpose() * a.cwiseAbs()).array() + 3.0;
+  for (Index j = 0; j < 12; ++j) {
+    for (Index i = 0; i < 12; ++i) {
+      if (i < j)
+        EXPECT_EQ(c(i, j), 3.0) << "the strict upper triangle is left alone";
+      else
+        EXPECT_LE(std::abs(c(i, j) - expected(i, j)), 2 * gamma(501) * bound(i, j));
+    }
+  }
+  Matrix wrong(11, 12);
+  EXPECT_THROW(blas_gram_accumulate(a, wrong), std::exception);
+}
+
 TEST(Blas, EmptyInnerDimensionGivesZeros) {
   Matrix c = Matrix::Constant(3, 4, 1.0);
   blas_multiply(Matrix(3, 0), Matrix(0, 4), c);
@@ -85,22 +104,22 @@ TEST(Blas, ThresholdKeepsSmallProblemsOnEigen) {
 }
 
 TEST(Blas, WeightedGramAboveTheThreshold) {
-  const Matrix x = random_matrix(4000, 40, 6);  // 6.4·10⁶ multiply-adds
-  ASSERT_TRUE(blas_worthwhile(40, 40, 4000));
-  const Vector w = random_matrix(4000, 1, 7).col(0).cwiseAbs();
+  const Matrix x = random_matrix(9000, 40, 6);  // 1.4·10⁷ multiply-adds, three blocks of rows
+  ASSERT_TRUE(blas_worthwhile(40, 40, 9000));
+  const Vector w = random_matrix(9000, 1, 7).col(0).cwiseAbs();
   const Matrix exact = x.transpose() * w.asDiagonal() * x;
   const Matrix bound = x.cwiseAbs().transpose() * w.asDiagonal() * x.cwiseAbs();
   // Each term √w_i·x_ia·√w_i·x_ib carries five roundings before the sum (two square roots, two
   // scalings, the product) and Eigen's w_i·x_ia·x_ib two: within γ_{k+5} + γ_{k+2} ≤ 2γ_{k+5}.
   const Matrix g = inference::weighted_gram(x, w);
-  expect_within_rounding(g, exact, bound, 4000 + 5);
+  expect_within_rounding(g, exact, bound, 9000 + 5);
   // Weights of both signs stay on Eigen's triangle (no square root of a negative weight).
   Vector signed_w = w;
   signed_w.head(100) *= -1;
   const Matrix s = inference::weighted_gram(x, signed_w);
   expect_within_rounding(s, x.transpose() * signed_w.asDiagonal() * x,
                          x.cwiseAbs().transpose() * signed_w.cwiseAbs().asDiagonal() * x.cwiseAbs(),
-                         4000);
+                         9000);
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "blr/core/error.hpp"
 #include "error_message.hpp"
@@ -131,6 +134,39 @@ TEST(Csv, PimaTrainingStatisticsMatchTheOracle) {
   }
   const Vector y = t.binary_labels("type", "Yes", {"Yes", "No"});
   EXPECT_EQ(y.sum(), 68.0);
+}
+
+// A table above the threshold of parallel parsing (6 000 × 50 = 3·10⁵ cells ≥ 2¹⁸): the blocks of
+// rows parsed on several threads give bit for bit the numbers of the one-column reader, and a bad
+// cell anywhere (here in the last block) gives the column reader's sentence.
+std::string big_table(long bad_row) {
+  std::string text;
+  for (int c = 0; c < 50; ++c) text += (c ? ",c" : "c") + std::to_string(c);
+  text += '\n';
+  for (long r = 0; r < 6000; ++r) {
+    for (int c = 0; c < 50; ++c) {
+      if (c) text += ',';
+      text += r == bad_row && c == 37 ? std::string("1.5x") : fmt::format("{:.17g}", (r * 50 + c) * 0.1 - 7.3e3 / (c + 1));
+    }
+    text += '\n';
+  }
+  return text;
+}
+
+TEST(Csv, LargeTablesParsedInBlocksEqualTheColumnReader) {
+  const auto t = CsvTable::parse(big_table(-1), "big.csv");
+  std::vector<std::string> names = t.columns_except({});
+  const Matrix x = t.numeric_columns(names);
+  ASSERT_EQ(x.rows(), 6000);
+  ASSERT_EQ(x.cols(), 50);
+  for (int c = 0; c < 50; ++c) {
+    const Vector column = t.numeric_column(names[static_cast<std::size_t>(c)]);
+    EXPECT_TRUE(x.col(c) == column) << "column " << c;
+  }
+  const auto bad = CsvTable::parse(big_table(5990), "bad.csv");
+  const std::string expected = error_of([&] { bad.numeric_column("c37"); });
+  EXPECT_THAT(expected, AllOf(HasSubstr("bad.csv"), HasSubstr("5992")));  // line 5992 of the file
+  EXPECT_EQ(error_of([&] { bad.numeric_columns(names); }), expected);
 }
 
 }  // namespace

@@ -32,6 +32,10 @@ inline bool blas_worthwhile(Index m, Index n, Index k) {
 /// full product), mirrored.
 Matrix blas_gram(const Eigen::Ref<const Matrix>& a);
 
+/// The lower triangle of C += AᵀA (C k×k, its strict upper triangle untouched), by dsyrk: a gram
+/// summed block of rows by block of rows.
+void blas_gram_accumulate(const Eigen::Ref<const Matrix>& a, Eigen::Ref<Matrix> c);
+
 /// C = A·B by the BLAS's dgemm (C sized by the caller; any of the three may be a block with an
 /// outer stride).
 void blas_multiply(const Eigen::Ref<const Matrix>& a, const Eigen::Ref<const Matrix>& b,

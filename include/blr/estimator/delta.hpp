@@ -65,8 +65,15 @@ class Delta {
   GaussianEstimate compute(const Q& q, const L& loss) const {
     detail::check_dimensions(q, loss, "Delta");
     GaussianEstimate e;
-    e.loss = value_and_gradient(loss, q.mean, e.gradient);
     e.evaluations = 1;
+    if constexpr (C == CurvatureSource::hessian && FullGaussian<Q> &&
+                  HasValueGradientAndHessian<L>) {
+      Matrix hessian;
+      e.loss = loss.value_gradient_and_hessian(q.mean, e.gradient, hessian);
+      e.curvature = Curvature::full(std::move(hessian));
+      return e;
+    }
+    e.loss = value_and_gradient(loss, q.mean, e.gradient);
     if constexpr (C == CurvatureSource::gradient_squared) {
       e.curvature = Curvature::diagonal(e.gradient.cwiseAbs2());
     } else if constexpr (C == CurvatureSource::hessian) {

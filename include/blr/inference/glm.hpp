@@ -71,6 +71,10 @@ struct Glm {
   double value(const Vector& w) const { return -log_likelihood(w) - log_prior(w); }
   Vector gradient(const Vector& w) const;
   Matrix hessian(const Vector& w) const;
+  /// value and gradient (HasValueAndGradient), and with the Hessian (HasValueGradientAndHessian),
+  /// from one linear predictor Xw: bit for bit what the separate calls return.
+  double value_and_gradient(const Vector& w, Vector& gradient) const;
+  double value_gradient_and_hessian(const Vector& w, Vector& gradient, Matrix& hessian) const;
 };
 
 /// The options of `blr infer --method laplace` (their names are the CLI's).

@@ -59,7 +59,8 @@ class CsvTable {
 
   /// A column as numbers; throws on an empty, non-numeric or non-finite cell.
   Vector numeric_column(const std::string& name) const;
-  /// Several columns side by side (rows × names.size()).
+  /// Several columns side by side (rows × names.size()); a table of 2¹⁸ cells or more is parsed
+  /// in blocks of rows on up to one thread per core (the same numbers and errors either way).
   Matrix numeric_columns(const std::vector<std::string>& names) const;
   /// All column names except the ones listed (in file order).
   std::vector<std::string> columns_except(const std::vector<std::string>& excluded) const;

@@ -78,6 +78,15 @@ concept HasValueAndGradient = HasGradient<L> && requires(const L& f, const Vecto
   { f.value_and_gradient(theta, gradient) } -> std::convertible_to<double>;
 };
 
+/// Optional fast path for second-order estimators: ℓ̄(θ), ∇ℓ̄(θ) and the dense ∇²ℓ̄(θ) from one pass
+/// over the data (a GLM forms its linear predictor Xθ once instead of three times). The delta
+/// method uses it for full Gaussians when present, and `value_and_gradient` + `hessian` otherwise.
+template <class L>
+concept HasValueGradientAndHessian = HasHessian<L> && requires(const L& f, const Vector& theta,
+                                                               Vector& gradient, Matrix& hessian) {
+  { f.value_gradient_and_hessian(theta, gradient, hessian) } -> std::convertible_to<double>;
+};
+
 /// A loss that is quadratic in θ: its Hessian does not depend on θ, so for any Gaussian q
 /// E_q[∇ℓ̄] = ∇ℓ̄(m) and E_q[∇²ℓ̄] = ∇²ℓ̄ exactly (eq. 14). A type opts in with
 /// `static constexpr bool kQuadratic = true;`.

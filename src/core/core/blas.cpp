@@ -20,13 +20,19 @@ int blas_size(Index n) {
 
 }  // namespace
 
-Matrix blas_gram(const Eigen::Ref<const Matrix>& a) {
+void blas_gram_accumulate(const Eigen::Ref<const Matrix>& a, Eigen::Ref<Matrix> c) {
   const Index k = a.cols();
-  Matrix out = Matrix::Zero(k, k);
-  if (k == 0) return out;
+  check(c.rows() == k && c.cols() == k,
+        "blas_gram_accumulate: C must be square with one row per column of A.");
+  if (k == 0 || a.rows() == 0) return;
   cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, blas_size(k), blas_size(a.rows()), 1.0,
-              a.data(), blas_size(std::max<Index>(a.outerStride(), 1)), 0.0, out.data(),
-              blas_size(k));
+              a.data(), blas_size(std::max<Index>(a.outerStride(), 1)), 1.0, c.data(),
+              blas_size(std::max<Index>(c.outerStride(), 1)));
+}
+
+Matrix blas_gram(const Eigen::Ref<const Matrix>& a) {
+  Matrix out = Matrix::Zero(a.cols(), a.cols());
+  blas_gram_accumulate(a, out);
   out.triangularView<Eigen::StrictlyUpper>() = out.transpose();
   return out;
 }

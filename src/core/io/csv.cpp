@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cctype>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <system_error>
+#include <thread>
 #include <unordered_map>
 
 #include "blr/core/error.hpp"
@@ -26,6 +28,9 @@
 
 namespace blr::io {
 namespace {
+
+/// Tables with at least this many cells are parsed on one thread per core (numeric_columns).
+constexpr Index kParallelParseCells = Index{1} << 18;
 
 std::string_view trim(std::string_view s) {
   std::size_t b = 0, e = s.size();
@@ -481,20 +486,39 @@ Matrix CsvTable::numeric_columns(const std::vector<std::string>& names) const {
   advise_huge_pages(out.data(), static_cast<std::size_t>(out.size()) * sizeof(double));
   std::vector<Index> cols;
   for (const auto& name : names) cols.push_back(column_index(name));
-  // Row by row (each row's cells lie together in memory). A cell that does not parse directly (a
-  // quoted one with spaces, or a bad one) sends the whole table through numeric_column, which
-  // trims it or names the file, line and column of the first bad cell column by column.
-  for (Index i = 0; i < rows(); ++i) {
-    for (std::size_t k = 0; k < cols.size(); ++k) {
-      const Parsed p = parse_decimal(cell(i, cols[k]));
-      if (p.status != NumberStatus::kOk) {
-        // Column by column, as before, so that the error names the same cell.
-        for (std::size_t l = 0; l < cols.size(); ++l)
-          out.col(static_cast<Index>(l)) = numeric_column(names[l]);
-        return out;
+  // Row by row (each row's cells lie together in memory), in contiguous blocks of rows on up to
+  // one thread per core for large tables (each cell is parsed on its own, so the result does not
+  // depend on the split). A cell that does not parse directly (a quoted one with spaces, or a bad
+  // one) sends the whole table through numeric_column, which trims it or names the file, line and
+  // column of the first bad cell column by column.
+  std::atomic<bool> direct{true};
+  const auto parse_rows = [&](Index begin, Index end) {
+    for (Index i = begin; i < end && direct.load(std::memory_order_relaxed); ++i) {
+      for (std::size_t k = 0; k < cols.size(); ++k) {
+        const Parsed p = parse_decimal(cell(i, cols[k]));
+        if (p.status != NumberStatus::kOk) {
+          direct = false;
+          return;
+        }
+        out(i, static_cast<Index>(k)) = p.value;
       }
-      out(i, static_cast<Index>(k)) = p.value;
     }
+  };
+  const Index cells = rows() * static_cast<Index>(cols.size());
+  const Index threads = cells < kParallelParseCells
+                            ? 1
+                            : std::clamp<Index>(std::thread::hardware_concurrency(), 1, 8);
+  if (threads == 1) {
+    parse_rows(0, rows());
+  } else {
+    std::vector<std::jthread> workers;
+    for (Index t = 1; t < threads; ++t)
+      workers.emplace_back(parse_rows, rows() * t / threads, rows() * (t + 1) / threads);
+    parse_rows(0, rows() / threads);
+  }  // the workers join here
+  if (!direct) {  // column by column, as before, so that the error names the same cell
+    for (std::size_t l = 0; l < cols.size(); ++l)
+      out.col(static_cast<Index>(l)) = numeric_column(names[l]);
   }
   return out;
 }
