@@ -103,6 +103,17 @@ void BM_KalmanLocalLevelBlr(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kSteps);
 }
 
+// The same filter without its four per-step output arrays (the log-likelihood only, as parameter
+// estimation calls it): the arithmetic against the textbook loop's.
+void BM_KalmanLocalLevelBlrLogLikelihood(benchmark::State& state) {
+  const Matrix& y = local_level_data();
+  const auto model = inf::StateSpaceModel::local_level(15099.0, 1469.1, 0.0, 1e7);
+  timed(state, "kalman1", false, [&] {
+    benchmark::DoNotOptimize(inf::kalman_log_likelihood(model, y));
+  });
+  state.SetItemsProcessed(state.iterations() * kSteps);
+}
+
 void BM_KalmanLocalLevelBlrSmoother(benchmark::State& state) {
   const Matrix& y = local_level_data();
   const auto model = inf::StateSpaceModel::local_level(15099.0, 1469.1, 0.0, 1e7);
@@ -315,6 +326,7 @@ void BM_EmToConvergence(benchmark::State& state) {
 
 BENCHMARK(BM_KalmanLocalLevelTextbook)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KalmanLocalLevelBlr)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_KalmanLocalLevelBlrLogLikelihood)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KalmanLocalLevelBlrSmoother)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KalmanTenStateTextbook)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_KalmanTenStateBlr)->Unit(benchmark::kMillisecond);

@@ -72,9 +72,11 @@ void store(Matrix& means, Matrix& covs, Index t, const Vector& m, const Matrix& 
 }
 
 // ---- The scalar path: one state, one output (local level, AR(1) with noise). The same equations
-// as the general path below, on doubles: no Eigen object and no heap allocation per step. Each
-// 1×1 Cholesky solve b/P is written as it is computed there, (b/√P)/√P, so the two paths agree to
-// the last bits (tests/inference/kalman_test.cpp compares them).
+// as the general path below, on doubles: no Eigen object and no heap allocation per step. The
+// smoother writes each 1×1 Cholesky solve b/P as it is computed there, (b/√P)/√P; the filter, the
+// hot loop of long series, divides directly (two divisions and one logarithm per step instead
+// of five square roots and eight divisions), so the two paths agree to round-off, not to the last
+// bit (tests/inference/kalman_test.cpp compares them to 1e-12).
 
 /// b / x as the 1×1 Cholesky solve computes it; false when x is not positive.
 bool chol_solve(double x, double b, double& out) {
@@ -107,6 +109,18 @@ void moments_from_natural_1(const Natural1& lambda, Index t, double& m, double& 
   p = symmetrised(p);
 }
 
+/// The scalar filter's one-sentence errors, kept out of its loop.
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] void scalar_step_failed(Index t, double f, double cov) {
+  if (!(f > 0))
+    throw Error(fmt::format("Kalman step {}: the innovation covariance is not positive definite.",
+                            t + 1));
+  if (!(cov > 0))
+    throw Error(fmt::format("Kalman step {}: the predicted covariance is not positive definite.",
+                            t + 1));
+  throw Error(fmt::format("Kalman step {}: the posterior precision is not positive definite.",
+                          t + 1));
+}
+
 double run_filter_scalar(const StateSpaceModel& model, const Matrix& y, KalmanResult* out) {
   const Index T = y.rows();
   const double a = model.transition(0, 0), c = model.observation(0, 0);
@@ -115,31 +129,40 @@ double run_filter_scalar(const StateSpaceModel& model, const Matrix& y, KalmanRe
   chol_solve(r, c, ct_rinv);  // R > 0: validated
   const double ct_rinv_c = symmetrised(ct_rinv * c);
   const double log2pi = std::log(2 * std::numbers::pi);
+  double* predicted_mean = out ? out->predicted_mean.data() : nullptr;
+  double* predicted_cov = out ? out->predicted_cov.data() : nullptr;
+  double* filtered_mean = out ? out->filtered_mean.data() : nullptr;
+  double* filtered_cov = out ? out->filtered_cov.data() : nullptr;
+  const double* obs = y.data();
   double m = model.init_mean[0], cov = model.init_cov(0, 0), loglik = 0;
   for (Index t = 0; t < T; ++t) {
     if (out) {
-      out->predicted_mean(t, 0) = m;
-      out->predicted_cov(t, 0) = cov;
+      predicted_mean[t] = m;
+      predicted_cov[t] = cov;
     }
-    const double yt = y(t, 0);
+    const double yt = obs[t];
     if (std::isfinite(yt)) {
       const double v = yt - c * m;
       const double f = c * cov * c + r;
-      double f_inv_v = 0;
-      check(chol_solve(f, v, f_inv_v),
-            "Kalman step {}: the innovation covariance is not positive definite.", t + 1);
-      loglik += -0.5 * (log2pi + v * f_inv_v) - std::log(std::sqrt(f));
-      // Conjugate update: one ρ = 1 BLR step towards prior + message, i.e. prior + message.
-      const Natural1 prior = natural_from_moments_1(m, cov, t, "predicted");
-      moments_from_natural_1({prior.sm + ct_rinv * yt, prior.s + ct_rinv_c}, t, m, cov);
+      // Conjugate update: one ρ = 1 BLR step towards prior + message, i.e. prior + message, in
+      // natural parameters: P'⁻¹ = P⁻¹ + CᵀR⁻¹C, P'⁻¹m' = P⁻¹m + CᵀR⁻¹y. With d = 1 + P·CᵀR⁻¹C
+      // (= P·P'⁻¹) one reciprocal gives both: P' = P/d, m' = m/d + P'·CᵀR⁻¹y.
+      const double d = 1.0 + cov * ct_rinv_c;
+      if (!(f > 0 && cov > 0 && d > 0)) [[unlikely]]
+        scalar_step_failed(t, f, cov);
+      loglik += -0.5 * (log2pi + v * (v / f) + std::log(f));
+      const double inv_d = 1.0 / d;
+      cov *= inv_d;
+      m = m * inv_d + cov * (ct_rinv * yt);
     }
-    if (!std::isfinite(m)) check_finite(Vector(Vector::Constant(1, m)), "Kalman filtered mean", t + 1);
+    if (!std::isfinite(m)) [[unlikely]]
+      check_finite(Vector(Vector::Constant(1, m)), "Kalman filtered mean", t + 1);
     if (out) {
-      out->filtered_mean(t, 0) = m;
-      out->filtered_cov(t, 0) = cov;
+      filtered_mean[t] = m;
+      filtered_cov[t] = cov;
     }
     m = a * m;
-    cov = symmetrised(a * cov * a + q);
+    cov = a * cov * a + q;
   }
   if (out) out->log_likelihood = loglik;
   return loglik;
