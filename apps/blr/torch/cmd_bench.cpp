@@ -22,6 +22,7 @@
 #include "../torch_part.hpp"
 #include "../json_output.hpp"
 #include "bench.hpp"
+#include "blr/torch/train/threads.hpp"
 #include "commands.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/step_benchmark.hpp"
@@ -67,7 +68,7 @@ std::vector<double> time_in_child(const std::string& name, int64_t n, int thread
     int status = 0;
     try {
       if (steady) blr::cli::steady_allocator();
-      ::at::set_num_threads(threads);
+      blr::torch::set_thread_count(threads);
       blr::torch::StepBenchmark bench(name, n, 0);
       bench.run();  // warm-up: allocates the state
       bench.run();
@@ -132,7 +133,7 @@ int run_step_bench(const StepOptions& o) {
       }
     }
   } else {
-    ::at::set_num_threads(threads);
+    blr::torch::set_thread_count(threads);
     std::vector<std::unique_ptr<blr::torch::StepBenchmark>> benches;
     for (const auto& name : names) {
       benches.push_back(std::make_unique<blr::torch::StepBenchmark>(name, n, 0));

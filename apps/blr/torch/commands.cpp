@@ -23,6 +23,7 @@
 #include "blr/torch/nn/script_file.hpp"
 #include "blr/torch/optim/laplace.hpp"
 #include "blr/torch/optim/registry.hpp"
+#include "blr/torch/train/threads.hpp"
 #include "blr/torch/train/trainer.hpp"
 #include "../error_boundary.hpp"
 #include "plots.hpp"
@@ -183,7 +184,7 @@ int effective_threads(int requested) {
 }
 
 void apply_run_settings(const RunSettings& settings) {
-  at::set_num_threads(effective_threads(settings.threads));
+  set_thread_count(effective_threads(settings.threads));
   parse_device(settings.device);
   check(settings.divergence_factor > 1 && std::isfinite(settings.divergence_factor),
         fmt::format("Option '--divergence-factor' must be a finite number above 1; got {}.",
