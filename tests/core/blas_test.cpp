@@ -2,8 +2,8 @@
 // problems on Eigen's rounding.
 //
 // Tolerance: both sides compute each entry as a dot product of length k in double precision, each
-// within γ_k·Σ|a_i||b_i| of the exact value (Higham, Accuracy and Stability, eq. 3.5, γ_k = ku/(1−ku),
-// u = 2⁻⁵³), so they differ by at most 2γ_k·(|A||B|) entry by entry.
+// within γ_k·Σ|a_i||b_i| of the exact value (Higham, Accuracy and Stability, eq. 3.5,
+// γ_k = ku/(1−ku), u = 2⁻⁵³), so they differ by at most 2γ_k·(|A||B|) entry by entry.
 #include <gtest/gtest.h>
 
 #include <cmath>

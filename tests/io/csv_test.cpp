@@ -146,7 +146,8 @@ std::string big_table(long bad_row) {
   for (long r = 0; r < 6000; ++r) {
     for (int c = 0; c < 50; ++c) {
       if (c) text += ',';
-      text += r == bad_row && c == 37 ? std::string("1.5x") : fmt::format("{:.17g}", (r * 50 + c) * 0.1 - 7.3e3 / (c + 1));
+      const double value = (r * 50 + c) * 0.1 - 7.3e3 / (c + 1);
+      text += r == bad_row && c == 37 ? std::string("1.5x") : fmt::format("{:.17g}", value);
     }
     text += '\n';
   }

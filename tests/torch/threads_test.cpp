@@ -1,5 +1,5 @@
-// set_thread_count reaches both pools: LibTorch's intra-op threads and OpenBLAS's (Debian's LibTorch
-// links OpenBLAS, whose own pool LibTorch's count does not size).
+// set_thread_count reaches both pools: LibTorch's intra-op threads and OpenBLAS's (Debian's
+// LibTorch links OpenBLAS, whose own pool LibTorch's count does not size).
 #include "blr/torch/train/threads.hpp"
 
 #include <ATen/Parallel.h>

@@ -158,7 +158,8 @@ void add_bench_data_parallel(CLI::App* bench, int& exit_code) {
   cmd->add_option("--optimizers", f->optimizers, "Comma-separated optimizers.")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--model", f->model, "A built-in image model of blr train: mlp, lenet or resnet20.")
+  cmd->add_option("--model", f->model,
+                  "A built-in image model of blr train: mlp, lenet or resnet20.")
       ->capture_default_str();
   cmd->add_option("--train-limit", f->train_limit, "Training examples.")->capture_default_str();
   cmd->add_option("--batch-size", f->batch_size, "Global minibatch size.")->capture_default_str();

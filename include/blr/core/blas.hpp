@@ -25,7 +25,8 @@ inline constexpr double kBlasMinimumWork = 4194304.0;
 
 /// Whether an m×k by k×n product is large enough for the BLAS.
 inline bool blas_worthwhile(Index m, Index n, Index k) {
-  return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= kBlasMinimumWork;
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  return work >= kBlasMinimumWork;
 }
 
 /// AᵀA (k×k for an n×k A): the lower triangle by the BLAS's dsyrk (half the multiply-adds of a

@@ -110,7 +110,8 @@ void moments_from_natural_1(const Natural1& lambda, Index t, double& m, double& 
 }
 
 /// The scalar filter's one-sentence errors, kept out of its loop.
-[[noreturn]] [[gnu::cold]] [[gnu::noinline]] void scalar_step_failed(Index t, double f, double cov) {
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] void scalar_step_failed(Index t, double f,
+                                                                      double cov) {
   if (!(f > 0))
     throw Error(fmt::format("Kalman step {}: the innovation covariance is not positive definite.",
                             t + 1));
