@@ -29,12 +29,8 @@ inline bool blas_worthwhile(Index m, Index n, Index k) {
   return work >= kBlasMinimumWork;
 }
 
-/// AᵀA (k×k for an n×k A): the lower triangle by the BLAS's dsyrk (half the multiply-adds of a
-/// full product), mirrored.
-Matrix blas_gram(const Eigen::Ref<const Matrix>& a);
-
-/// The lower triangle of C += AᵀA (C k×k, its strict upper triangle untouched), by dsyrk: a gram
-/// summed block of rows by block of rows.
+/// The lower triangle of C += AᵀA (C k×k, its strict upper triangle untouched), by dsyrk (half
+/// the multiply-adds of a full product): a gram summed block of rows by block of rows.
 void blas_gram_accumulate(const Eigen::Ref<const Matrix>& a, Eigen::Ref<Matrix> c);
 
 /// C = A·B by the BLAS's dgemm (C sized by the caller; any of the three may be a block with an

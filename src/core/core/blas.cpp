@@ -30,13 +30,6 @@ void blas_gram_accumulate(const Eigen::Ref<const Matrix>& a, Eigen::Ref<Matrix> 
               blas_size(std::max<Index>(c.outerStride(), 1)));
 }
 
-Matrix blas_gram(const Eigen::Ref<const Matrix>& a) {
-  Matrix out = Matrix::Zero(a.cols(), a.cols());
-  blas_gram_accumulate(a, out);
-  out.triangularView<Eigen::StrictlyUpper>() = out.transpose();
-  return out;
-}
-
 void blas_multiply(const Eigen::Ref<const Matrix>& a, const Eigen::Ref<const Matrix>& b,
                    Eigen::Ref<Matrix> c) {
   check(a.cols() == b.rows() && c.rows() == a.rows() && c.cols() == b.cols(),

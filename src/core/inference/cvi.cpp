@@ -86,11 +86,11 @@ Vector site_variances(const Matrix& x, const Matrix& covariance, bool full) {
   if (!full) return x.array().square().matrix() * covariance.diagonal();
   const Index n = x.rows();
   const bool large = blas_worthwhile(n, x.cols(), x.cols());  // the whole X·Σ, block by block
-  const Index kRows = large ? 8192 : 512;
+  const Index block_rows = large ? 8192 : 512;
   Vector v(n);
-  Matrix t(std::min(kRows, n), x.cols());
-  for (Index b = 0; b < n; b += kRows) {
-    const Index r = std::min(kRows, n - b);
+  Matrix t(std::min(block_rows, n), x.cols());
+  for (Index b = 0; b < n; b += block_rows) {
+    const Index r = std::min(block_rows, n - b);
     if (large)
       blas_multiply(x.middleRows(b, r), covariance, t.topRows(r));
     else
