@@ -76,6 +76,7 @@ std::vector<::at::Tensor> rank_tensors(int rank) {
 // bitwise equal on both ranks. A bucket of 256 bytes splits the tensors as the rule in
 // process_group.hpp says: per dtype, consecutive, at most 256 bytes unless one tensor is larger.
 TEST(Distributed, AllReduceSumsWeightedTensorsInBuckets) {
+  if (!distributed_available()) GTEST_SKIP() << "built without Gloo's headers";
   const double w[2] = {0.25, 0.75};
   std::vector<::at::Tensor> expected;
   const auto t0 = rank_tensors(0), t1 = rank_tensors(1);
@@ -98,6 +99,7 @@ TEST(Distributed, AllReduceSumsWeightedTensorsInBuckets) {
 // A rank that never joins the collective: the other throws a blr::Error naming the timeout within
 // it (plus the time to notice), never a silent hang.
 TEST(Distributed, ASilentRankMakesTheOtherFailWithinTheTimeout) {
+  if (!distributed_available()) GTEST_SKIP() << "built without Gloo's headers";
   std::atomic<bool> done{false};
   std::string message;
   double seconds = 0;
@@ -160,6 +162,7 @@ template <class Optimizer, class Options>
 // (weights W·w_r = 1: no rounding): every operation is the same, so the parameters are bitwise
 // equal.
 TEST(Distributed, IvonOnTwoRanksEqualsOneProcessWithTwoSamples) {
+  if (!distributed_available()) GTEST_SKIP() << "built without Gloo's headers";
   const auto o = make_options<IvonOptions>({{"lr", 0.05}, {"ess", 200.0}, {"hess_init", 0.3}, {"seed", 11}});
   const auto one = blr_steps<Ivon>(2, o, nullptr, 4);
   std::vector<::at::Tensor> ranks(2);
@@ -172,6 +175,7 @@ TEST(Distributed, IvonOnTwoRanksEqualsOneProcessWithTwoSamples) {
 }
 
 TEST(Distributed, VadamOnTwoRanksEqualsOneProcessWithTwoSamples) {
+  if (!distributed_available()) GTEST_SKIP() << "built without Gloo's headers";
   const auto o = make_options<VadamOptions>({{"lr", 0.01}, {"ess", 200.0}, {"seed", 5}});
   const auto one = blr_steps<Vadam>(2, o, nullptr, 4);
   std::vector<::at::Tensor> ranks(2);
@@ -229,6 +233,7 @@ std::vector<::at::Tensor> adamw_step(const LinearRegressionData& data, ProcessGr
 // (m̂ = g, v̂ = g²) and |d/dg g/(|g| + ε)| = ε/(|g| + ε)² ≤ 1/ε, so the parameters differ by at most
 // lr·|δg|/ε, plus the rounding of the same ~10 operations on each side: 2 · 10u · (lr + |θ|).
 TEST(Distributed, AdamWOnTwoRanksWithHalfTheBatchEqualsOneProcessWithAll) {
+  if (!distributed_available()) GTEST_SKIP() << "built without Gloo's headers";
   const LinearRegressionData data;
   const auto one = adamw_step(data, nullptr);
   std::vector<std::vector<::at::Tensor>> ranks(2);

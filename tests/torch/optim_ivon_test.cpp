@@ -166,17 +166,19 @@ TEST_P(IvonPaths, OneSampleUsesTheGradientHeldAtStep) {
 }
 
 // More samples than mc_samples: the first sample's gradient is summed when the second is drawn;
-// the result equals an optimizer that asked for two samples (same draws), bit for bit.
+// the result equals an optimizer that asked for two samples (same draws), bit for bit. So it does
+// when the gradient is set to none before each sample (zero_grad() of LibTorch 2.x).
 TEST_P(IvonPaths, ExtraSamplesAreSummedLikeMcSamples) {
-  auto run = [&](int mc) {
+  auto run = [&](int mc, bool none_before_sampling = false) {
     ::torch::manual_seed(11);  // the tensor-operation path draws from LibTorch's generator
     ::at::Tensor x = ::torch::linspace(-1.0, 1.0, 50000, ::torch::kFloat64).requires_grad_();
     Ivon opt({x}, make_options<IvonOptions>({{"lr", 0.1}, {"ess", 100.0}, {"hess_init", 1.0}, {"mc_samples", static_cast<double>(mc)}, {"seed", 4.0}}));
     opt.set_fused_kernels(GetParam());
     for (int step = 0; step < 3; ++step) {
       for (int k = 0; k < 2; ++k) {
+        if (none_before_sampling) x.mutable_grad() = ::at::Tensor();
         SampledParameters sampled(opt, true);
-        opt.zero_grad();
+        if (!none_before_sampling) opt.zero_grad();
         (x.pow(4).sum() + x.sum()).backward();
       }
       opt.step();
@@ -187,9 +189,14 @@ TEST_P(IvonPaths, ExtraSamplesAreSummedLikeMcSamples) {
   const auto [x2, h2] = run(2);
   EXPECT_TRUE(::torch::equal(x1, x2));
   EXPECT_TRUE(::torch::equal(h1, h2));
+  const auto [x3, h3] = run(1, true);
+  EXPECT_TRUE(::torch::equal(x3, x2));
+  EXPECT_TRUE(::torch::equal(h3, h2));
 }
 
-// …but a gradient zeroed before the extra sample is refused rather than summed as zero.
+// …but a gradient zeroed in place before the extra sample is refused rather than summed as zero
+// (zero_grad() of LibTorch 1.x zeroes in place; that of 2.x sets the gradient to none, which
+// leaves the kept gradient intact, and the extra sample is then summed correctly).
 TEST_P(IvonPaths, ExtraSampleAfterZeroingTheGradientIsRefused) {
   ::at::Tensor x = ::torch::ones({1000}, ::torch::kFloat64).requires_grad_();
   Ivon opt({x}, make_options<IvonOptions>({{"lr", 0.1}, {"ess", 100.0}}));
@@ -197,7 +204,7 @@ TEST_P(IvonPaths, ExtraSampleAfterZeroingTheGradientIsRefused) {
   opt.sample_parameters(true);
   x.square().sum().backward();
   opt.restore_parameters();
-  opt.zero_grad();
+  x.mutable_grad().zero_();
   try {
     opt.sample_parameters(true);
     FAIL() << "expected an error";

@@ -18,6 +18,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/inference/sensitivity.hpp"
+#include "blr/torch/optim/libtorch_state_key.hpp"
 #include "blr/torch/optim/squared_gradients.hpp"
 #include "blr/torch/sensitivity_validation.hpp"
 #include "tensor_helpers.hpp"
@@ -234,7 +235,7 @@ TEST(TorchSensitivity, AdamSecondMomentGivesTheVariance) {
   const auto pv = posterior_variance(adam, 10);
   ASSERT_EQ(pv.variance.size(), 2u);
   const auto& state = static_cast<const ::torch::optim::AdamWParamState&>(
-      *adam.state().at(c10::guts::to_string(lin->weight.unsafeGetTensorImpl())));
+      *adam.state().at(libtorch_state_key(adam.state(), lin->weight)));
   const auto expected = 1.0 / (10 * state.exp_avg_sq().sqrt() + 10 * 0.1);
   EXPECT_TRUE(at::allclose(pv.variance[0], expected, 1e-6, 0));
   ::torch::optim::SGD sgd(lin->parameters(), ::torch::optim::SGDOptions(0.1));

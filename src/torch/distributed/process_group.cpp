@@ -1,11 +1,21 @@
 // Rendezvous and bucketed all-reduce on c10d's Gloo process group (process_group.hpp).
+//
+// c10d's Gloo header includes Gloo's own headers, which Debian's libtorch-dev ships and PyTorch's
+// wheels do not. Built against a LibTorch without them (the GPU check builds against a wheel),
+// the rest of blr works and a process group of more than one rank is refused in one sentence.
 #include "blr/torch/distributed/process_group.hpp"
 
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#if __has_include(<gloo/algorithm.h>)
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#define BLR_HAS_GLOO 1
+#else
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#define BLR_HAS_GLOO 0
+#endif
 
 #include <cerrno>
 #include <cmath>
@@ -74,17 +84,33 @@ std::optional<Environment> environment_from_variables() {
   return env;
 }
 
+bool distributed_available() {
+  return BLR_HAS_GLOO != 0;
+}
+
+#if BLR_HAS_GLOO
+using GlooGroup = c10d::ProcessGroupGloo;
+#else
+using GlooGroup = c10d::ProcessGroup;  // never constructed: make_gloo refuses
+#endif
+
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  c10::intrusive_ptr<GlooGroup> group;
 };
 
 namespace {
 
-c10::intrusive_ptr<c10d::ProcessGroupGloo> make_gloo(c10::intrusive_ptr<c10d::Store> store,
-                                                     int rank, int world,
-                                                     std::chrono::milliseconds timeout,
-                                                     const std::string& host) {
+c10::intrusive_ptr<GlooGroup> make_gloo(c10::intrusive_ptr<c10d::Store> store, int rank,
+                                        int world, std::chrono::milliseconds timeout,
+                                        const std::string& host) {
+#if !BLR_HAS_GLOO
+  (void)store, (void)rank, (void)world, (void)timeout, (void)host;
+  throw Error(
+      "This blr was built against a LibTorch without Gloo's headers (PyTorch's wheels ship none), "
+      "so it cannot run more than one rank; build it against Debian's libtorch-dev for "
+      "distributed training.");
+#else
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
   if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname != nullptr && *ifname) {
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
@@ -96,6 +122,7 @@ c10::intrusive_ptr<c10d::ProcessGroupGloo> make_gloo(c10::intrusive_ptr<c10d::St
   options->threads = 2;
   auto prefixed = c10::make_intrusive<c10d::PrefixStore>("blr", std::move(store));
   return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, world, options);
+#endif
 }
 
 }  // namespace
@@ -140,6 +167,8 @@ ProcessGroup::ProcessGroup(const std::string& store_path, int rank, int world_si
     impl_->store = c10::make_intrusive<c10d::FileStore>(store_path, world_size);
     impl_->store->setTimeout(timeout);
     impl_->group = make_gloo(impl_->store, rank, world_size, timeout, "127.0.0.1");
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
     throw Error(fmt::format("Rank {} of {} could not meet the others through '{}' within {} s: {}",
                             rank, world_size, store_path, timeout.count() / 1000.0,

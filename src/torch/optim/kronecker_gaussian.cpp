@@ -6,10 +6,13 @@
 
 namespace blr::torch {
 
+// The bases are made row-major: LAPACK returns them column-major, a saved and loaded basis is
+// row-major, and a BLAS may round a product differently for the two layouts (MKL in PyTorch's
+// wheels does), which made a resumed K-FAC run differ from the uninterrupted one.
 KroneckerEigen kronecker_eigen(const KroneckerFactors& factors) {
   auto [d_a, q_a] = ::at::linalg_eigh(factors.input);
   auto [d_g, q_g] = ::at::linalg_eigh(factors.output);
-  return {q_a, d_a.clamp_min(0.0), q_g, d_g.clamp_min(0.0)};
+  return {q_a.contiguous(), d_a.clamp_min(0.0), q_g.contiguous(), d_g.clamp_min(0.0)};
 }
 
 ::at::Tensor kronecker_draw(const ::at::Tensor& output_basis, const ::at::Tensor& input_basis,

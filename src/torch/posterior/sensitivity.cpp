@@ -12,6 +12,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/laplace.hpp"
+#include "blr/torch/optim/libtorch_state_key.hpp"
 #include "blr/torch/optim/mean_field.hpp"
 #include "blr/torch/optim/squared_gradients.hpp"
 #include "blr/torch/optim/variational.hpp"
@@ -67,8 +68,7 @@ PosteriorVariance posterior_variance(::torch::optim::Optimizer& optimizer, int64
       const auto& o = static_cast<const ::torch::optim::AdamWOptions&>(group.options());
       const double delta = n * o.weight_decay();
       for (const auto& p : group.params()) {
-        // LibTorch keys its per-parameter state by the TensorImpl's address as text.
-        auto it = adamw->state().find(::c10::guts::to_string(p.unsafeGetTensorImpl()));
+        auto it = adamw->state().find(libtorch_state_key(adamw->state(), p));
         check(it != adamw->state().end(),
               "This AdamW checkpoint holds no second moment (it took no step); train it first.");
         const auto& state = static_cast<const ::torch::optim::AdamWParamState&>(*it->second);

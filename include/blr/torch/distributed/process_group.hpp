@@ -42,6 +42,11 @@ struct Environment {
 /// blr::Error with one sentence when one is missing or a value is out of range.
 std::optional<Environment> environment_from_variables();
 
+/// Whether this build can form a process group of several ranks: false when it was built against
+/// a LibTorch without Gloo's headers (PyTorch's wheels), and then ProcessGroup's constructors
+/// refuse with a blr::Error.
+bool distributed_available();
+
 /// Counters of the collectives, for reports and benchmarks.
 struct CollectiveStats {
   int64_t calls = 0;          ///< sum() calls
