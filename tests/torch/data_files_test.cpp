@@ -166,6 +166,30 @@ TEST(TensorFile, ErrorsAreSentencesNamingTheProblem) {
   EXPECT_ERROR(read_tensor_file(o), "Cannot read the tensor file");
 }
 
+// LibTorch sizes a storage by the element count its pickle states, not by its record's bytes.
+// Here x's record (30 floats, 120 bytes) is renamed away, y's (10 int64, 80 bytes) takes its name
+// data/0, and y's storage key becomes 0 too: x's storage of 30 floats is then read from the 80-byte
+// record (the libFuzzer harness's finding, fuzz/corpus/tensor_file/overflow-storage-longer-than-
+// record). It is refused; before, x was read 40 bytes beyond the record.
+TEST(TensorFile, AStorageLongerThanItsRecordIsRefused) {
+  std::string bytes = saved(dict({{"x", at::randn({10, 3})}, {"y", at::arange(10, at::kLong)}}));
+  auto replace_all = [&](const std::string& from, const std::string& to) {
+    int count = 0;
+    for (auto at = bytes.find(from); at != std::string::npos; at = bytes.find(from, at + 1)) {
+      bytes.replace(at, from.size(), to);
+      ++count;
+    }
+    return count;
+  };
+  ASSERT_EQ(replace_all("archive/data/0", "archive/data/9"), 2);  // local header, directory
+  ASSERT_EQ(replace_all("archive/data/1", "archive/data/0"), 2);
+  const std::string key_one("X\x01\0\0\0" "1", 6), key_zero("X\x01\0\0\0" "0", 6);  // pickled '1'
+  ASSERT_EQ(replace_all(key_one, key_zero), 1);
+  EXPECT_ERROR(parse_tensor_file(bytes, "short.pt"),
+               "'x' claims shape [10, 3] with strides [3, 1] and offset 0 over a storage of 20 "
+               "elements");
+}
+
 TEST(Prepare, HoldsOutTestThenValidationAndStandardisesWithTrainingRowsOnly) {
   Dataset d;
   d.name = "m";

@@ -3,13 +3,16 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <torch/csrc/jit/serialization/pickle.h>
+#include <caffe2/serialize/inline_container.h>
+#include <caffe2/serialize/read_adapter_interface.h>
+#include <torch/csrc/jit/serialization/unpickler.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <vector>
+#include <tuple>
 
 #include "blr/core/error.hpp"
 #include "blr/torch/data/prepare.hpp"
@@ -24,11 +27,62 @@ std::string describe(const c10::IValue& v) {
   return v.isNone() ? "None" : v.tagKind();
 }
 
-// LibTorch 1.13's unpickler rebuilds a tensor from the sizes, strides and offset the file states
-// without checking them against the storage it read; a crafted file then makes the first copy
-// read beyond the storage (a crash found by fuzz/harness/tensor_file.cpp). So every tensor's
-// extent is checked here: offset + Σ (size_i − 1)·stride_i < the storage's elements, strides ≥ 0.
-void check_extent(const at::Tensor& t, const std::string& source, const std::string& key) {
+// The bytes of each storage record, by the address LibTorch loaded it to.
+using RecordBytes = std::map<const void*, size_t>;
+
+// The file's bytes for LibTorch's zip reader, read within bounds: LibTorch's MemoryReadAdapter
+// copies whatever range it is asked for, and a crafted central directory asks beyond the end
+// (a SEGV the libFuzzer harness found, fuzz/corpus/tensor_file/segv-zip-directory-beyond-end).
+class BoundedBytes final : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  explicit BoundedBytes(const std::string& bytes) : bytes_(bytes) {}
+  size_t size() const override { return bytes_.size(); }
+  size_t read(uint64_t position, void* buffer, size_t length, const char* = "") const override {
+    if (position >= bytes_.size()) return 0;
+    const size_t n = std::min<uint64_t>(length, bytes_.size() - position);
+    std::memcpy(buffer, bytes_.data() + position, n);
+    return n;
+  }
+
+ private:
+  const std::string& bytes_;
+};
+
+// What torch::jit::pickle_load does (the zip's data.pkl unpickled, each storage read from its
+// record data/<key>), keeping the size of every record read: LibTorch sizes a storage by the
+// element count the pickle states, not by the bytes its record holds (an over-read the libFuzzer
+// harness found, fuzz/corpus/tensor_file/overflow-storage-longer-than-record).
+c10::IValue unpickle(const std::string& bytes, RecordBytes& record_bytes) {
+  caffe2::serialize::PyTorchStreamReader archive(std::make_unique<BoundedBytes>(bytes));
+  // Not a structured binding: the lambda below captures the size, which C++17 (the libFuzzer
+  // build) does not allow for one.
+  at::DataPtr pickle;
+  size_t pickle_size = 0;
+  std::tie(pickle, pickle_size) = archive.getRecord("data.pkl");
+  const char* const pickle_bytes = static_cast<const char*>(pickle.get());
+  size_t position = 0;
+  auto read = [&](char* buffer, size_t length) -> size_t {
+    const size_t n = std::min(length, pickle_size - position);
+    if (n > 0) std::memcpy(buffer, pickle_bytes + position, n);
+    position += n;
+    return n;
+  };
+  auto read_record = [&](const std::string& key) {
+    auto [data, size] = archive.getRecord("data/" + key);
+    record_bytes[data.get()] = size;
+    return std::move(data);
+  };
+  ::torch::jit::Unpickler unpickler(read, nullptr, nullptr, read_record, c10::nullopt);
+  unpickler.set_version(archive.version());
+  return unpickler.parse_ivalue();
+}
+
+// LibTorch's unpickler rebuilds a tensor from the sizes, strides and offset the file states
+// without checking them against the storage (a crash found by fuzz/harness/tensor_file.cpp), nor
+// the storage against the record it was read from. So every tensor's extent is checked here:
+// offset + Σ (size_i − 1)·stride_i < the elements of its storage and of its record, strides ≥ 0.
+void check_extent(const at::Tensor& t, const RecordBytes& record_bytes, const std::string& source,
+                  const std::string& key) {
   if (t.numel() == 0) return;
   int64_t last = t.storage_offset();
   bool ok = last >= 0;
@@ -37,7 +91,10 @@ void check_extent(const at::Tensor& t, const std::string& source, const std::str
     ok = t.stride(i) >= 0 && !__builtin_mul_overflow(t.size(i) - 1, t.stride(i), &step) &&
          !__builtin_add_overflow(last, step, &last);
   }
-  const auto have = static_cast<int64_t>(t.storage().nbytes() / t.element_size());
+  const auto record = record_bytes.find(t.storage().data());
+  const size_t bytes =
+      record == record_bytes.end() ? 0 : std::min(record->second, t.storage().nbytes());
+  const auto have = static_cast<int64_t>(bytes / t.element_size());
   check(ok && last < have,
         "The tensor file '{}': '{}' claims shape [{}] with strides [{}] and offset {} over a "
         "storage of {} elements; the file is corrupt.",
@@ -46,7 +103,9 @@ void check_extent(const at::Tensor& t, const std::string& source, const std::str
 }
 
 // The dict's tensors by key, checked for type and known keys.
-std::map<std::string, at::Tensor> tensors_of(const c10::IValue& value, const std::string& source) {
+std::map<std::string, at::Tensor> tensors_of(const c10::IValue& value,
+                                             const RecordBytes& record_bytes,
+                                             const std::string& source) {
   check(value.isGenericDict(),
         "The tensor file '{}' holds a {}, not a dict with keys x, y (and optionally x_test, "
         "y_test).",
@@ -63,7 +122,7 @@ std::map<std::string, at::Tensor> tensors_of(const c10::IValue& value, const std
     check(entry.value().isTensor(), "The tensor file '{}': key '{}' holds a {}, not a tensor.",
           source, key, describe(entry.value()));
     out[key] = entry.value().toTensor();
-    check_extent(out[key], source, key);
+    check_extent(out[key], record_bytes, source, key);
   }
   for (const char* key : {"x", "y"}) {
     check(out.count(key) > 0, "The tensor file '{}' has no key '{}'.", source, key);
@@ -94,8 +153,9 @@ at::Tensor inputs(const at::Tensor& x, const std::string& source, const std::str
 Dataset parse_tensor_file(const std::string& bytes, const std::string& source,
                           const std::string& task_text) {
   c10::IValue value;
+  RecordBytes record_bytes;
   try {
-    value = ::torch::jit::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+    value = unpickle(bytes, record_bytes);
   } catch (const std::exception& e) {
     std::string why = e.what();
     why = why.substr(0, why.find('\n'));
@@ -103,7 +163,7 @@ Dataset parse_tensor_file(const std::string& bytes, const std::string& source,
                             "of a pickled dict): {}",
                             source, why));
   }
-  auto t = tensors_of(value, source);
+  auto t = tensors_of(value, record_bytes, source);
   Dataset d;
   d.name = source;
   const bool has_test = t.count("x_test") > 0;
@@ -148,7 +208,10 @@ Dataset read_tensor_file(const TensorFileOptions& options) {
   // (fuzz/known/tensor_file): it reads the bytes first in a capped child (../trial_in_child.hpp).
   const uint64_t extra = 4 * static_cast<uint64_t>(bytes.size()) + (1ull << 30);
   const auto trial = detail::trial_in_child(
-      [&] { (void)::torch::jit::pickle_load(std::vector<char>(bytes.begin(), bytes.end())); },
+      [&] {
+        RecordBytes record_bytes;
+        (void)unpickle(bytes, record_bytes);
+      },
       extra, std::chrono::seconds(60 + static_cast<long>(bytes.size() / 10'000'000)));
   check(trial.kind != detail::TrialOutcome::kCrashed,
         "The file '{}' is not a data set written by torch.save: LibTorch crashed (signal {}) "
