@@ -139,4 +139,9 @@ expect_fail pt-missing-file "Cannot read the tensor file" train --data "$work/no
 # refused from the capped child that reads it first.
 tail -c +2 "${2:?}/fuzz/known/tensor_file/oom-unpickler" >"$work/oom.pt"
 expect_fail pt-memory-bomb "needs more than" train --data "$work/oom.pt" "${quiet[@]}"
+# A crafted file on which LibTorch 1.13's unpickler leaves an IValue with an impossible tag on its
+# stack and aborts while destroying it (libFuzzer, stop 25; fuzz/known/tensor_file/): refused
+# from the child that reads it first, in one sentence.
+tail -c +2 "${2:?}/fuzz/known/tensor_file/abort-unpickler-bad-ivalue-tag" >"$work/bad-tag.pt"
+expect_fail pt-unpickler-crash "LibTorch crashed (signal" train --data "$work/bad-tag.pt" "${quiet[@]}"
 finish
