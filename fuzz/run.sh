@@ -8,7 +8,9 @@ seconds="${1:-60}"
 build="${2:-build-fuzz}"
 bash "$here/build.sh" "$build"
 harnesses=$(sed -n 's/^set(BLR_FUZZ_HARNESSES \(.*\))$/\1/p' "$here/harnesses.cmake")
-if [ -x "$build/fuzz_checkpoint" ]; then harnesses="$harnesses checkpoint"; fi
+for h in checkpoint tensor_file; do  # built when LibTorch is installed
+  if [ -x "$build/fuzz_$h" ]; then harnesses="$harnesses $h"; fi
+done
 for h in $harnesses; do
   echo "== fuzz_$h: $seconds s" >&2
   nice -n 10 bash "$here/run_one.sh" "$build" "$h" -max_total_time="$seconds"

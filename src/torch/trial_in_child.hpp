@@ -9,7 +9,8 @@
 // when no process can be forked: the caller then decodes in-process as it would without the trial.
 // Callers decode onto the CPU in the child (a forked child must not initialise CUDA). Used by the
 // checkpoint reader, the --model-file loader and the torch.save tensor-file reader (whose
-// unpickler grew to 24 GB on fuzz/known/tensor_file/oom-unpickler).
+// unpickler grew to 24 GB on fuzz/corpus/tensor_file/oom-unpickler-long-binput, which the pickle
+// check, blr/torch/data/pickle_check.hpp, now refuses first).
 // Header-only, so that fuzz/libfuzzer can compile checkpoint.cpp alone (C++17).
 #pragma once
 

@@ -135,13 +135,15 @@ printf 'not a zip' >"$work/junk.pt"
 expect_fail pt-junk "is not a data set written by torch.save" train --data "$work/junk.pt" "${quiet[@]}"
 expect_fail pt-missing-file "Cannot read the tensor file" train --data "$work/none.pt" "${quiet[@]}"
 # A crafted file on which LibTorch's unpickler grows memory without bound (24 GB before it is
-# killed, fuzz/known/tensor_file/oom-unpickler; its first byte is the harness's task selector):
-# refused from the capped child that reads it first.
-tail -c +2 "${2:?}/fuzz/known/tensor_file/oom-unpickler" >"$work/oom.pt"
-expect_fail pt-memory-bomb "needs more than" train --data "$work/oom.pt" "${quiet[@]}"
-# A crafted file on which LibTorch 1.13's unpickler leaves an IValue with an impossible tag on its
-# stack and aborts while destroying it (libFuzzer, stop 25; fuzz/known/tensor_file/): refused
-# from the child that reads it first, in one sentence.
-tail -c +2 "${2:?}/fuzz/known/tensor_file/abort-unpickler-bad-ivalue-tag" >"$work/bad-tag.pt"
-expect_fail pt-unpickler-crash "LibTorch crashed (signal" train --data "$work/bad-tag.pt" "${quiet[@]}"
+# killed: a LONG_BINPUT into memo slot 779 428 977; fuzz/corpus/tensor_file/oom-unpickler-long-
+# binput, whose first byte is the harness's task selector): refused by the pickle check at once.
+tail -c +2 "${2:?}/fuzz/corpus/tensor_file/oom-unpickler-long-binput" >"$work/oom.pt"
+expect_fail pt-memory-bomb "writes memo slot 779428977 of 36" train --data "$work/oom.pt" "${quiet[@]}"
+# A crafted file whose pickle memoises into slot 21 of an empty memo and then applies REDUCE to
+# a stack of one item, on which LibTorch 1.13's unpickler corrupts its stack and aborts
+# (libFuzzer, stop 25): refused by the pickle check before LibTorch reads it
+# (fuzz/corpus/tensor_file/abort-unpickler-reduce-on-one-item).
+tail -c +2 "${2:?}/fuzz/corpus/tensor_file/abort-unpickler-reduce-on-one-item" >"$work/reduce.pt"
+expect_fail pt-unpickler-reduce "its pickle is malformed: opcode 0x71 at byte 3 writes memo slot 21" \
+  train --data "$work/reduce.pt" "${quiet[@]}"
 finish

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/data/pickle_check.hpp"
 #include "blr/torch/data/prepare.hpp"
 #include "../trial_in_child.hpp"
 
@@ -38,7 +39,9 @@ class BoundedBytes final : public caffe2::serialize::ReadAdapterInterface {
   explicit BoundedBytes(const std::string& bytes) : bytes_(bytes) {}
   size_t size() const override { return bytes_.size(); }
   size_t read(uint64_t position, void* buffer, size_t length, const char* = "") const override {
-    if (position >= bytes_.size()) return 0;
+    // The zip reader may ask for 0 bytes into a null buffer, which memcpy must not be given
+    // (fuzz/corpus/tensor_file/ubsan-zip-reads-zero-bytes-into-null).
+    if (position >= bytes_.size() || length == 0) return 0;
     const size_t n = std::min<uint64_t>(length, bytes_.size() - position);
     std::memcpy(buffer, bytes_.data() + position, n);
     return n;
@@ -49,7 +52,8 @@ class BoundedBytes final : public caffe2::serialize::ReadAdapterInterface {
 };
 
 // What torch::jit::pickle_load does (the zip's data.pkl unpickled, each storage read from its
-// record data/<key>), keeping the size of every record read: LibTorch sizes a storage by the
+// record data/<key>), after checking the pickle (pickle_check.hpp), and keeping the size of every
+// record read: LibTorch sizes a storage by the
 // element count the pickle states, not by the bytes its record holds (an over-read the libFuzzer
 // harness found, fuzz/corpus/tensor_file/overflow-storage-longer-than-record).
 c10::IValue unpickle(const std::string& bytes, RecordBytes& record_bytes) {
@@ -60,6 +64,8 @@ c10::IValue unpickle(const std::string& bytes, RecordBytes& record_bytes) {
   size_t pickle_size = 0;
   std::tie(pickle, pickle_size) = archive.getRecord("data.pkl");
   const char* const pickle_bytes = static_cast<const char*>(pickle.get());
+  const std::string problem = pickle_problem(pickle_bytes, pickle_size);
+  check(problem.empty(), "its pickle is malformed: {}", problem);
   size_t position = 0;
   auto read = [&](char* buffer, size_t length) -> size_t {
     const size_t n = std::min(length, pickle_size - position);
@@ -204,8 +210,9 @@ Dataset read_tensor_file(const TensorFileOptions& options) {
   in.read(bytes.data(), static_cast<std::streamsize>(size));
   check(in.gcount() == static_cast<std::streamsize>(size), "Cannot read the tensor file '{}'.",
         options.path);
-  // LibTorch's unpickler can crash on a crafted file or grow memory without bound
-  // (fuzz/known/tensor_file): it reads the bytes first in a capped child (../trial_in_child.hpp).
+  // LibTorch's unpickler crashed or grew memory without bound on crafted files
+  // (fuzz/corpus/tensor_file/abort-*, oom-*). The pickle check now refuses those; the bytes are
+  // still read first in a capped child (../trial_in_child.hpp), for whatever it does not foresee.
   const uint64_t extra = 4 * static_cast<uint64_t>(bytes.size()) + (1ull << 30);
   const auto trial = detail::trial_in_child(
       [&] {
