@@ -53,9 +53,9 @@ class BoundedBytes final : public caffe2::serialize::ReadAdapterInterface {
 
 // What torch::jit::pickle_load does (the zip's data.pkl unpickled, each storage read from its
 // record data/<key>), after checking the pickle (pickle_check.hpp), and keeping the size of every
-// record read: LibTorch sizes a storage by the
-// element count the pickle states, not by the bytes its record holds (an over-read the libFuzzer
-// harness found, fuzz/corpus/tensor_file/overflow-storage-longer-than-record).
+// record read: LibTorch sizes a storage by the element count the pickle states, not by the bytes
+// its record holds (an over-read the libFuzzer harness found,
+// fuzz/corpus/tensor_file/overflow-storage-longer-than-record).
 c10::IValue unpickle(const std::string& bytes, RecordBytes& record_bytes) {
   caffe2::serialize::PyTorchStreamReader archive(std::make_unique<BoundedBytes>(bytes));
   // Not a structured binding: the lambda below captures the size, which C++17 (the libFuzzer
