@@ -8,7 +8,7 @@ seconds="${1:-60}"
 build="${2:-build-fuzz}"
 bash "$here/build.sh" "$build"
 harnesses=$(sed -n 's/^set(BLR_FUZZ_HARNESSES \(.*\))$/\1/p' "$here/harnesses.cmake")
-for h in checkpoint tensor_file; do  # built when LibTorch is installed
+for h in checkpoint tensor_file torchscript_model; do  # built when LibTorch is installed
   if [ -x "$build/fuzz_$h" ]; then harnesses="$harnesses $h"; fi
 done
 for h in $harnesses; do

@@ -17,7 +17,8 @@ if [ "${BLR_FUZZ_FRESH:-0}" = 1 ]; then
 fi
 mkdir -p "$corpus" "$build/artifacts/$harness"
 extra=()
-if [ "$harness" = checkpoint ] || [ "$harness" = tensor_file ]; then
+if [ "$harness" = checkpoint ] || [ "$harness" = tensor_file ] ||
+   [ "$harness" = torchscript_model ]; then
   # LibTorch 1.13 (Debian, not instrumented) leaks when a payload is not a valid archive, and
   # allocates whatever an archive claims (a 14 KB checkpoint: 2 GB; a 1 KB torch.save file: 24 GB
   # in its unpickler before the pickle check; fuzz/corpus/checkpoint/, fuzz/corpus/tensor_file/oom-*

@@ -4,9 +4,13 @@
 // (SIGSEGV in its TorchScript type parser) or allocate gigabytes before refusing it (reproducers in
 // fuzz/corpus/checkpoint/ and fuzz/corpus/torchscript_model/). So the decode runs first in a forked
 // child whose address space is capped at what this process uses plus `extra_bytes`; the caller
-// decodes in-process only when the child neither crashed nor ran out of memory. A child that has
-// not finished after `timeout` (it should never hang) is stopped, and the outcome is kUnknown, as
-// when no process can be forked: the caller then decodes in-process as it would without the trial.
+// decodes in-process only when the child decoded the bytes. A refusal in the child (an exception)
+// comes back through a pipe as its message, and the caller reports it without decoding in-process:
+// LibTorch's type parser crashes on some inputs only some of the time (fuzz/corpus/checkpoint/,
+// docs/reliability.md), so an input that merely failed in the child could still crash here. A
+// child that has not finished after `timeout` (it should never hang) is stopped, and the outcome
+// is kUnknown, as when no process can be forked: the caller then decodes in-process as it would
+// without the trial.
 // Callers decode onto the CPU in the child (a forked child must not initialise CUDA). Used by the
 // checkpoint reader, the --model-file loader and the torch.save tensor-file reader (whose
 // unpickler grew to 24 GB on fuzz/corpus/tensor_file/oom-unpickler-long-binput, which the pickle
@@ -14,6 +18,8 @@
 // Header-only, so that fuzz/libfuzzer can compile checkpoint.cpp alone (C++17).
 #pragma once
 
+#include <c10/util/Exception.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -27,6 +33,8 @@
 #include <fstream>
 #include <new>
 #include <string>
+
+#include "blr/core/error.hpp"
 
 namespace blr::torch::detail {
 
@@ -49,33 +57,52 @@ inline bool reports_allocation_failure(const std::string& what) {
 }
 
 struct TrialOutcome {
-  enum Kind { kFine, kCrashed, kOutOfMemory, kUnknown } kind = kUnknown;
-  int signal = 0;  ///< kCrashed: the signal that ended the child
+  enum Kind { kFine, kRefused, kCrashed, kOutOfMemory, kUnknown } kind = kUnknown;
+  int signal = 0;         ///< kCrashed: the signal that ended the child
+  std::string message;    ///< kRefused: the exception's message (LibTorch's without backtrace)
+  bool sentence = false;  ///< kRefused: the message is a blr::Error's whole sentence
 };
 
-/// Runs `decode()` in a child process capped at this process's memory + `extra_bytes`. kFine also
-/// covers an ordinary exception in the child (the in-process decode reports it with its message).
+/// Runs `decode()` in a child process capped at this process's memory + `extra_bytes`.
 template <class Decode>
 TrialOutcome trial_in_child(Decode&& decode, uint64_t extra_bytes, std::chrono::seconds timeout) {
   const uint64_t budget = virtual_memory() + extra_bytes;
+  int channel[2];
+  if (::pipe(channel) != 0) return {};
   std::fflush(nullptr);
   const pid_t child = ::fork();
-  if (child < 0) return {};  // no process to spare
+  if (child < 0) {
+    ::close(channel[0]);
+    ::close(channel[1]);
+    return {};  // no process to spare
+  }
   if (child == 0) {
+    ::close(channel[0]);
     const rlimit cap{budget, budget};
     if (virtual_memory() > 0) ::setrlimit(RLIMIT_AS, &cap);
     int status = 0;
+    std::string message;
     try {
       decode();
     } catch (const std::bad_alloc&) {
       status = 3;
+    } catch (const Error& e) {
+      status = 2;
+      message = e.what();
     } catch (const std::exception& e) {
-      status = reports_allocation_failure(e.what()) ? 3 : 1;
+      const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+      message = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+      status = reports_allocation_failure(message) ? 3 : 1;
     } catch (...) {
       status = 1;
+      message = "unknown error";
     }
+    // Less than a pipe's atomic size: the write never blocks.
+    message.resize(std::min<size_t>(message.size(), 4000));
+    if (!message.empty() && ::write(channel[1], message.data(), message.size()) < 0) status = 4;
     ::_exit(status);
   }
+  ::close(channel[1]);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   int status = 0;
   for (useconds_t pause = 100;; pause = std::min<useconds_t>(2 * pause, 10'000)) {
@@ -84,13 +111,25 @@ TrialOutcome trial_in_child(Decode&& decode, uint64_t extra_bytes, std::chrono::
     if (done < 0 || std::chrono::steady_clock::now() > deadline) {
       ::kill(child, SIGKILL);
       ::waitpid(child, &status, 0);
+      ::close(channel[0]);
       return {};
     }
     ::usleep(pause);
   }
-  if (WIFSIGNALED(status)) return {TrialOutcome::kCrashed, WTERMSIG(status)};
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 3) return {TrialOutcome::kOutOfMemory, 0};
-  return {TrialOutcome::kFine, 0};
+  std::string message;
+  ::fcntl(channel[0], F_SETFL, O_NONBLOCK);
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(channel[0], buffer, sizeof buffer)) > 0;) message.append(buffer, n);
+  ::close(channel[0]);
+  if (WIFSIGNALED(status)) return {TrialOutcome::kCrashed, WTERMSIG(status), "", false};
+  if (!WIFEXITED(status)) return {};
+  switch (WEXITSTATUS(status)) {
+    case 0: return {TrialOutcome::kFine, 0, "", false};
+    case 1: return {TrialOutcome::kRefused, 0, message, false};
+    case 2: return {TrialOutcome::kRefused, 0, message, true};
+    case 3: return {TrialOutcome::kOutOfMemory, 0, "", false};
+    default: return {};  // the message was lost: decode in-process, as without the trial
+  }
 }
 
 }  // namespace blr::torch::detail

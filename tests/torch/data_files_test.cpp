@@ -170,7 +170,8 @@ TEST(TensorFile, ErrorsAreSentencesNamingTheProblem) {
 // Here x's record (30 floats, 120 bytes) is renamed away, y's (10 int64, 80 bytes) takes its name
 // data/0, and y's storage key becomes 0 too: x's storage of 30 floats is then read from the 80-byte
 // record (the libFuzzer harness's finding, fuzz/corpus/tensor_file/overflow-storage-longer-than-
-// record). It is refused; before, x was read 40 bytes beyond the record.
+// record). The archive check refuses it (archive_check.hpp); before, x was read 40 bytes beyond
+// the record.
 TEST(TensorFile, AStorageLongerThanItsRecordIsRefused) {
   std::string bytes = saved(dict({{"x", at::randn({10, 3})}, {"y", at::arange(10, at::kLong)}}));
   auto replace_all = [&](const std::string& from, const std::string& to) {
@@ -186,8 +187,9 @@ TEST(TensorFile, AStorageLongerThanItsRecordIsRefused) {
   const std::string key_one("X\x01\0\0\0" "1", 6), key_zero("X\x01\0\0\0" "0", 6);  // pickled '1'
   ASSERT_EQ(replace_all(key_one, key_zero), 1);
   EXPECT_ERROR(parse_tensor_file(bytes, "short.pt"),
-               "'x' claims shape [10, 3] with strides [3, 1] and offset 0 over a storage of 20 "
-               "elements");
+               "its record 'data.pkl' is malformed: opcode 0x51 at byte");
+  EXPECT_ERROR(parse_tensor_file(bytes, "short.pt"),
+               "gives storage '0' 120 bytes, but its record holds 80");
 }
 
 TEST(Prepare, HoldsOutTestThenValidationAndStandardisesWithTrainingRowsOnly) {

@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/data/archive_check.hpp"
 #include "blr/torch/nn/script_file.hpp"
 #include "../trial_in_child.hpp"
 
@@ -80,7 +81,7 @@ void decode_payload(const std::string& payload, c10::optional<at::Device> device
 
 // The payload is decoded first in a child process (../trial_in_child.hpp) whose memory is capped
 // at what this process uses plus 4 × the payload + 1 GiB; this process decodes it only if the
-// child did not crash or run out of memory.
+// child decoded it (a refusal there is reported with the child's message).
 void trial_decode(const std::string& payload, const std::string& path) {
   const auto outcome = detail::trial_in_child(
       [&payload] { decode_payload(payload, at::kCPU); },
@@ -98,7 +99,11 @@ void trial_decode(const std::string& payload, const std::string& path) {
         "memory.",
         path, payload.size(), (4 * payload.size() + (1ull << 30)) >> 30));
   }
-  // kFine: an ordinary decoding error is reported with its message by the decode in-process.
+  if (outcome.kind == detail::TrialOutcome::kRefused) {
+    throw Error(outcome.sentence ? outcome.message
+                                 : fmt::format("The checkpoint '{}' cannot be decoded: {}", path,
+                                               short_libtorch_message(outcome.message)));
+  }
 }
 
 at::Generator cpu_generator() {
@@ -294,6 +299,14 @@ Checkpoint load_checkpoint(const std::string& path) {
     throw Error(
         fmt::format("The checkpoint '{}' is corrupt: its CRC-32 checksum does not match.", path));
   }
+  // LibTorch trusts the archive's zip directory and pickles (data/archive_check.hpp).
+  const std::string problem = archive_problem(*payload);
+  if (!problem.empty()) {
+    throw Error(fmt::format(
+        "The checkpoint '{}' is corrupt: {}, although its checksum matches; it was not written by "
+        "blr, or was altered on purpose.",
+        path, problem));
+  }
   trial_decode(*payload, path);
   Checkpoint out;
   out.path = path;
@@ -308,7 +321,7 @@ Checkpoint load_checkpoint(const std::string& path) {
     throw;
   } catch (const std::exception& e) {
     throw Error(fmt::format("The checkpoint '{}' cannot be decoded: {}", path,
-                            std::string(e.what()).substr(0, 300)));
+                            short_libtorch_message(e)));
   }
   return out;
 }
@@ -336,7 +349,7 @@ void Checkpoint::restore(const std::vector<at::Tensor>& parameters,
   } catch (const std::exception& e) {
     throw Error(
         fmt::format("The checkpoint '{}' does not fit the model and optimizer it describes: {}",
-                    path, std::string(e.what()).substr(0, 300)));
+                    path, short_libtorch_message(e)));
   }
 }
 
@@ -355,7 +368,7 @@ std::shared_ptr<const std::string> Checkpoint::model_archive() const {
     if (!archive.try_read("model_script", bytes, /*is_buffer=*/true)) return nullptr;
   } catch (const std::exception& e) {
     throw Error(fmt::format("The checkpoint '{}' holds an unreadable TorchScript model: {}", path,
-                            std::string(e.what()).substr(0, 300)));
+                            short_libtorch_message(e)));
   }
   // The record lies inside the verified payload; its length is checked before it is copied.
   const uint64_t length = static_cast<uint64_t>(bytes.numel());

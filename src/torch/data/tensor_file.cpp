@@ -1,10 +1,10 @@
 #include "blr/torch/data/tensor_file.hpp"
 
 #include <ATen/ATen.h>
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <caffe2/serialize/inline_container.h>
 #include <caffe2/serialize/read_adapter_interface.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/csrc/jit/serialization/unpickler.h>
 
 #include <algorithm>
@@ -15,7 +15,7 @@
 #include <tuple>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/data/pickle_check.hpp"
+#include "blr/torch/data/archive_check.hpp"
 #include "blr/torch/data/prepare.hpp"
 #include "../trial_in_child.hpp"
 
@@ -27,9 +27,6 @@ const char* const kKeys[] = {"x", "y", "x_test", "y_test"};
 std::string describe(const c10::IValue& v) {
   return v.isNone() ? "None" : v.tagKind();
 }
-
-// The bytes of each storage record, by the address LibTorch loaded it to.
-using RecordBytes = std::map<const void*, size_t>;
 
 // The file's bytes for LibTorch's zip reader, read within bounds: LibTorch's MemoryReadAdapter
 // copies whatever range it is asked for, and a crafted central directory asks beyond the end
@@ -52,11 +49,12 @@ class BoundedBytes final : public caffe2::serialize::ReadAdapterInterface {
 };
 
 // What torch::jit::pickle_load does (the zip's data.pkl unpickled, each storage read from its
-// record data/<key>), after checking the pickle (pickle_check.hpp), and keeping the size of every
-// record read: LibTorch sizes a storage by the element count the pickle states, not by the bytes
-// its record holds (an over-read the libFuzzer harness found,
-// fuzz/corpus/tensor_file/overflow-storage-longer-than-record).
-c10::IValue unpickle(const std::string& bytes, RecordBytes& record_bytes) {
+// record data/<key>), over a bounded view of the bytes and after the archive check
+// (archive_check.hpp): every storage fits its record and every tensor its storage (over-reads the
+// libFuzzer harness found: fuzz/corpus/tensor_file/overflow-*, segv-*).
+c10::IValue unpickle(const std::string& bytes) {
+  const std::string problem = archive_problem(bytes);
+  check(problem.empty(), "{}", problem);
   caffe2::serialize::PyTorchStreamReader archive(std::make_unique<BoundedBytes>(bytes));
   // Not a structured binding: the lambda below captures the size, which C++17 (the libFuzzer
   // build) does not allow for one.
@@ -64,8 +62,6 @@ c10::IValue unpickle(const std::string& bytes, RecordBytes& record_bytes) {
   size_t pickle_size = 0;
   std::tie(pickle, pickle_size) = archive.getRecord("data.pkl");
   const char* const pickle_bytes = static_cast<const char*>(pickle.get());
-  const std::string problem = pickle_problem(pickle_bytes, pickle_size);
-  check(problem.empty(), "its pickle is malformed: {}", problem);
   size_t position = 0;
   auto read = [&](char* buffer, size_t length) -> size_t {
     const size_t n = std::min(length, pickle_size - position);
@@ -74,44 +70,22 @@ c10::IValue unpickle(const std::string& bytes, RecordBytes& record_bytes) {
     return n;
   };
   auto read_record = [&](const std::string& key) {
-    auto [data, size] = archive.getRecord("data/" + key);
-    record_bytes[data.get()] = size;
-    return std::move(data);
+    return std::get<0>(archive.getRecord("data/" + key));
   };
   ::torch::jit::Unpickler unpickler(read, nullptr, nullptr, read_record, c10::nullopt);
   unpickler.set_version(archive.version());
   return unpickler.parse_ivalue();
 }
 
-// LibTorch's unpickler rebuilds a tensor from the sizes, strides and offset the file states
-// without checking them against the storage (a crash found by fuzz/harness/tensor_file.cpp), nor
-// the storage against the record it was read from. So every tensor's extent is checked here:
-// offset + Σ (size_i − 1)·stride_i < the elements of its storage and of its record, strides ≥ 0.
-void check_extent(const at::Tensor& t, const RecordBytes& record_bytes, const std::string& source,
-                  const std::string& key) {
-  if (t.numel() == 0) return;
-  int64_t last = t.storage_offset();
-  bool ok = last >= 0;
-  for (int64_t i = 0; i < t.dim() && ok; ++i) {
-    int64_t step = 0;
-    ok = t.stride(i) >= 0 && !__builtin_mul_overflow(t.size(i) - 1, t.stride(i), &step) &&
-         !__builtin_add_overflow(last, step, &last);
-  }
-  const auto record = record_bytes.find(t.storage().data());
-  const size_t bytes =
-      record == record_bytes.end() ? 0 : std::min(record->second, t.storage().nbytes());
-  const auto have = static_cast<int64_t>(bytes / t.element_size());
-  check(ok && last < have,
-        "The tensor file '{}': '{}' claims shape [{}] with strides [{}] and offset {} over a "
-        "storage of {} elements; the file is corrupt.",
-        source, key, fmt::join(t.sizes(), ", "), fmt::join(t.strides(), ", "), t.storage_offset(),
-        have);
+// The refusal of bytes that do not unpickle, with the first line of the reason.
+[[noreturn]] void not_a_tensor_file(const std::string& source, const std::string& why) {
+  throw Error(fmt::format("The file '{}' is not a data set written by torch.save (a zip archive of "
+                          "a pickled dict): {}",
+                          source, why.substr(0, why.find('\n'))));
 }
 
 // The dict's tensors by key, checked for type and known keys.
-std::map<std::string, at::Tensor> tensors_of(const c10::IValue& value,
-                                             const RecordBytes& record_bytes,
-                                             const std::string& source) {
+std::map<std::string, at::Tensor> tensors_of(const c10::IValue& value, const std::string& source) {
   check(value.isGenericDict(),
         "The tensor file '{}' holds a {}, not a dict with keys x, y (and optionally x_test, "
         "y_test).",
@@ -128,7 +102,6 @@ std::map<std::string, at::Tensor> tensors_of(const c10::IValue& value,
     check(entry.value().isTensor(), "The tensor file '{}': key '{}' holds a {}, not a tensor.",
           source, key, describe(entry.value()));
     out[key] = entry.value().toTensor();
-    check_extent(out[key], record_bytes, source, key);
   }
   for (const char* key : {"x", "y"}) {
     check(out.count(key) > 0, "The tensor file '{}' has no key '{}'.", source, key);
@@ -149,8 +122,8 @@ at::Tensor inputs(const at::Tensor& x, const std::string& source, const std::str
     return f;
   }
   check(at::isIntegralType(x.scalar_type(), /*includeBool=*/false),
-        "The tensor file '{}': '{}' has dtype {}; inputs must be floating point or integer.", source,
-        key, std::string(c10::toString(x.scalar_type())));
+        "The tensor file '{}': '{}' has dtype {}; inputs must be floating point or integer.",
+        source, key, std::string(c10::toString(x.scalar_type())));
   return x.to(at::kLong).contiguous();
 }
 
@@ -159,17 +132,12 @@ at::Tensor inputs(const at::Tensor& x, const std::string& source, const std::str
 Dataset parse_tensor_file(const std::string& bytes, const std::string& source,
                           const std::string& task_text) {
   c10::IValue value;
-  RecordBytes record_bytes;
   try {
-    value = unpickle(bytes, record_bytes);
+    value = unpickle(bytes);
   } catch (const std::exception& e) {
-    std::string why = e.what();
-    why = why.substr(0, why.find('\n'));
-    throw Error(fmt::format("The file '{}' is not a data set written by torch.save (a zip archive "
-                            "of a pickled dict): {}",
-                            source, why));
+    not_a_tensor_file(source, e.what());
   }
-  auto t = tensors_of(value, record_bytes, source);
+  auto t = tensors_of(value, source);
   Dataset d;
   d.name = source;
   const bool has_test = t.count("x_test") > 0;
@@ -211,15 +179,13 @@ Dataset read_tensor_file(const TensorFileOptions& options) {
   check(in.gcount() == static_cast<std::streamsize>(size), "Cannot read the tensor file '{}'.",
         options.path);
   // LibTorch's unpickler crashed or grew memory without bound on crafted files
-  // (fuzz/corpus/tensor_file/abort-*, oom-*). The pickle check now refuses those; the bytes are
-  // still read first in a capped child (../trial_in_child.hpp), for whatever it does not foresee.
+  // (fuzz/corpus/tensor_file/abort-*, oom-*). The archive check now refuses those; the bytes are
+  // still read first in a capped child (../trial_in_child.hpp), for whatever it does not foresee,
+  // and read here only if they unpickled there.
   const uint64_t extra = 4 * static_cast<uint64_t>(bytes.size()) + (1ull << 30);
   const auto trial = detail::trial_in_child(
-      [&] {
-        RecordBytes record_bytes;
-        (void)unpickle(bytes, record_bytes);
-      },
-      extra, std::chrono::seconds(60 + static_cast<long>(bytes.size() / 10'000'000)));
+      [&] { (void)unpickle(bytes); }, extra,
+      std::chrono::seconds(60 + static_cast<long>(bytes.size() / 10'000'000)));
   check(trial.kind != detail::TrialOutcome::kCrashed,
         "The file '{}' is not a data set written by torch.save: LibTorch crashed (signal {}) "
         "while reading it.",
@@ -228,6 +194,7 @@ Dataset read_tensor_file(const TensorFileOptions& options) {
         "The file '{}' is not a data set written by torch.save: reading its {} bytes needs more "
         "than {} GiB of memory.",
         options.path, bytes.size(), extra >> 30);
+  if (trial.kind == detail::TrialOutcome::kRefused) not_a_tensor_file(options.path, trial.message);
   return parse_tensor_file(bytes, options.path, options.task);
 }
 

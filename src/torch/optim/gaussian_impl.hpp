@@ -33,6 +33,10 @@ OptionTable<O>& with_noise_seed(OptionTable<O>& table) {
 
 namespace detail {
 
+/// The parameter as the out×in matrix its Kronecker factors act on (K-FAC and the Kronecker
+/// Laplace).
+inline ::at::Tensor as_matrix(const ::at::Tensor& t) { return t.reshape({t.size(0), -1}); }
+
 /// The averaged gradient and statistic of coordinate i (direct: the only sample's gradient and
 /// noise), as the rule's estimate reads them.
 template <Statistic kStat, bool kDirect, class T>

@@ -34,9 +34,6 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-/// The parameter as the out×in matrix its Kronecker factors act on.
-::at::Tensor as_matrix(const ::at::Tensor& t) { return t.reshape({t.size(0), -1}); }
-
 }  // namespace
 
 const OptionTable<KfacOptions>& KfacOptions::table() {
@@ -189,11 +186,13 @@ void Kfac::sample(bool train, const std::vector<::at::Tensor>* eps) {
       s.mean = p.detach().clone();
       if (s.kind == Kind::kKronecker && o.damping_split) {
         prepare_split(s, o);
-        p.add_(s.output_root.mm(as_matrix(e)).mm(s.input_root.t()).mul_(1.0 / std::sqrt(o.ess))
+        p.add_(s.output_root.mm(detail::as_matrix(e))
+                   .mm(s.input_root.t())
+                   .mul_(1.0 / std::sqrt(o.ess))
                    .reshape(p.sizes()));
       } else if (s.kind == Kind::kKronecker) {
         p.add_(kronecker_draw(s.output_basis, s.input_basis, eigen_precision(s, o).mul(o.ess),
-                              as_matrix(e))
+                              detail::as_matrix(e))
                    .reshape(p.sizes()));
       } else {
         p.add_(e.div(s.precision.mul(o.ess).sqrt_()));
@@ -376,7 +375,7 @@ void Kfac::add_curvature(const std::vector<ParameterCurvature>& curvature) {
           s.pi = std::isfinite(pi) && pi > 0.0 ? pi : 1.0;
           s.input_inverse = ::at::Tensor();  // the split inverses follow the new decomposition
         }
-        const ::at::Tensor u = as_matrix(s.average);
+        const ::at::Tensor u = detail::as_matrix(s.average);
         if (o.damping_split) {
           prepare_split(s, o);
           direction = s.output_inverse.mm(u).mm(s.input_inverse).reshape(p.sizes());

@@ -20,9 +20,6 @@ namespace {
 
 constexpr int64_t kLaplaceFormatVersion = 2;
 
-/// The parameter as the out×in matrix its Kronecker factors act on.
-::at::Tensor as_matrix(const ::at::Tensor& t) { return t.reshape({t.size(0), -1}); }
-
 }  // namespace
 
 const OptionTable<LaplacePosteriorOptions>& LaplacePosteriorOptions::table() {
@@ -213,7 +210,7 @@ void LaplacePosterior::sample(const std::vector<::at::Tensor>* noise) {
     mode_[j] = params[j]->detach().clone();
     if (factors_[j].defined()) {
       params[j]->add_(kronecker_draw(eigen_[j].output_basis, eigen_[j].input_basis,
-                                     kronecker_precision(j), as_matrix(draws[j]))
+                                     kronecker_precision(j), detail::as_matrix(draws[j]))
                           .reshape(params[j]->sizes()));
     } else {
       params[j]->add_(draws[j] *

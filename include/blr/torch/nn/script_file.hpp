@@ -26,6 +26,9 @@
 namespace at {
 class Tensor;
 }  // namespace at
+namespace torch::jit {
+struct Module;
+}  // namespace torch::jit
 
 namespace blr::torch {
 
@@ -33,6 +36,10 @@ class Model;  // nn/model.hpp (kept out: checkpoint.cpp reads the limit and is c
 
 /// The largest model file (and archive embedded in a checkpoint) blr reads: 1 GiB.
 inline constexpr uint64_t kMaxModelFileBytes = uint64_t{1} << 30;
+
+/// How to write a model file, the end of every refusal of one.
+inline constexpr const char* kHowToWriteScriptModel =
+    "write it with torch.jit.script(model).save(path)";
 
 /// The bytes of the model file `path`; a blr::Error when it cannot be read, is empty or is larger
 /// than kMaxModelFileBytes.
@@ -42,6 +49,12 @@ std::shared_ptr<const std::string> read_model_file(const std::string& path);
 /// messages (the file's path). A blr::Error sentence for anything that is not a module with a
 /// one-input forward and at least one parameter.
 Model load_script_model(std::shared_ptr<const std::string> archive, const std::string& origin);
+
+/// The module itself, as load_script_model reads it before wrapping it in a Model: the size
+/// limit, the archive check (data/archive_check.hpp), a trial load in a capped child process (a
+/// crash or memory exhaustion there is a refusal), then LibTorch's loader, a forward taking one
+/// input and at least one parameter. C++17, without nn/model.hpp (the libFuzzer harness calls it).
+::torch::jit::Module load_script_module(const std::string& archive, const std::string& origin);
 
 /// "torchscript model.pt (12,345 parameters)": a --model-file model in results and checkpoints.
 std::string describe_script_model(const Model& model);
@@ -56,5 +69,8 @@ at::Tensor probe_model_output(const Model& model, const at::Tensor& x, const std
 /// (the last "...Error: ..." line of the interpreter's report, else the first line), at most 300
 /// characters, without a final period.
 std::string short_libtorch_message(const std::exception& e);
+
+/// The same for a message already taken from its exception (what a trial child reports).
+std::string short_libtorch_message(const std::string& text);
 
 }  // namespace blr::torch
