@@ -78,6 +78,9 @@ TrialOutcome trial_in_child(Decode&& decode, uint64_t extra_bytes, std::chrono::
   }
   if (child == 0) {
     ::close(channel[0]);
+    // A crash ends the child by its signal, whatever handlers the parent installed (Python's
+    // faulthandler, a sanitizer's or libFuzzer's reporter), so that it is told apart as a crash.
+    for (const int crash : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(crash, SIG_DFL);
     const rlimit cap{budget, budget};
     if (virtual_memory() > 0) ::setrlimit(RLIMIT_AS, &cap);
     int status = 0;

@@ -236,6 +236,36 @@ TEST(ArchiveCheck, ReadsZip64DirectoriesAsLibTorchDoes) {
       << archive_problem(short_zip);
 }
 
+// LibTorch's zip reader (miniz) finds records ignoring case: a pickle stored as "dAta.pkl" is read
+// as data.pkl, so it is checked as data.pkl (the libFuzzer harness read an unchecked pickle so,
+// fuzz/corpus/tensor_file/case-data-pkl), and two names equal but for case are refused.
+TEST(ArchiveCheck, RecordNamesAreComparedIgnoringCaseAsLibTorchDoes) {
+  const auto zip = [](const std::vector<std::pair<std::string, std::string>>& records) {
+    std::ostringstream out;
+    caffe2::serialize::PyTorchStreamWriter writer([&out](const void* p, size_t n) {
+      out.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
+      return n;
+    });
+    for (const auto& [name, data] : records) writer.writeRecord(name, data.data(), data.size());
+    writer.writeEndOfFile();
+    return out.str();
+  };
+  const std::string pickle = pickle_of_ten_floats();  // storage '0': 40 bytes
+  EXPECT_EQ(archive_problem(zip({{"data.pkl", pickle}, {"data/0", std::string(40, '\0')}})), "");
+  const std::string short_record = std::string(8, '\0');
+  const auto mixed = zip({{"dAta.pkl", pickle}, {"DATA/0", short_record}});
+  EXPECT_NE(archive_problem(mixed).find(
+                "its record 'data.pkl' is malformed: opcode 0x51 at byte"),
+            std::string::npos)
+      << archive_problem(mixed);
+  EXPECT_NE(archive_problem(mixed).find("gives storage '0' 40 bytes, but its record holds 8"),
+            std::string::npos);
+  const auto twice = zip({{"data.pkl", pickle}, {"DATA.PKL", pickle}});
+  EXPECT_NE(archive_problem(twice).find("it holds the record 'archive/DATA.PKL' twice"),
+            std::string::npos)
+      << archive_problem(twice);
+}
+
 TEST(ArchiveCheck, PassesTorchScriptArchivesWithDeflatedSource) {
   ::torch::jit::Module m("__torch__.Affine");
   m.register_parameter("w", at::ones({3, 2}), false);

@@ -43,8 +43,17 @@ bool fits_in(uint64_t at, uint64_t length, uint64_t size) {
 
 constexpr uint32_t k32 = 0xffffffff;
 
-// The records of the central directory by name, and the name of its first entry; a clause
-// naming the problem otherwise.
+// A record's name as LibTorch's zip reader (miniz) compares it: ASCII letters in either case are
+// equal, so "archive/DATA.pkl" is read as data.pkl (fuzz/corpus/tensor_file/case-data-pkl).
+std::string lowercase(std::string name) {
+  for (char& c : name) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return name;
+}
+
+// The records of the central directory by lowercased name, and the lowercased name of its first
+// entry; a clause naming the problem otherwise.
 std::string read_directory(const std::string& bytes, std::map<std::string, ZipRecord>& records,
                            std::string& first) {
   const uint64_t size = bytes.size();
@@ -136,9 +145,11 @@ std::string read_directory(const std::string& bytes, std::map<std::string, ZipRe
       return fmt::format("its record '{}' ({} bytes) runs past the end of the archive", name,
                          compressed);
     }
-    if (i == 0) first = name;
-    if (!records.emplace(name, ZipRecord{data, stored, compressed, method == 8}).second) {
-      return fmt::format("it holds the record '{}' twice", name);
+    if (i == 0) first = lowercase(name);
+    if (!records.emplace(lowercase(name), ZipRecord{data, stored, compressed, method == 8})
+             .second) {
+      return fmt::format("it holds the record '{}' twice (LibTorch's zip reader ignores case)",
+                         name);
     }
     at += 46 + name_length + extra_length + comment_length;
   }
@@ -201,7 +212,7 @@ std::string archive_problem(const std::string& bytes) {
     const StorageRecordSize record_size =
         [&](const std::string& storage) -> std::optional<uint64_t> {
       if (storages.empty()) return std::nullopt;
-      const auto it = records.find(folder + storages + storage);
+      const auto it = records.find(lowercase(folder + storages + storage));
       if (it == records.end()) return std::nullopt;
       return it->second.size;
     };
