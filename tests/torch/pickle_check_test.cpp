@@ -234,6 +234,17 @@ TEST(ArchiveCheck, ReadsZip64DirectoriesAsLibTorchDoes) {
   EXPECT_NE(archive_problem(short_zip).find("gives storage '0' 40 bytes, but its record holds 36"),
             std::string::npos)
       << archive_problem(short_zip);
+  // The 32-bit end of central directory claiming no records: LibTorch (miniz) reads the zip64 one
+  // all the same, and so does the check.
+  std::string claims_none = short_zip;
+  const auto end = claims_none.rfind("PK\x05\x06");
+  for (size_t i = 8; i < 20; ++i) claims_none[end + i] = '\0';
+  caffe2::serialize::PyTorchStreamReader libtorch_view(
+      std::make_unique<caffe2::serialize::MemoryReadAdapter>(claims_none.data(),
+                                                             claims_none.size()));
+  EXPECT_TRUE(libtorch_view.hasRecord("data.pkl"));
+  EXPECT_NE(archive_problem(claims_none).find("gives storage '0' 40 bytes"), std::string::npos)
+      << archive_problem(claims_none);
 }
 
 // LibTorch's zip reader (miniz) finds records ignoring case: a pickle stored as "dAta.pkl" is read
@@ -320,11 +331,17 @@ TEST(ArchiveCheck, RefusesDirectoriesLibTorchWouldTrust) {
   EXPECT_NE(archive_problem(long_record).find("runs past the end of the archive"),
             std::string::npos)
       << archive_problem(long_record);
-  // The directory claims more entries than it has room for.
+  // The directory claims more entries than it has room for (in the end of central directory and
+  // in the zip64 one, which LibTorch's writer adds and its reader then prefers).
   std::string many = good;
   const auto end = many.rfind("PK\x05\x06");
   many[end + 10] = '\xfe';
   many[end + 11] = '\x7f';
+  const auto end64 = many.rfind("PK\x06\x06");
+  if (end64 != std::string::npos) {
+    many[end64 + 32] = '\xfe';
+    many[end64 + 33] = '\x7f';
+  }
   EXPECT_NE(archive_problem(many).find("does not fit"), std::string::npos) << archive_problem(many);
 }
 

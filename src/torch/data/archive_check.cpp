@@ -66,17 +66,23 @@ std::string read_directory(const std::string& bytes, std::map<std::string, ZipRe
   uint64_t count = little_endian(bytes, *end + 10, 2);
   uint64_t directory_size = little_endian(bytes, *end + 12, 4);
   uint64_t directory = little_endian(bytes, *end + 16, 4);
-  if (count == 0xffff || directory_size == k32 || directory == k32) {  // zip64
-    if (*end < 20 || little_endian(bytes, *end - 20, 4) != 0x07064b50) {
-      return "its zip64 end of central directory has no locator";
-    }
+  // As miniz decides: a zip64 locator 20 bytes before (looked for when 76 bytes precede), pointing
+  // at a zip64 end of central directory, makes its values the ones read, whatever the others say.
+  bool zip64 = false;
+  if (*end >= 76 && little_endian(bytes, *end - 20, 4) == 0x07064b50) {
     const uint64_t end64 = little_endian(bytes, *end - 20 + 8, 8);
-    if (!fits_in(end64, 56, size) || little_endian(bytes, end64, 4) != 0x06064b50) {
+    if (!fits_in(end64, 56, size)) {
       return "its zip64 end of central directory lies outside the archive";
     }
-    count = little_endian(bytes, end64 + 32, 8);
-    directory_size = little_endian(bytes, end64 + 40, 8);
-    directory = little_endian(bytes, end64 + 48, 8);
+    if (little_endian(bytes, end64, 4) == 0x06064b50) {
+      zip64 = true;
+      count = little_endian(bytes, end64 + 32, 8);
+      directory_size = little_endian(bytes, end64 + 40, 8);
+      directory = little_endian(bytes, end64 + 48, 8);
+    }
+  }
+  if (!zip64 && (count == 0xffff || directory_size == k32 || directory == k32)) {
+    return "it marks a zip64 end of central directory that it does not have";
   }
   if (!fits_in(directory, directory_size, size) || count > directory_size / 46) {
     return fmt::format(
