@@ -19,14 +19,14 @@ mkdir -p "$corpus" "$build/artifacts/$harness"
 extra=()
 if [ "$harness" = checkpoint ] || [ "$harness" = tensor_file ] ||
    [ "$harness" = torchscript_model ]; then
-  # LibTorch 1.13 (Debian, not instrumented) leaks when a payload is not a valid archive, and
-  # allocates whatever an archive claims (a 14 KB checkpoint: 2 GB; a 1 KB torch.save file: 24 GB
-  # in its unpickler before the pickle check; fuzz/corpus/checkpoint/, fuzz/corpus/tensor_file/oom-*
-  # and docs/reliability.md). Leaks are not reported for these harnesses, an allocation over
-  # 512 MB is counted as an out-of-memory and the run goes on (fork mode); crashes and sanitizer
-  # reports still stop it.
-  extra+=(-detect_leaks=0 -malloc_limit_mb=512 -rss_limit_mb=1536 -fork=1 -ignore_ooms=1)
-  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"  # also at exit of fork jobs
+  # LibTorch 1.13 (Debian, not instrumented) leaks when a payload is not a valid archive, and could
+  # allocate whatever an archive claims before the archive check (a 14 KB checkpoint: 2 GB; a 1 KB
+  # torch.save file: 24 GB; fuzz/corpus/checkpoint/, fuzz/corpus/tensor_file/oom-* and
+  # docs/reliability.md). Leaks of memory allocated with LibTorch on the stack are suppressed
+  # (fuzz/lsan_libtorch.supp), ours are reported; an allocation over 512 MB is counted as an
+  # out-of-memory and the run goes on (fork mode); crashes and sanitizer reports still stop it.
+  extra+=(-detect_leaks=1 -malloc_limit_mb=512 -rss_limit_mb=1536 -fork=1 -ignore_ooms=1)
+  export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$here/lsan_libtorch.supp"
 fi
 "$build/fuzz_$harness" -artifact_prefix="$build/artifacts/$harness/" -print_final_stats=1 \
   "${extra[@]}" "$@" "$corpus" "$here/corpus/$harness"

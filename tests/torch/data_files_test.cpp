@@ -122,6 +122,13 @@ TEST(TensorFile, ReadsADictAndInfersTheTask) {
   auto r = parse_tensor_file(saved(dict({{"x", x}, {"y", at::randn({10}, at::kDouble)}})), "r.pt");
   EXPECT_EQ(r.task, Task::kRegression);
   EXPECT_EQ(r.outputs, 1);
+  // Half-precision labels too (LibTorch 1.13 has no CPU floor for them: the check is in float64).
+  auto h = parse_tensor_file(saved(dict({{"x", x}, {"y", y.to(at::kHalf)}})), "h.pt",
+                             "classification");
+  EXPECT_TRUE(at::equal(h.train.y, y));
+  EXPECT_ERROR(parse_tensor_file(saved(dict({{"x", x}, {"y", y.to(at::kHalf) + 0.5}})), "h.pt",
+                                 "classification"),
+               "class labels must be whole numbers");
   // Whole-number floats are labels when the task says so.
   auto c =
       parse_tensor_file(saved(dict({{"x", x}, {"y", y.to(at::kFloat)}})), "c.pt", "classification");
