@@ -4,12 +4,13 @@
 #     libfmt9 nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev zlib1g-dev libboost1.74-dev \
 #     libfast-float-dev)
 # then run on the device with build-gpu-debs carried: `bash scripts/gpu_check.sh`. It unpacks the
-# packages with dpkg -x, builds test_torch against the machine's LibTorch (with line tables), runs
-# the two tests that crashed under the wheel's LibTorch first, then the CUDA device tests
-# (Devices*) and the rest of test_torch (LibTorch 2.x on the CPU). Every run has a preloaded
-# handler that prints the stack of a crash (glibc's backtrace, resolved with addr2line), after
-# PRELOAD_FIRST when that is set (e.g. to libstdc++.so.6, the control run that found the
-# std::filesystem crash). Logs go to $OUT.
+# packages with dpkg -x, builds test_torch with the system's compiler (GPU_CXX, default
+# /usr/bin/g++) against the machine's LibTorch (with line tables), runs the two tests that crashed
+# under the wheel's LibTorch first, then the CUDA device tests (Devices*) and the rest of
+# test_torch (LibTorch 2.x on the CPU; with libstdc++ preloaded if the first two crashed). Every
+# run has a preloaded handler that prints the stack of a crash (glibc's backtrace, resolved with
+# addr2line), after PRELOAD_FIRST when that is set (e.g. to libstdc++.so.6, the control run that
+# found the std::filesystem crash). Logs go to $OUT.
 set -uo pipefail
 start=$(date +%s)
 log() { echo "[$(( $(date +%s) - start ))s] $*"; }
@@ -53,7 +54,13 @@ resolve() {
   done
 }
 A=$deps/usr/lib/x86_64-linux-gnu
+# The system's compiler, as a user of the wheel would build: the device's default CXX
+# (/opt/gcc/bin/g++, a wrapper) finds only a static libstdc++, so programs it links carry their
+# own copy beside the wheel's exported one and the link order cannot apply (stop 27).
+cxx=${GPU_CXX:-/usr/bin/g++}
+log "compiler $cxx: libstdc++ $($cxx -print-file-name=libstdc++.so)"
 cmake -S . -B /tmp/b -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TP" \
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_HOST_COMPILER="$cxx" \
   -DEigen3_DIR=$deps/usr/share/eigen3/cmake -Dfmt_DIR=$A/cmake/fmt \
   -Dnlohmann_json_DIR=$deps/usr/share/cmake/nlohmann_json -DCLI11_DIR=$deps/usr/share/cmake/CLI11 \
   -DFastFloat_DIR=$deps/usr/lib/cmake/FastFloat \
@@ -87,7 +94,15 @@ probe() {  # name, seconds, gtest filter, extra environment...
 }
 # These two crashed (SIGSEGV in std::filesystem) before CMakeLists.txt named libstdc++ first on
 # the link line; with PRELOAD_FIRST=<libstdc++.so.6> they passed (2026-11-26).
+# The link command and the order of the program's needed libraries (libstdc++ must precede
+# LibTorch).
+for f in CMakeFiles/test_torch.dir/link.txt build.ninja; do [ -f $f ] && log "generator file $f"; done
+link_cmd=$(cat CMakeFiles/test_torch.dir/link.txt 2>/dev/null)
+echo "link: ${link_cmd:0:700}"
+readelf -d ./test_torch | grep NEEDED | sed 's/.*Shared library: //' | paste -sd' '
 probe filesystem 60 'TrainCheckpoint.ResumeIsBitwiseAdamW:TrainData.IdxRoundTrip'
 probe devices 90 'Devices*'
+# The rest of test_torch, with libstdc++ preloaded when the link order alone does not hold.
+grep -q 'crash stack' $OUT/filesystem.log && export PRELOAD_FIRST=$stdcxx
 probe rest ${REST_SECONDS:-200} '-Devices*'
 log done
