@@ -156,6 +156,40 @@ def test_schedulers_take_effect(problem):
     assert not torch.equal(ends[0], ends[1])
 
 
+def test_adabayes_follows_a_scheduler_as_the_reference():
+    # The reference code scales σ² = η·(lr_sgd/η₀)/B and the drift c·η/η₀ with the rate η in
+    # force; here the rate is halved after every step (StepLR), which reaches the C++ groups as a
+    # new lr while η₀ stays the one the optimizer was built with.
+    generator = torch.Generator().manual_seed(3)
+    x = torch.randn(16, 3, generator=generator, dtype=torch.float64)
+    y = torch.randn(16, generator=generator, dtype=torch.float64)
+    w = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+    eta0, lr_sgd, drift, batch = 0.05, 0.2, 1e-2, 16
+    optimizer = blr.AdaBayes([w], lr=eta0, lr_sgd=lr_sgd, beta1=0.8, weight_drift=drift,
+                             batch_size=batch)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+    plain = torch.zeros(3, dtype=torch.float64)
+    m = torch.zeros(3, dtype=torch.float64)
+    s2 = torch.full((3,), lr_sgd / batch, dtype=torch.float64)
+    for t in range(1, 7):
+        eta = optimizer.param_groups[0]["lr"]
+        assert eta == eta0 * 0.5 ** (t - 1)
+        with optimizer.sampled_params(train=True):
+            optimizer.zero_grad()
+            ((x @ w - y) ** 2).mean().backward()
+        optimizer.step()
+        scheduler.step()
+        q = plain.clone().requires_grad_(True)
+        ((x @ q - y) ** 2).mean().backward()
+        g = batch * q.grad
+        m = 0.8 * m + 0.2 * g
+        sigma2 = eta * (lr_sgd / eta0) / batch
+        decay = torch.exp(torch.tensor(-eta * eta / sigma2, dtype=torch.float64))
+        s2 = 1.0 / (1.0 / (s2 * decay + sigma2 * (1.0 - decay)) + g * g)
+        plain = (plain - s2 * m / (1.0 - 0.8 ** t)) * (1.0 - drift / eta0 * eta)
+        assert torch.allclose(w.detach(), plain, rtol=1e-12, atol=1e-14), t
+
+
 def test_state_dict_round_trip_continues_bitwise(problem):
     x, y = problem
     model = small_model()

@@ -1,5 +1,5 @@
 // AdaBayes and AdaBayes-FP (blr/torch/optim/adabayes.hpp): first-step oracles, equality with the
-// reference equations written plainly, and the limits the paper states — AdaBayes-FP without a
+// reference equations written plainly (with a constant rate and under a schedule), and the limits the paper states — AdaBayes-FP without a
 // prior is Adam (AdamW with the decay after the step), small gradients give SGD with rate lr_sgd,
 // stationary gradients of magnitude γ give AdaBayes the variance η/γ of RMSprop and Adam.
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "blr/core/error.hpp"
@@ -105,28 +106,46 @@ double side_by_side(MeanFieldOptimizer& opt, NetProblem& a, NetProblem& b, int s
   return deviation;
 }
 
-// The reference code's AdaBayes, written plainly (summed-loss gradient g = B·∇ℓ̄).
-TEST_P(AdaBayesPaths, EqualsTheFilterWrittenPlainly) {
+/// The rate of step t (from 1) as a fraction of η₀: a warm-up from 0.3 over four steps, then a
+/// linear decay to 0.1 at step 40.
+double schedule_fraction(int t) {
+  return t <= 5 ? 0.3 + 0.7 * (t - 1) / 4.0 : 1.0 - 0.9 * (t - 5) / 35.0;
+}
+
+double constant_rate(int) { return 1.0; }
+
+// The reference code's AdaBayes, written plainly (summed-loss gradient g = B·∇ℓ̄), side by side
+// with AdaBayes for 40 steps whose rate is η = η₀·fraction(t). Under a schedule the reference
+// scales σ² and the drift with the rate in force (σ² = η·(lr_sgd/η₀)/B, μ ← (1 − (c/η₀)·η)μ) and
+// starts s² at lr_sgd/B; without that scaling the scheduled run's first step (η = 0.3η₀) already
+// differs by far more than rounding.
+void expect_adabayes_equals_the_reference(bool fused, double (*fraction)(int)) {
   NetProblem a, b;
-  const auto o = make_options<AdaBayesOptions>(
-      {{"lr", 0.01}, {"lr_sgd", 0.2}, {"beta1", 0.8}, {"weight_drift", 1e-3}, {"batch_size", int64_t{16}}});
+  const double eta0 = 0.01, lr_sgd = 0.2, drift = 1e-3;
+  const auto o = make_options<AdaBayesOptions>({{"lr", eta0}, {"lr_sgd", lr_sgd}, {"beta1", 0.8},
+                                                {"weight_drift", drift}, {"batch_size", int64_t{16}}});
   AdaBayes opt(a.model->parameters(), o);
-  opt.set_fused_kernels(GetParam());
-  const double sigma2 = 0.2 / 16, eta2 = 1e-4;
+  opt.set_fused_kernels(fused);
+  set_learning_rate(opt, eta0 * fraction(1));
   std::vector<::at::Tensor> m, s2;
+  double sigma2 = 0.0;
   const double deviation = side_by_side(opt, a, b, 40, [&](std::vector<::at::Tensor>& ps, int t) {
+    const double eta = eta0 * fraction(t);
+    sigma2 = eta * (lr_sgd / eta0) / 16.0;
     for (size_t i = 0; i < ps.size(); ++i) {
       if (m.size() <= i) {
         m.push_back(::torch::zeros_like(ps[i]));
-        s2.push_back(::torch::full_like(ps[i], sigma2));
+        s2.push_back(::torch::full_like(ps[i], lr_sgd / 16.0));
       }
       const ::at::Tensor g = 16.0 * ps[i].grad();
       m[i] = 0.8 * m[i] + 0.2 * g;
-      s2[i] = s2[i] * std::exp(-eta2 / sigma2) + sigma2 * (1.0 - std::exp(-eta2 / sigma2));
+      const double d = std::exp(-eta * eta / sigma2);
+      s2[i] = s2[i] * d + sigma2 * (1.0 - d);
       s2[i] = 1.0 / (1.0 / s2[i] + g * g);
       ps[i].sub_(s2[i] * m[i] / (1.0 - std::pow(0.8, t)));
-      ps[i].mul_(1.0 - 1e-3);
+      ps[i].mul_(1.0 - (drift / eta0) * eta);
     }
+    set_learning_rate(opt, eta0 * fraction(t + 1));
   });
   EXPECT_LE(deviation, 1e-12);
   const auto variance = opt.posterior_variance();
@@ -135,17 +154,22 @@ TEST_P(AdaBayesPaths, EqualsTheFilterWrittenPlainly) {
   }
 }
 
-// The reference code's AdaBayes-FP, written plainly.
-TEST_P(AdaBayesPaths, FixedPointEqualsItsEquationsWrittenPlainly) {
+// The reference code's AdaBayes-FP, written plainly, in the same way: σ² scaled (a = 1/(2σ²)
+// follows the rate), the drift per step; its 1/L view uses the scaled σ² too.
+void expect_adabayes_fp_equals_the_reference(bool fused, double (*fraction)(int)) {
   NetProblem a, b;
-  const auto o = make_options<AdaBayesFpOptions>({{"lr", 0.01}, {"lr_sgd", 0.2}, {"beta1", 0.8},
+  const double eta0 = 0.01, lr_sgd = 0.2;
+  const auto o = make_options<AdaBayesFpOptions>({{"lr", eta0}, {"lr_sgd", lr_sgd}, {"beta1", 0.8},
                                                   {"beta2", 0.99}, {"eps", 1e-6},
                                                   {"weight_drift", 1e-3}, {"batch_size", int64_t{16}}});
   AdaBayesFp opt(a.model->parameters(), o);
-  opt.set_fused_kernels(GetParam());
-  const double a_half = 0.5 / (0.2 / 16);  // a = 1/(2σ²)
-  std::vector<::at::Tensor> m, v;
+  opt.set_fused_kernels(fused);
+  set_learning_rate(opt, eta0 * fraction(1));
+  std::vector<::at::Tensor> m, v, inverse_l;
   const double deviation = side_by_side(opt, a, b, 40, [&](std::vector<::at::Tensor>& ps, int t) {
+    const double eta = eta0 * fraction(t);
+    const double a_half = 0.5 / (eta * (lr_sgd / eta0) / 16.0);  // a = 1/(2σ²)
+    inverse_l.assign(ps.size(), ::at::Tensor());
     for (size_t i = 0; i < ps.size(); ++i) {
       if (m.size() <= i) {
         m.push_back(::torch::zeros_like(ps[i]));
@@ -155,12 +179,49 @@ TEST_P(AdaBayesPaths, FixedPointEqualsItsEquationsWrittenPlainly) {
       m[i] = 0.8 * m[i] + 0.2 * g;
       v[i] = 0.99 * v[i] + 0.01 * g * g;
       const ::at::Tensor v_hat = v[i] / (1.0 - std::pow(0.99, t)) + 1e-6;
-      const ::at::Tensor l = (v_hat / 1e-4 + a_half * a_half).sqrt() + a_half;
+      const ::at::Tensor l = (v_hat / (eta * eta) + a_half * a_half).sqrt() + a_half;
+      inverse_l[i] = 1.0 / l;
       ps[i].sub_(m[i] / (1.0 - std::pow(0.8, t)) / l);
       ps[i].mul_(1.0 - 1e-3);
     }
+    set_learning_rate(opt, eta0 * fraction(t + 1));
   });
   EXPECT_LE(deviation, 1e-12);
+  set_learning_rate(opt, eta0 * fraction(40));  // the rate of the last step
+  const auto variance = opt.posterior_variance();
+  for (size_t i = 0; i < inverse_l.size(); ++i) {
+    EXPECT_LE(((variance[i] - inverse_l[i]) / inverse_l[i]).abs().max().item<double>(), 1e-12);
+  }
+}
+
+TEST_P(AdaBayesPaths, EqualsTheFilterWrittenPlainly) {
+  expect_adabayes_equals_the_reference(GetParam(), constant_rate);
+}
+
+TEST_P(AdaBayesPaths, FixedPointEqualsItsEquationsWrittenPlainly) {
+  expect_adabayes_fp_equals_the_reference(GetParam(), constant_rate);
+}
+
+TEST_P(AdaBayesPaths, UnderAScheduleEqualsTheReference) {
+  expect_adabayes_equals_the_reference(GetParam(), schedule_fraction);
+}
+
+TEST_P(AdaBayesPaths, FixedPointUnderAScheduleEqualsTheReference) {
+  expect_adabayes_fp_equals_the_reference(GetParam(), schedule_fraction);
+}
+
+// A rate raised far above η₀ would make AdaBayes' scaled drift c·η/η₀ reach 1 (μ ← 0 or worse):
+// refused with a sentence.
+TEST(AdaBayes, ADriftScaledToOneIsRefused) {
+  ::at::Tensor mu = f64({1.0}).requires_grad_();
+  AdaBayes opt({mu}, make_options<AdaBayesOptions>({{"lr", 1e-3}, {"weight_drift", 0.5}}));
+  set_learning_rate(opt, 2e-3);
+  try {
+    step_with_gradient(opt, mu, f64({1.0}));
+    FAIL() << "a drift of 1 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("must stay below 1"), std::string::npos) << e.what();
+  }
 }
 
 // AdaBayes-FP with no prior (lr_sgd = inf: a = 0), ε = 0 and no drift is Adam with ε = 0: L =

@@ -121,6 +121,13 @@ TEST(TrainCheckpoint, ResumeIsBitwiseKfac) {
   expect_bitwise_resume("kfac");  // the factors and the eigenbases in force are saved
 }
 
+// AdaBayes scales lr_sgd and its drift by η/η₀ under the cosine schedule: a resumed run keeps η₀
+// (the rate the optimizer is built with), not the rate in force when the checkpoint was written.
+TEST(TrainCheckpoint, ResumeIsBitwiseAdaBayes) {
+  if (!has_optimizer("adabayes")) GTEST_SKIP() << "AdaBayes is not built";
+  expect_bitwise_resume("adabayes");
+}
+
 TEST(TrainCheckpoint, TruncatedCorruptAndForeignFilesAreRefused) {
   at::set_num_threads(1);
   const auto data = synthetic_data(40, 10);

@@ -28,9 +28,10 @@
 // both SGD with learning rate lr_sgd; with stationary |g| AdaBayes' s² tends to η/|g| (RMSprop's
 // and Adam's preconditioner, eq. after 12) as η → 0.
 //
-// Where this differs from the reference code (github.com/LaurenceA/adabayes): lr_sgd and the
-// weight drift c are constants per step (the reference scales σ² and AdaBayes' drift with
-// lr_t/lr_0 under a learning-rate schedule); AdaBayes does not keep the reference's unused
+// Where this differs from the reference code (github.com/LaurenceA/adabayes): here lr_sgd and
+// the weight drift c are constants per step, since the core layer has no learning-rate schedule
+// (the LibTorch optimizers, blr/torch/optim/adabayes.hpp, scale σ² and AdaBayes' drift with
+// lr_t/lr_0 under a schedule, as the reference does); AdaBayes does not keep the reference's unused
 // second-moment average; σ²(1 − d) is computed as −σ²·expm1(−η²/σ²). Where the paper and the code
 // differ, the code is followed: the variance predict uses d and σ²(1 − d) (paper: (1 − η²/2σ²)² and
 // η², equal to first order in η²), and the weight drift c is its own option (paper: A = η²/2σ²).

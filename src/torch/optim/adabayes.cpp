@@ -1,10 +1,13 @@
-// AdaBayes and AdaBayes-FP (adabayes.hpp): option tables, the instantiation of their updates,
-// AdaBayes-FP's posterior view, and their registration (AdaBayes with a posterior, AdaBayes-FP
-// as a point estimate).
+// AdaBayes and AdaBayes-FP (adabayes.hpp): option tables, their options under a learning-rate
+// schedule, the instantiation of their updates, AdaBayes-FP's posterior view, and their
+// registration (AdaBayes with a posterior, AdaBayes-FP as a point estimate).
 #include "blr/torch/optim/adabayes.hpp"
+
+#include <fmt/format.h>
 
 #include <cmath>
 
+#include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "gaussian_impl.hpp"
 
@@ -23,6 +26,36 @@ const OptionTable<AdaBayesFpOptions>& AdaBayesFpOptions::table() {
   return t;
 }
 
+namespace {
+
+/// η/η₀: how far a schedule has moved the group's rate from the one its options were given at.
+double adabayes_schedule_ratio(const ::blr::AdaBayesOptions& o, double initial_lr) {
+  check(initial_lr > 0 && std::isfinite(initial_lr),
+        fmt::format("AdaBayes: the initial learning rate must be a positive number; got {}.",
+                    initial_lr));
+  return o.lr / initial_lr;
+}
+
+}  // namespace
+
+AdaBayesOptions AdaBayesRule::at_learning_rate(const Options& o, double initial_lr) {
+  const double ratio = adabayes_schedule_ratio(o, initial_lr);
+  AdaBayesOptions scheduled = o;
+  scheduled.lr_sgd = o.lr_sgd * ratio;
+  scheduled.weight_drift = o.weight_drift * ratio;
+  check(scheduled.weight_drift < 1.0,
+        fmt::format("AdaBayes: the weight drift at the current learning rate, {} × {}/{} = {}, "
+                    "must stay below 1; lower weight_drift or the learning rate.",
+                    o.weight_drift, o.lr, initial_lr, scheduled.weight_drift));
+  return scheduled;
+}
+
+AdaBayesFpOptions AdaBayesFpRule::at_learning_rate(const Options& o, double initial_lr) {
+  AdaBayesFpOptions scheduled = o;
+  scheduled.lr_sgd = o.lr_sgd * adabayes_schedule_ratio(o, initial_lr);
+  return scheduled;
+}
+
 template class GaussianOptimizer<AdaBayesRule>;
 template class GaussianOptimizer<AdaBayesFpRule>;
 
@@ -38,7 +71,7 @@ std::vector<::at::Tensor> AdaBayesFp::posterior_variance() {
   const double t = static_cast<double>(step_count());
   size_t j = 0;
   for (size_t g = 0; g < param_groups().size(); ++g) {
-    const Options& o = options(g);
+    const Options o = AdaBayesFpRule::at_learning_rate(options(g), initial_lr(g));
     const double sigma2 = ::blr::adabayes_prior_variance(o);
     const double a = std::isinf(sigma2) ? 0.0 : 1.0 / (2.0 * sigma2);
     const double debias = t > 0 ? 1.0 / (1.0 - std::pow(o.beta2, t)) : 0.0;

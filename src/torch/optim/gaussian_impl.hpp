@@ -226,7 +226,17 @@ GaussianOptimizer<Rule>::GaussianOptimizer(std::vector<::at::Tensor> params, Opt
 template <class Rule>
 bool GaussianOptimizer<Rule>::update(size_t group, ::at::Tensor& param, Slot& slot,
                                      const UpdateInput& in, bool fused) {
-  const Options& o = options(group);
+  if constexpr (requires { Rule::at_learning_rate(options(group), 1.0); }) {
+    return update_with(Rule::at_learning_rate(options(group), initial_lr(group)), param, slot, in,
+                       fused);
+  } else {
+    return update_with(options(group), param, slot, in, fused);
+  }
+}
+
+template <class Rule>
+bool GaussianOptimizer<Rule>::update_with(const Options& o, ::at::Tensor& param, Slot& slot,
+                                          const UpdateInput& in, bool fused) {
   const typename Rule::Policy policy = Rule::policy(o);
   const long t = static_cast<long>(step_count());
   const stage::StepContext context{t, policy.mean_rate.at(t - 1), policy.precision_rate.at(t - 1),

@@ -69,15 +69,31 @@ void MeanFieldOptimizer::keep_group_options(
       param_groups_[g].set_options(param_groups[g].options().clone());
     }
   }
+  record_initial_lrs();
+}
+
+void MeanFieldOptimizer::record_initial_lrs() {
+  while (initial_lrs_.size() < param_groups_.size()) {
+    initial_lrs_.push_back(param_groups_[initial_lrs_.size()].options().get_lr());
+  }
+}
+
+double MeanFieldOptimizer::initial_lr(size_t group) const {
+  check(group < initial_lrs_.size(),
+        fmt::format("Internal: the learning rate of param group {} was not recorded when it was "
+                    "added.", group));
+  return initial_lrs_[group];
 }
 
 void MeanFieldOptimizer::add_param_group(const ::torch::optim::OptimizerParamGroup& param_group) {
   ::torch::optim::Optimizer::add_param_group(param_group);
   if (param_group.has_options()) param_groups_.back().set_options(param_group.options().clone());
+  record_initial_lrs();
   try {
     validate();
   } catch (...) {
     param_groups_.pop_back();  // a refused group leaves the optimizer as it was
+    initial_lrs_.pop_back();
     throw;
   }
 }

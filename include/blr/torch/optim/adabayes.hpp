@@ -13,6 +13,10 @@
 //   AdaBayes-FP  m, v as Adam;  L = √((v/(1 − β₂ᵗ) + ε)/η² + 1/(4σ⁴)) + 1/(2σ²);
 //                μ ← (1 − c)(μ − (m/(1 − β₁ᵗ))/L)
 //
+// Under a learning-rate schedule, as in the reference: lr_sgd and (AdaBayes only) the weight
+// drift c are given at the group's initial rate η₀ and follow the rate in force, lr_sgd·η/η₀ and
+// c·η/η₀ (at_learning_rate); AdaBayes' starting variance is lr_sgd/B at η₀.
+//
 // Posterior: AdaBayes is a filter that tracks the posterior N(μ, s²) of every weight given the
 // minibatches so far, so it is a VariationalOptimizer with a posterior (has_posterior): as in the
 // paper the gradients are taken at the mean (no weight noise while training, like OGN), and the
@@ -86,6 +90,8 @@ struct AdaBayesRule : SummedGradientEstimate {
   static Affine posterior(const Options&) { return {1.0, 0.0}; }
   static double initial_precision(const Options& o) { return 1.0 / ::blr::adabayes_prior_variance(o); }
   static double curvature_offset(const Options&) { return 0.0; }
+  /// lr_sgd·η/η₀ and c·η/η₀ at the rate η in force (η₀ = initial_lr).
+  static Options at_learning_rate(const Options& o, double initial_lr);
 };
 
 struct AdaBayesFpRule : SummedGradientEstimate {
@@ -99,6 +105,8 @@ struct AdaBayesFpRule : SummedGradientEstimate {
   static Affine posterior(const Options&) { return {1.0, 0.0}; }
   static double initial_precision(const Options&) { return 0.0; }
   static double curvature_offset(const Options&) { return 0.0; }
+  /// lr_sgd·η/η₀ at the rate η in force (η₀ = initial_lr); the drift stays per step.
+  static Options at_learning_rate(const Options& o, double initial_lr);
 };
 
 class AdaBayes : public GaussianOptimizer<AdaBayesRule> {

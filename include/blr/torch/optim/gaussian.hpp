@@ -17,6 +17,9 @@
 //     static double initial_precision(const Options&);
 //     static double curvature_offset(const Options&);   // own curvature = P − offset
 //     static constexpr bool kGeneralPrior = true;   // optional: takes set_prior (δ only in stages)
+//     static Options at_learning_rate(const Options&, double initial_lr);  // optional: the options
+//                                                  // in force when a schedule has moved lr from
+//                                                  // the group's initial_lr (AdaBayes)
 //     struct Estimate { ... };  static Estimate estimate_coefficients(const Options&);
 //     template <int kVariant, class V, class T>
 //     static void estimate(const Estimate&, const V& g, const V& stat, stage::Coordinate<V>& c);
@@ -111,13 +114,24 @@ class GaussianOptimizer : public MeanFieldOptimizer {
   double curvature_offset(size_t group) const override {
     return Rule::curvature_offset(options(group));
   }
-  void validate() const override { validate_groups(param_groups_, options(), name()); }
+  void validate() const override {
+    validate_groups(param_groups_, options(), name());
+    if constexpr (requires { Rule::at_learning_rate(options(), 1.0); }) {
+      for (size_t g = 0; g < param_groups_.size(); ++g) {  // the options a schedule puts in force
+        Rule::at_learning_rate(options(g), initial_lr(g));
+      }
+    }
+  }
   bool supports_prior() const override {
     if constexpr (requires { Rule::kGeneralPrior; }) return Rule::kGeneralPrior;
     return false;
   }
   bool update(size_t group, ::at::Tensor& param, Slot& slot, const UpdateInput& in,
               bool fused) override;
+
+ private:
+  bool update_with(const Options& o, ::at::Tensor& param, Slot& slot, const UpdateInput& in,
+                   bool fused);
 };
 
 }  // namespace blr::torch

@@ -133,6 +133,10 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   /// of a custom optimizer's group by the defaults in Optimizer::add_param_group, which is not
   /// virtual: call this one, on the optimizer's own type).
   void add_param_group(const ::torch::optim::OptimizerParamGroup& param_group);
+  /// The learning rate param group `group` had when it joined the optimizer (construction or
+  /// add_param_group): the η₀ against which a rule scales its options under a learning-rate
+  /// schedule (AdaBayes, adabayes.hpp). Setting a group's lr or its options later leaves it.
+  double initial_lr(size_t group) const;
 
   /// Data parallel (blr/torch/distributed/): this process is rank `rank` of `world_size`, each
   /// taking mc_samples draws per step. Its training sample s of a step is drawn from the counter
@@ -206,7 +210,11 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   void materialise_pending();
   size_t parameter_count() const;
 
+  /// Appends the current lr of every group not yet recorded (initial_lr).
+  void record_initial_lrs();
+
   std::vector<std::vector<Slot>> slots_;
+  std::vector<double> initial_lrs_;  ///< per group, initial_lr()
   int64_t step_ = 0;
   uint64_t draws_ = 0;
   int64_t samples_ = 0;          ///< train samples collected since the last step
