@@ -26,20 +26,10 @@ const OptionTable<AdaBayesFpOptions>& AdaBayesFpOptions::table() {
   return t;
 }
 
-namespace {
-
-/// η/η₀: how far a schedule has moved the group's rate from the one its options were given at.
-double adabayes_schedule_ratio(const ::blr::AdaBayesOptions& o, double initial_lr) {
-  check(initial_lr > 0 && std::isfinite(initial_lr),
-        fmt::format("AdaBayes: the initial learning rate must be a positive number; got {}.",
-                    initial_lr));
-  return o.lr / initial_lr;
-}
-
-}  // namespace
-
+// η/η₀ is how far a schedule has moved the group's rate from the one its options were given at
+// (both validated positive: η₀ when the group joined, η at every step).
 AdaBayesOptions AdaBayesRule::at_learning_rate(const Options& o, double initial_lr) {
-  const double ratio = adabayes_schedule_ratio(o, initial_lr);
+  const double ratio = o.lr / initial_lr;
   AdaBayesOptions scheduled = o;
   scheduled.lr_sgd = o.lr_sgd * ratio;
   scheduled.weight_drift = o.weight_drift * ratio;
@@ -52,7 +42,7 @@ AdaBayesOptions AdaBayesRule::at_learning_rate(const Options& o, double initial_
 
 AdaBayesFpOptions AdaBayesFpRule::at_learning_rate(const Options& o, double initial_lr) {
   AdaBayesFpOptions scheduled = o;
-  scheduled.lr_sgd = o.lr_sgd * adabayes_schedule_ratio(o, initial_lr);
+  scheduled.lr_sgd = o.lr_sgd * (o.lr / initial_lr);
   return scheduled;
 }
 
