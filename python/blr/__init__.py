@@ -11,7 +11,8 @@ each a ``torch.optim.Optimizer`` with the keyword names of its option table::
             torch.nn.functional.cross_entropy(model(x), y).backward()
         optimizer.step()
 
-Also here: the posterior predictive and the calibration metrics (``blr.predictive``,
+Published settings per kind of task: ``blr.recipe("image-small", model=model, n_train=N)``
+gives the keyword arguments (``blr.recipes()`` lists them). Also here: the posterior predictive and the calibration metrics (``blr.predictive``,
 ``blr.metrics``), the Table-1 checks (``blr.table1``) and the core's Bayesian inference on NumPy
 arrays (``blr.infer``). Every error of the library is a ``blr.Error`` (a ``ValueError``) with a
 one-sentence message. See docs/python.md.
@@ -23,6 +24,7 @@ from . import _blr
 from ._blr import Error
 from .optim import Optimizer, optimizer_classes
 from .predictive import entropy_auroc, metrics, predictive, reliability_bins
+from .recipes import Recipe, recipe, recipes
 from . import infer
 from ._blr import data
 
@@ -41,4 +43,4 @@ def optimizers():
 
 
 __all__ = ["Error", "Optimizer", "predictive", "metrics", "reliability_bins", "entropy_auroc",
-           "table1", "optimizers", "infer", "data"] + sorted(optimizer_classes())
+           "table1", "optimizers", "infer", "data", "recipe", "recipes", "Recipe"] + sorted(optimizer_classes())

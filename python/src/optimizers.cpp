@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "bindings.hpp"
+#include "blr/torch/train/recipe.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/mean_field.hpp"
 #include "blr/torch/optim/registry.hpp"
@@ -197,6 +198,35 @@ void bind_optimizers(py::module_& m) {
         return out;
       },
       "Every optimizer of the registry that Python can build, with its option table.");
+  m.def(
+      "recipes",
+      [] {
+        py::list out;
+        for (const auto& r : ::blr::torch::recipes()) {
+          py::dict d;
+          d["name"] = r.name;
+          d["summary"] = r.summary;
+          d["schedule"] = r.schedule;
+          d["warmup_share"] = r.warmup_share;
+          d["grad_clip"] = r.grad_clip;
+          d["schedule_source"] = r.schedule_source;
+          d["notes"] = r.notes;
+          py::list optimizers;
+          for (const auto& o : r.optimizers) {
+            py::dict options;
+            for (const auto& [key, value] : o.options) options[py::str(key)] = to_python(value);
+            py::dict entry;
+            entry["optimizer"] = o.optimizer;
+            entry["options"] = options;
+            entry["source"] = o.source;
+            optimizers.append(entry);
+          }
+          d["optimizers"] = optimizers;
+          out.append(d);
+        }
+        return out;
+      },
+      "Every recipe (train/recipe.hpp): the published settings of a kind of task, per optimizer.");
   m.def(
       "check_options",
       [](const std::string& name, const py::dict& options) {

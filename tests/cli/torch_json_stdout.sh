@@ -16,7 +16,7 @@ check() {
 
 # commands without data: the optimizer reference and the step benchmark
 "$blr" optimizers --json - >"$work/optimizers.json" 2>"$work/optimizers.err" || fail "optimizers: exit status $?"
-check optimizers '"ivon" in [o["name"] for o in d]'
+check optimizers '"ivon" in [o["name"] for o in d["optimizers"]] and "lm-pretrain" in [r["name"] for r in d["recipes"]]'
 grep -q -- "--ivon-lr" "$work/optimizers.err" || fail "optimizers: the listing is not on stderr"
 "$blr" bench step --params 1000 --repeats 2 --threads 1 --json - >"$work/step.json" 2>"$work/step.err" ||
   { fail "bench step: exit status $?"; cat "$work/step.err" >&2; }

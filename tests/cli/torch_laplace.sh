@@ -29,7 +29,7 @@ status=$?
 "$blr" optimizers --json "$work/opt.json" >/dev/null || fail "blr optimizers failed"
 python3 -c "
 import json, sys
-d = {e['name']: e for e in json.load(open('$work/opt.json'))}
+d = {e['name']: e for e in json.load(open('$work/opt.json'))['optimizers']}
 assert d['laplace']['trains'] is False and d['adamw']['trains'] is True
 " || fail "blr optimizers --json: laplace is not listed as a posterior that does not train"
 

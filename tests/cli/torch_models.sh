@@ -30,7 +30,7 @@ with open(sys.argv[1], "w") as f:
         f.write("the quick brown fox %d jumps over the lazy dog.\nand runs away.\n%%\n" % (i % 7))
 PY
 lm=(--model gpt --data "text:$work/corpus.txt" --gpt-context 16 --gpt-layers 1 --gpt-heads 2
-    --gpt-width 32 --epochs 3 --batch-size 16 --threads 1 --test-samples 4)
+    --gpt-width 32 --epochs 3 --batch-size 16 --threads 1 --test-samples 4 --recipe none)
 "$blr" compare --optimizers adamw,ivon --adamw-lr 1e-2 --ivon-lr 0.5 --ivon-hess-init 1 \
   --ivon-ess 1e6 "${lm[@]}" --json "$work/lm.json" --out "$work/lm" >"$work/lm.out" 2>"$work/lm.err" ||
   { fail "compare on a text corpus: exit status $?"; tail -5 "$work/lm.err" >&2; }

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +21,7 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/train/config.hpp"
+#include "blr/torch/train/recipe.hpp"
 #include "commands.hpp"
 
 namespace blr::torch::cli {
@@ -30,6 +32,8 @@ struct TrainFlags {
   RunSettings settings;
   std::string hidden = "500,300";
   OptimizerOptions optimizer_options;
+  /// --recipe: a recipe's name, "none", or "" for the default (train/recipe.hpp).
+  std::string recipe;
 };
 
 /// Names of the flags that change the training configuration (refused together with --resume;
@@ -42,7 +46,8 @@ inline const std::vector<std::string>& configuration_flags() {
                                                  "--precision",     "--task",       "--label",
                                                  "--test-data",     "--categorical", "--missing",
                                                  "--noise-std",     "--classes",    "--init",
-                                                 "--model-file"};
+                                                 "--model-file", "--recipe",
+                                                 "--grad-clip"};
   static const std::vector<std::string> all = [] {
     std::vector<std::string> out = names;  // and the language model's shape, --gpt-<key>
     for (const auto& info : GptOptions::table().options()) out.push_back("--gpt-" + info.key);
@@ -81,6 +86,16 @@ inline void add_model_file_flag(CLI::App* cmd, std::string& model_file) {
                   "A TorchScript module to train instead of --model: a file written in Python by "
                   "torch.jit.script(model).save(PATH) whose forward maps one input batch to the "
                   "logits (regression: the targets); checkpoints embed it (at most 1 GiB).");
+}
+
+/// Adds --recipe (train/recipe.hpp) to `cmd`.
+inline void add_recipe_flag(CLI::App* cmd, TrainFlags& f) {
+  cmd->add_option("--recipe", f.recipe,
+                  fmt::format("Published settings for a kind of task: {} (or none). Sets every "
+                              "option of the optimizers it covers, the schedule, warm-up and "
+                              "gradient clipping; flags given override it. Default: lm-pretrain "
+                              "for --model gpt, none otherwise. `blr optimizers` lists them.",
+                              fmt::join(recipe_names(), ", ")));
 }
 
 /// Adds the data/model/schedule/run flags to `cmd`.
@@ -125,8 +140,13 @@ inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
                   "Learning-rate schedule over steps: constant, cosine (to 0) or warmup-cosine.")
       ->capture_default_str();
   cmd->add_option("--warmup-epochs", c.warmup_epochs,
-                  "warmup-cosine: epochs of linear warm-up from lr/5.")
+                  "warmup-cosine: epochs of linear warm-up from lr/5 (fractions allowed).")
       ->capture_default_str();
+  cmd->add_option("--grad-clip", c.grad_clip,
+                  "Clip the global L2 norm of each sample's gradient to this value before the "
+                  "optimizer step (0 = off).")
+      ->capture_default_str();
+  add_recipe_flag(cmd, f);
   cmd->add_option("--seed", c.seed, "Seed (initialisation, minibatch order, noise).")
       ->capture_default_str();
   cmd->add_option("--train-limit", c.data_options.train_limit,
@@ -160,6 +180,10 @@ inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
                   "Write a checkpoint every N epochs into OUT/checkpoints (needs --out).")
       ->capture_default_str();
   cmd->add_flag("--quiet", s.quiet, "No progress output on stderr.");
+  cmd->add_flag("--verbose", s.verbose,
+                "After each epoch, what the posterior has learned: quantiles of its curvature h "
+                "and of σ, the share of h still within 1 % of h₀, the share of steps at the clip "
+                "radius, and the share of clipped gradients (also in the JSON's history).");
   cmd->add_option("--divergence-factor", s.divergence_factor,
                   "Flag a run as diverged when its training loss or test NLL exceeds this multiple "
                   "of its first step's loss.")
@@ -237,6 +261,44 @@ inline void check_model_file_flags(const CLI::App* cmd, const TrainFlags& f) {
                fmt::format("--model-file {} brings its own model; drop {}, which shapes blr's "
                            "built-in models only.",
                            f.config.model_file, name));
+  }
+}
+
+/// The recipe a command uses: --recipe's, else the default for its configuration; nullptr for
+/// none.
+inline const Recipe* chosen_recipe(const TrainFlags& f) {
+  const std::string name = f.recipe.empty() ? default_recipe(f.config) : f.recipe;
+  if (name.empty() || name == "none") return nullptr;
+  return &find_recipe(name);
+}
+
+/// Applies the chosen recipe to the run's configuration and to the options of each optimizer in
+/// `optimizers` (train: the one; compare: all): the recipe's options under the given flags, its
+/// schedule, warm-up and clipping unless given as flags. An optimizer the recipe does not cover
+/// keeps its defaults and flags, with a note on stderr.
+inline void apply_recipe_flags(const CLI::App* cmd, TrainFlags& f,
+                               const std::vector<std::string>& optimizers) {
+  const Recipe* recipe = chosen_recipe(f);
+  if (recipe == nullptr) return;
+  const ExplicitSettings given{cmd->count("--schedule") > 0, cmd->count("--warmup-epochs") > 0,
+                               cmd->count("--grad-clip") > 0};
+  TrainConfig c = f.config;
+  apply_recipe(*recipe, c, given);  // the schedule, warm-up, clipping and name
+  f.config.schedule = c.schedule;
+  f.config.warmup_epochs = c.warmup_epochs;
+  f.config.grad_clip = c.grad_clip;
+  f.config.recipe = c.recipe;
+  for (const auto& name : optimizers) {
+    if (recipe->find(name) == nullptr) {
+      std::vector<std::string> covered;
+      for (const auto& o : recipe->optimizers) covered.push_back(o.optimizer);
+      std::cerr << fmt::format(
+          "blr: note: recipe '{}' has no settings for {} (it covers {}); {} uses its defaults "
+          "and the flags given.\n",
+          recipe->name, name, fmt::join(covered, ", "), name);
+      continue;
+    }
+    f.optimizer_options[name] = recipe_options(*recipe, name, f.optimizer_options[name]);
   }
 }
 

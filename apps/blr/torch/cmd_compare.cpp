@@ -19,6 +19,7 @@ void setup_compare(CLI::App& app, int& exit_code) {
   cmd->callback([cmd, flags, names, &exit_code] {
     blr::torch::cli::check_model_file_flags(cmd, *flags);
     blr::torch::cli::finish_config(*flags);
+    blr::torch::cli::apply_recipe_flags(cmd, *flags, *names);
     exit_code =
         blr::torch::run_compare(flags->config, *names, flags->optimizer_options, flags->settings);
   });

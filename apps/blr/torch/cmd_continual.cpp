@@ -65,6 +65,15 @@ int run(ContinualFlags& f) {
                            name, name, c.optimizer));
     c.optimizer_options = values;
   }
+  // A recipe's options of the optimizer (under the flags given); continual learning trains each
+  // task at a constant rate, so the recipe's schedule, warm-up and clipping do not apply.
+  if (const auto* recipe = blr::torch::cli::chosen_recipe(f.train)) {
+    blr::check(recipe->find(c.optimizer) != nullptr,
+               fmt::format("Recipe '{}' has no settings for {}; drop --recipe or choose an "
+                           "optimizer it covers.",
+                           recipe->name, c.optimizer));
+    c.optimizer_options = blr::torch::recipe_options(*recipe, c.optimizer, c.optimizer_options);
+  }
   c.validate();
   blr::torch::apply_run_settings(f.settings);
   if (!f.settings.out.empty()) {
@@ -139,6 +148,7 @@ void setup_continual(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", s.json, "Write the results as JSON to this file ('-' = stdout).");
   cmd->add_option("--out", s.out, "Directory for continual.json and the heat map continual.png.");
   cmd->add_flag("--quiet", s.quiet, "No progress output on stderr.");
+  blr::torch::cli::add_recipe_flag(cmd, f->train);
   blr::torch::cli::add_optimizer_flags(cmd, f->train);
   cmd->callback([f, cmd, &exit_code] {
     blr::torch::cli::check_model_file_flags(cmd, f->train);

@@ -1,4 +1,5 @@
-// `blr optimizers`: every registered optimizer and its options, from the option tables — as a
+// `blr optimizers`: every registered optimizer and its options, from the option tables, and the
+// recipes (train/recipe.hpp) — as a
 // table on stdout, as Markdown (the reference section of docs/torch.md is this output, checked by
 // tests/cli/optimizer_docs.sh so that it cannot drift), or as JSON.
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "../json_output.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
+#include "blr/torch/train/recipe.hpp"
 
 namespace {
 
@@ -44,6 +46,63 @@ std::string allowed_of(const OptionInfo& o) {
     case OptionType::kChoice: return fmt::format("{}", fmt::join(o.choices, ", "));
     default: return o.range.describe();
   }
+}
+
+// A recipe's option values as "key value, ..." in table order.
+std::string recipe_values(const blr::OptionValues& values) {
+  std::string out;
+  for (const auto& [key, value] : values) {
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", key, OptionInfo::format(value));
+  }
+  return out;
+}
+
+std::string recipe_schedule(const blr::torch::Recipe& r) {
+  std::string out = r.schedule;
+  if (r.schedule == "warmup-cosine") {
+    out += fmt::format(", warm-up {:g} % of the epochs", 100.0 * r.warmup_share);
+  }
+  if (r.grad_clip > 0) out += fmt::format(", gradient norm clipped at {:g}", r.grad_clip);
+  return out;
+}
+
+std::string recipes_markdown() {
+  std::string out =
+      "## Recipes\n\n"
+      "`--recipe NAME` on train, compare, continual and launch (and `blr.recipe(NAME, ...)` in "
+      "Python) sets the options below; flags given override them, and `ess` stays the "
+      "training-set size unless a recipe names it.\n\n";
+  for (const auto& r : blr::torch::recipes()) {
+    out += fmt::format("### recipe `{}`\n\n{}. Schedule: {} ({}).\n\n", r.name, r.summary,
+                       recipe_schedule(r), r.schedule_source);
+    out += "| optimizer | options | source |\n|---|---|---|\n";
+    for (const auto& o : r.optimizers) {
+      out += fmt::format("| `{}` | {} | {} |\n", o.optimizer, recipe_values(o.options), o.source);
+    }
+    out += fmt::format("\n{}\n\n", r.notes);
+  }
+  return out;
+}
+
+nlohmann::json recipes_json() {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : blr::torch::recipes()) {
+    nlohmann::json optimizers = nlohmann::json::array();
+    for (const auto& o : r.optimizers) {
+      optimizers.push_back({{"optimizer", o.optimizer},
+                            {"options", blr::options_to_json(o.options)},
+                            {"source", o.source}});
+    }
+    out.push_back({{"name", r.name},
+                   {"summary", r.summary},
+                   {"schedule", r.schedule},
+                   {"warmup_share", r.warmup_share},
+                   {"grad_clip", r.grad_clip},
+                   {"schedule_source", r.schedule_source},
+                   {"optimizers", optimizers},
+                   {"notes", r.notes}});
+  }
+  return out;
 }
 
 std::string markdown() {
@@ -87,6 +146,7 @@ nlohmann::json to_json() {
 int run(bool as_markdown, const std::string& json_path) {
   if (as_markdown) {
     fmt::print("{}", markdown());
+    fmt::print("{}", recipes_markdown());
   } else {
     for (const auto& e : blr::torch::optimizers()) {
       fmt::print("{} — {}\n", e.name, e.summary);
@@ -96,8 +156,18 @@ int run(bool as_markdown, const std::string& json_path) {
       }
       fmt::print("\n");
     }
+    fmt::print("Recipes (--recipe NAME; flags given override them):\n");
+    for (const auto& r : blr::torch::recipes()) {
+      fmt::print("{} — {}; {}\n", r.name, r.summary, recipe_schedule(r));
+      for (const auto& o : r.optimizers) {
+        fmt::print("  {:<10} {}\n", o.optimizer, recipe_values(o.options));
+      }
+    }
   }
-  if (!json_path.empty()) blr::cli::write_json_text(json_path, to_json().dump(2));
+  if (!json_path.empty()) {
+    const nlohmann::json doc = {{"optimizers", to_json()}, {"recipes", recipes_json()}};
+    blr::cli::write_json_text(json_path, doc.dump(2));
+  }
   return 0;
 }
 

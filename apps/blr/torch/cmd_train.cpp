@@ -13,7 +13,7 @@ void setup_train(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<blr::torch::cli::TrainFlags>();
   auto resume = std::make_shared<std::string>();
   cmd->add_option("--optimizer", flags->config.optimizer,
-                  "Optimizer: ivon, vogn, ogn, vadam, adamw or sgd.")
+                  fmt::format("Optimizer: {}.", fmt::join(blr::torch::optimizer_names(), ", ")))
       ->capture_default_str();
   blr::torch::cli::add_train_flags(cmd, *flags);
   cmd->add_option("--resume", *resume,
@@ -40,6 +40,7 @@ void setup_train(CLI::App& app, int& exit_code) {
     } else {
       blr::torch::cli::check_model_file_flags(cmd, f);
       blr::torch::cli::finish_config(f);
+      blr::torch::cli::apply_recipe_flags(cmd, f, {f.config.optimizer});
       for (const auto& [name, values] : f.optimizer_options) {
         (void)values;
         blr::check(name == f.config.optimizer,

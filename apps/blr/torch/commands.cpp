@@ -104,9 +104,17 @@ RunResult train_one(Trainer& trainer, const RunSettings& s, ProgressReporter& pr
   if (!s.quiet) {
     progress.begin(label, c.epochs, batch_count(n, std::min(c.batch_size, n)), trainer.epoch());
   }
+  progress.set_verbose(s.verbose);
+  const size_t epochs_before = trainer.result().history.size();
   trainer.train(hooks);
   if (trainer.result().diverged) {  // shown even with --quiet: the numbers are not to be trusted
     std::cerr << fmt::format("blr: warning: {}.\n", trainer.result().divergence);
+  }
+  if (s.quiet) {  // the progress lines show it live otherwise
+    const auto& history = trainer.result().history;
+    for (size_t e = epochs_before; e < history.size(); ++e) {
+      if (!history[e].warning.empty()) std::cerr << "blr: warning: " << history[e].warning << '\n';
+    }
   }
   // Saved before the evaluation, whose posterior draws advance the generators: a run resumed
   // from this checkpoint with more epochs trains exactly as one longer run.

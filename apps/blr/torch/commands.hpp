@@ -23,6 +23,8 @@ struct RunSettings {
   std::string out;             ///< --out DIR: plots and checkpoints
   int64_t checkpoint_every = 0;
   bool quiet = false;  ///< no progress output
+  /// After each epoch, a line with the posterior's diagnostics (posterior_diagnostics.hpp).
+  bool verbose = false;
   double divergence_factor = kDefaultDivergenceFactor;  ///< see trainer.hpp
   bool fail_on_divergence = false;  ///< exit status 4 when a run diverged
   /// blr train: > 0, the training set's sensitivities after every this many epochs

@@ -89,7 +89,29 @@ void ProgressReporter::epoch(const EpochRecord& r) {
       "{} epoch {}/{}: loss {:.4f}, lr {:.3g}, {}{} "
       "({:.1f} s{})\n",
       label_, r.epoch, epochs_, r.train_loss, r.learning_rate, test, validation, r.seconds, left > 0 ? ", ETA " + format_duration(eta) : std::string());
+  if (verbose_) {
+    if (r.posterior) out_ << fmt::format("{}   {}\n", label_, describe_posterior(*r.posterior));
+    if (std::isfinite(r.clipped_share)) {
+      out_ << fmt::format("{}   gradient norm clipped in {:.1f} % of the gradients\n", label_,
+                          100.0 * r.clipped_share);
+    }
+  }
+  if (!r.warning.empty()) out_ << fmt::format("blr: warning: {}\n", r.warning);
   out_.flush();
+}
+
+std::string describe_posterior(const PosteriorDiagnostics& d) {
+  const auto& h = d.curvature_quantiles;
+  const auto& s = d.sigma_quantiles;
+  std::string clipped;
+  if (std::isfinite(d.share_clipped)) {
+    clipped = fmt::format(", {:.1f} % of the steps at the clip radius", 100.0 * d.share_clipped);
+  }
+  // levels 0, 1 %, 10 %, 50 %, 90 %, 99 %, 100 %
+  return fmt::format(
+      "posterior: h 1/50/99 % {:.3g} / {:.3g} / {:.3g}, σ 1/50/99 % {:.3g} / {:.3g} / {:.3g}, "
+      "{:.1f} % of h within 1 % of h₀ = {:g}{}",
+      h[1], h[3], h[5], s[1], s[3], s[5], 100.0 * d.share_at_initial, d.initial_curvature, clipped);
 }
 
 void ProgressReporter::message(const std::string& line) {

@@ -14,6 +14,9 @@ namespace blr::torch {
 /// True when stderr is a terminal.
 bool stderr_is_terminal();
 
+/// One line: the posterior's h and σ quantiles, the share at h₀ and at the clip radius.
+std::string describe_posterior(const PosteriorDiagnostics& d);
+
 /// "1:05:03" / "4:07" for a duration in seconds.
 std::string format_duration(double seconds);
 
@@ -21,6 +24,11 @@ class ProgressReporter {
  public:
   /// `live`: redraw a bar in place (terminals); otherwise print one line per epoch.
   ProgressReporter(std::ostream& out, bool live);
+
+  /// After each epoch line, a line with what the posterior has learned (posterior_diagnostics.hpp)
+  /// and the share of clipped gradients. A run's warning that its posterior has not moved is
+  /// printed in any case.
+  void set_verbose(bool verbose) { verbose_ = verbose; }
 
   /// Starts a run of `epochs` epochs of `steps` minibatches, resuming after `done_epochs`.
   void begin(const std::string& label, int64_t epochs, int64_t steps, int64_t done_epochs);
@@ -41,6 +49,7 @@ class ProgressReporter {
   int64_t epochs_ = 0, steps_ = 0, done_epochs_ = 0, done_steps_ = 0;
   Clock::time_point start_, last_draw_;
   bool bar_shown_ = false;
+  bool verbose_ = false;
   double loss_ema_ = 0.0;
 };
 

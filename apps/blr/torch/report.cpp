@@ -148,6 +148,13 @@ nlohmann::json report_to_json(const std::string& command, const std::vector<RunR
     doc["batch_size"] = c.batch_size;
     doc["schedule"] = c.schedule;
     doc["warmup_epochs"] = c.warmup_epochs;
+    doc["grad_clip"] = c.grad_clip;
+    doc["recipe"] = c.recipe;
+    // The run's whole configuration but the optimizer (each run's options are under its name).
+    nlohmann::json config = c.to_json();
+    config.erase("optimizer");
+    config.erase("optimizer_options");
+    doc["config"] = config;
     doc["train_limit"] = c.data_options.train_limit;
     doc["test_samples"] = c.test_samples;
     doc["task"] = task_name(runs.front().test.task);
@@ -186,6 +193,37 @@ void print_regression_table(std::ostream& out, const std::vector<RunResult>& run
   out << "Regression, in the targets' units: RMSE; NLL per target value; cov50/90/95: share of "
          "test targets inside the central 50/90/95 % predictive interval; miscal: mean "
          "|coverage - level| over 50/80/90/95 %.\n";
+}
+
+}  // namespace
+
+std::string comparison_sentence(const RunResult& v, const RunResult& p) {
+  const auto& a = v.test.predictive;
+  const auto& b = p.test.mean;
+  const auto word = [](double mine, double theirs) {
+    return mine < theirs ? "lower" : mine > theirs ? "higher" : "equal";
+  };
+  const double points = 100.0 * (a.accuracy - b.accuracy);
+  const double pe = mean_epoch_seconds(p);
+  const std::string time =
+      pe > 0 ? fmt::format(", {:.2f}× the time per epoch", mean_epoch_seconds(v) / pe) : "";
+  return fmt::format(
+      "{}'s predictive against {}: NLL {:.4f} vs {:.4f} ({}), ECE {:.4f} vs {:.4f} ({}), accuracy "
+      "{:.2f} % vs {:.2f} % ({:+.2f} points){}.",
+      v.config.optimizer, p.config.optimizer, a.nll, b.nll, word(a.nll, b.nll), a.ece, b.ece,
+      word(a.ece, b.ece), 100.0 * a.accuracy, 100.0 * b.accuracy, points, time);
+}
+
+namespace {
+
+void print_comparisons(std::ostream& out, const std::vector<RunResult>& runs) {
+  for (const auto& v : runs) {
+    if (!v.test.has_predictive) continue;
+    for (const auto& p : runs) {
+      if (p.test.has_predictive) continue;
+      out << comparison_sentence(v, p) << '\n';
+    }
+  }
 }
 
 }  // namespace
@@ -230,6 +268,7 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
         lm["train_tokens_per_second"].get<double>(),
         lm["evaluation_tokens_per_second"].get<double>());
   }
+  print_comparisons(out, runs);
   if (!runs.empty()) {
     out << fmt::format(
         "ECE with {} equal-width bins; OOD-AUROC: predictive entropy, test set vs "

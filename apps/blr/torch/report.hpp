@@ -6,7 +6,8 @@
 //     "optimizers": { "<name>": { "options": {...}, "train_size": N,
 //         "epoch_seconds": [...], "step_ms": x, "steps": n,
 //         "history": [{"epoch", "seconds", "train_loss", "learning_rate", "test_accuracy",
-//                      "test_nll", ["validation_accuracy", "validation_nll"]}, ...],
+//                      "test_nll", ["validation_accuracy", "validation_nll"], ["clipped_share"],
+//                      ["posterior": posterior_diagnostics.hpp's JSON], ["warning"]}, ...],
 //         "test": { "mean": {accuracy, nll, ece, ece_bins, ece20, brier, entropy, count},
 //                   "predictive": {... same keys ..., "samples": K},
 //                   "ood": {"shift": "inverted", "auroc_mean": a, "auroc_predictive": b},
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include "blr/torch/train/trainer.hpp"
@@ -29,8 +31,14 @@ nlohmann::json run_to_json(const RunResult& run);
 /// The whole document for a list of runs that share one configuration apart from the optimizer.
 nlohmann::json report_to_json(const std::string& command, const std::vector<RunResult>& runs);
 
+/// "ivon's predictive against adamw: NLL a vs b (lower), ECE ... (lower), accuracy x % vs y %
+/// (+d points), r× the time per epoch.": a run with a posterior predictive (`v`) against a point
+/// estimate (`p`) at its mean, in words.
+std::string comparison_sentence(const RunResult& v, const RunResult& p);
+
 /// One row per optimizer and prediction mode: accuracy, NLL, ECE, Brier, entropy, OOD AUROC,
-/// seconds per epoch and milliseconds per step.
+/// seconds per epoch and milliseconds per step; then comparison_sentence for each pair of a run
+/// with a predictive and a point estimate.
 void print_table(std::ostream& out, const std::vector<RunResult>& runs);
 
 /// Writes `document` to `path` (pretty-printed); "-" writes to stdout, "" writes nothing.

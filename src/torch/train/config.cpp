@@ -93,11 +93,15 @@ void TrainConfig::validate() const {
   (void)parse_precision(precision);  // one sentence naming the choices
   check(schedule == "constant" || schedule == "cosine" || schedule == "warmup-cosine",
         fmt::format("Unknown schedule '{}'; choose constant, cosine or warmup-cosine.", schedule));
-  check(warmup_epochs >= 0 && (schedule != "warmup-cosine" || warmup_epochs < epochs),
+  check(std::isfinite(warmup_epochs) && warmup_epochs >= 0 &&
+            (schedule != "warmup-cosine" || warmup_epochs < static_cast<double>(epochs)),
         fmt::format("Option 'warmup-epochs' must lie in [0, epochs) = [0, {}); got {}.", epochs,
                     warmup_epochs));
   check(warmup_epochs == 0 || schedule == "warmup-cosine",
         "Option 'warmup-epochs' needs --schedule warmup-cosine.");
+  check(std::isfinite(grad_clip) && grad_clip >= 0,
+        fmt::format("Option 'grad-clip' must be a finite number ≥ 0 (0 = no clipping); got {}.",
+                    grad_clip));
   check(test_samples >= 1 && test_samples <= 100000,
         fmt::format("Option 'test-samples' must lie in [1, 100000]; got {}.", test_samples));
   check(ece_bins >= 1 && ece_bins <= 10000,
@@ -157,6 +161,8 @@ nlohmann::json TrainConfig::to_json() const {
   j["precision"] = precision;
   j["schedule"] = schedule;
   j["warmup_epochs"] = warmup_epochs;
+  j["grad_clip"] = grad_clip;
+  j["recipe"] = recipe;
   j["seed"] = seed;
   j["test_samples"] = test_samples;
   j["ece_bins"] = ece_bins;
@@ -197,7 +203,9 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
     c.micro_batches = j.value("micro_batches", int64_t{1});  // absent before it existed
     c.precision = j.value("precision", std::string("float32"));
     c.schedule = j.at("schedule").get<std::string>();
-    c.warmup_epochs = j.at("warmup_epochs").get<int64_t>();
+    c.warmup_epochs = j.at("warmup_epochs").get<double>();  // whole epochs before recipes
+    c.grad_clip = j.value("grad_clip", 0.0);                  // absent before it existed
+    c.recipe = j.value("recipe", std::string());
     c.seed = j.at("seed").get<uint64_t>();
     c.test_samples = j.at("test_samples").get<int>();
     c.ece_bins = j.at("ece_bins").get<int>();

@@ -64,6 +64,9 @@ nlohmann::json epoch_to_json(const EpochRecord& r) {
   if (std::isfinite(r.validation_accuracy)) j["validation_accuracy"] = r.validation_accuracy;
   if (std::isfinite(r.validation_rmse)) j["validation_rmse"] = r.validation_rmse;
   if (std::isfinite(r.noise_std)) j["noise_std"] = r.noise_std;
+  if (std::isfinite(r.clipped_share)) j["clipped_share"] = r.clipped_share;
+  if (r.posterior) j["posterior"] = r.posterior->to_json();
+  if (!r.warning.empty()) j["warning"] = r.warning;
   return j;
 }
 
@@ -83,6 +86,9 @@ EpochRecord epoch_from_json(const nlohmann::json& j) {
   r.validation_nll = optional("validation_nll");
   r.validation_rmse = optional("validation_rmse");
   r.noise_std = optional("noise_std");
+  r.clipped_share = optional("clipped_share");
+  if (j.contains("posterior")) r.posterior = PosteriorDiagnostics::from_json(j.at("posterior"));
+  r.warning = j.value("warning", std::string());
   return r;
 }
 
@@ -273,6 +279,32 @@ void Trainer::check_per_example_support() {
   optimizer_->zero_grad();
 }
 
+void Trainer::clip_gradients() {
+  if (config_.grad_clip <= 0.0) return;
+  ++gradients_;
+  std::vector<at::Tensor> gradients;
+  for (const auto& p : model_.parameters()) {
+    if (p.grad().defined()) gradients.push_back(p.grad());
+  }
+  if (gradients.empty()) return;
+  // ‖g‖₂ over every parameter's gradient, then g ← g·min(1, c/(‖g‖₂ + 1e-6)), as
+  // torch.nn.utils.clip_grad_norm_ does (its 1e-6 keeps a zero gradient zero).
+  std::vector<at::Tensor> norms;
+  norms.reserve(gradients.size());
+  for (const auto& g : gradients) norms.push_back(g.detach().to(at::kDouble).norm());
+  const double total = at::stack(norms).norm().item<double>();
+  check(std::isfinite(total),
+        fmt::format("The gradient norm is {} at step {}: the loss or the model produced a "
+                    "non-finite gradient.",
+                    total, global_step_ + 1));
+  const double scale = config_.grad_clip / (total + 1e-6);
+  if (scale < 1.0) {
+    ::at::NoGradGuard no_grad;
+    for (auto& g : gradients) g.mul_(scale);
+    ++clipped_steps_;
+  }
+}
+
 double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
   auto& opt = *optimizer_;
   // Gradient accumulation: part j of the minibatch (M_j of M rows) contributes its mean loss
@@ -327,6 +359,7 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
         }
         return value;
       });
+      clip_gradients();  // this sample's gradient, before restore hands it to the optimizer
     }
     if (parallel_) parallel_->reduce(opt, share_);
     opt.step();
@@ -340,6 +373,7 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
     part.backward();
     return value;
   });
+  clip_gradients();
   if (parallel_) parallel_->reduce(opt, share_);
   opt.step();
   return loss;
@@ -432,6 +466,11 @@ void Trainer::train(const TrainHooks& hooks) {
         record.validation_nll = mv.nll;
       }
     }
+    if (config_.grad_clip > 0.0 && gradients_ > 0) {
+      record.clipped_share = static_cast<double>(clipped_steps_) / static_cast<double>(gradients_);
+    }
+    clipped_steps_ = gradients_ = 0;
+    if (root) diagnose_posterior(record);
     result_.history.push_back(record);
     check_divergence(record, hooks.divergence_factor);
     result_.steps = global_step_;
@@ -447,6 +486,17 @@ void Trainer::train(const TrainHooks& hooks) {
     }
     if (hooks.stop_after_epoch > 0 && epoch_ >= hooks.stop_after_epoch) break;
   }
+}
+
+void Trainer::diagnose_posterior(EpochRecord& record) {
+  record.posterior = posterior_diagnostics(*optimizer_, config_.optimizer);
+  if (!record.posterior) return;
+  for (const auto& earlier : result_.history) {
+    if (!earlier.warning.empty()) return;  // once per run (a resumed run keeps its history)
+  }
+  record.warning = posterior_warning(
+      *record.posterior, static_cast<double>(epoch_) / static_cast<double>(config_.epochs),
+      config_.optimizer);
 }
 
 void Trainer::set_data_parallel(std::shared_ptr<distributed::DataParallel> parallel) {

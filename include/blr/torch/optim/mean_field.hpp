@@ -100,6 +100,10 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   int64_t step_count() const { return step_; }
   /// The optimizer's curvature in its own units, parameter order (IVON's h, VOGN's s, Vadam's s).
   std::vector<::at::Tensor> curvature();
+  /// The curvature every coordinate of param group `group` starts from (IVON's h₀, VOGN's s₀).
+  double initial_curvature(size_t group) const {
+    return initial_precision(group) - curvature_offset(group);
+  }
   /// The posterior mean μ of every parameter, parameter order, in the state's precision (the
   /// float32 master weights of half/bfloat16 parameters; the parameter itself otherwise).
   std::vector<::at::Tensor> posterior_mean();

@@ -61,7 +61,14 @@ struct TrainConfig {
   /// float32 | bfloat16 | float16 | autocast-bfloat16 (nn/precision.hpp).
   std::string precision = "float32";
   std::string schedule = "constant";  ///< constant | cosine | warmup-cosine
-  int64_t warmup_epochs = 0;          ///< warmup-cosine: linear warm-up from lr/5 over these
+  /// warmup-cosine: linear warm-up from lr/5 over these epochs (a fraction of an epoch allowed:
+  /// recipes give the warm-up as a share of the run, train/recipe.hpp).
+  double warmup_epochs = 0.0;
+  /// Clip the global L2 norm of each sample's minibatch gradient to this value before the
+  /// optimizer reads it (torch.nn.utils.clip_grad_norm_; 0 = off). Data parallel: each rank's.
+  double grad_clip = 0.0;
+  /// The recipe the run's settings came from (train/recipe.hpp), for the record; "" = none.
+  std::string recipe;
   uint64_t seed = 0;
   int test_samples = 64;  ///< posterior-predictive samples (variational optimizers)
   int ece_bins = 15;

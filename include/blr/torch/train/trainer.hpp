@@ -51,6 +51,7 @@
 #include "blr/torch/metrics.hpp"
 #include "blr/torch/nn/classifier.hpp"
 #include "blr/torch/nn/model.hpp"
+#include "blr/torch/posterior_diagnostics.hpp"
 #include "blr/torch/regression_metrics.hpp"
 #include "blr/torch/train/config.hpp"
 
@@ -69,6 +70,12 @@ struct EpochRecord {
   double validation_nll = std::numeric_limits<double>::quiet_NaN();
   double validation_rmse = std::numeric_limits<double>::quiet_NaN();  ///< regression
   double noise_std = std::numeric_limits<double>::quiet_NaN();  ///< regression: σ (standardised)
+  /// --grad-clip: the share of this epoch's gradients (samples × steps) that were clipped.
+  double clipped_share = std::numeric_limits<double>::quiet_NaN();
+  /// What the posterior has learned (mean-field Gaussian optimizers; posterior_diagnostics.hpp).
+  std::optional<PosteriorDiagnostics> posterior;
+  /// The run's warning that its posterior has not moved, at the epoch it was first given.
+  std::string warning;
 };
 
 /// One epoch as JSON (checkpoint metadata and run reports) and back.
@@ -202,6 +209,10 @@ class Trainer {
   RegressionMetrics regression_score(const ::at::Tensor& means, const ::at::Tensor& y,
                                      bool sampled) const;
   void check_divergence(const EpochRecord& record, double factor);
+  /// --grad-clip: scales every gradient so that their global L2 norm is at most grad_clip.
+  void clip_gradients();
+  /// The posterior's diagnostics after an epoch, and the run's warning the first time it applies.
+  void diagnose_posterior(EpochRecord& record);
 
   TrainConfig config_;
   std::shared_ptr<const Dataset> data_;
@@ -216,6 +227,8 @@ class Trainer {
   double base_lr_ = 0.0;
   double step_seconds_ = 0.0;
   double noise_std_ = 1.0;  // regression: σ on the standardised scale
+  int64_t clipped_steps_ = 0;  // gradients clipped in the current epoch
+  int64_t gradients_ = 0;      // gradients computed in the current epoch (clip share)
   RunResult result_;
   std::shared_ptr<distributed::DataParallel> parallel_;  // null: one process
   distributed::DataParallel::Share share_;               // this rank's share of the current step
