@@ -2,19 +2,23 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <sstream>
+#include <vector>
 
 #include "blr/core/error.hpp"
 
 namespace blr::torch {
 namespace fs = std::filesystem;
-
 
 bool gnuplot_available() {
   const char* path = std::getenv("PATH");
@@ -30,27 +34,38 @@ bool gnuplot_available() {
   return false;
 }
 
+namespace {
+
+// Runs `gnuplot SCRIPT` in `dir`, its output and errors to the file `output` there, without a
+// shell (no name is ever read as a command); gnuplot's exit status, or -1 when it could not be
+// started or did not exit.
+int spawn_gnuplot(const fs::path& dir, const std::string& script, const std::string& output) {
+  posix_spawn_file_actions_t actions;
+  if (::posix_spawn_file_actions_init(&actions) != 0) return -1;
+  ::posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  ::posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  ::posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ::posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::string program = "gnuplot", file = script;
+  std::vector<char*> argv{program.data(), file.data(), nullptr};
+  pid_t pid = 0;
+  const int started = ::posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  if (started != 0) return -1;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
 void write_text_file(const fs::path& path, const std::string& text) {
   std::ofstream f(path);
   f << text;
   if (!f) throw Error(fmt::format("Cannot write '{}'.", path.string()));
-}
-
-// A shell word: single quotes, a single quote inside as '\''.
-std::string shell_word(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// A gnuplot string: single quotes, a single quote inside doubled.
-std::string gnuplot_string(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    out += c;
-    if (c == '\'') out += '\'';
-  }
-  return out + "'";
 }
 
 fs::path plot_data_dir(const std::string& dir) {
@@ -68,18 +83,16 @@ bool run_gnuplot(const fs::path& script, const std::string& text, const std::str
                  std::ostream& log) {
   write_text_file(script, text);
   if (!gnuplot_available()) {
-    log << "blr: note: gnuplot is not installed, so " << what << " was not drawn (the data and "
-        << "the script are in " << script.parent_path().string()
-        << "; install gnuplot-nox to get the PNG image).\n";
+    log << "blr: note: gnuplot is not installed; not drawn: " << what << " (the data and the "
+        << "script are in " << script.parent_path().string()
+        << "; install gnuplot-nox to get the PNG images).\n";
     return false;
   }
   const fs::path errors = fs::path(script).replace_extension(".log");
-  const int status = std::system(
-      ("gnuplot " + shell_word(script.string()) + " > " + shell_word(errors.string()) + " 2>&1")
-          .c_str());
-  if (status != 0) {
-    log << "blr: note: gnuplot failed (see " << errors.string() << "); " << what
-        << " was not drawn.\n";
+  if (spawn_gnuplot(script.parent_path(), script.filename().string(),
+                    errors.filename().string()) != 0) {
+    log << "blr: note: gnuplot failed (see " << errors.string() << "); not drawn: " << what
+        << ".\n";
     return false;
   }
   return true;
@@ -87,8 +100,11 @@ bool run_gnuplot(const fs::path& script, const std::string& text, const std::str
 
 bool write_plots(const std::string& dir, const std::vector<RunResult>& runs, std::ostream& log) {
   if (runs.empty()) return false;
-  const fs::path out(dir);
   const fs::path data = plot_data_dir(dir);
+  // The data files' names: the optimizer's name as a file-name stem (gnuplot_text.hpp).
+  const auto file_of = [](const RunResult& run, const std::string& what) {
+    return plot_file_stem(run.config.optimizer) + "-" + what + ".dat";
+  };
 
   // Data files: one per optimizer.
   for (const auto& run : runs) {
@@ -98,7 +114,7 @@ bool write_plots(const std::string& dir, const std::vector<RunResult>& runs, std
       curves << fmt::format("{} {:.8g} {:.8g} {:.8g} {:.8g} {:.6g}\n", r.epoch, r.train_loss,
                             r.test_accuracy, r.test_nll, r.learning_rate, r.seconds);
     }
-    write_text_file(data / (run.config.optimizer + "-curves.dat"), curves.str());
+    write_text_file(data / file_of(run, "curves"), curves.str());
     std::ostringstream rel;
     rel << "# bin_center lower upper count_mean confidence_mean accuracy_mean count_predictive "
            "confidence_predictive accuracy_predictive\n";
@@ -110,24 +126,25 @@ bool write_plots(const std::string& dir, const std::vector<RunResult>& runs, std
                          m[b].confidence, m[b].accuracy, p[b].count, p[b].confidence,
                          p[b].accuracy);
     }
-    write_text_file(data / (run.config.optimizer + "-reliability.dat"), rel.str());
+    write_text_file(data / file_of(run, "reliability"), rel.str());
   }
 
-  // Script.
+  // Script: run in DIR/plot-data, so the images are ../NAME.png.
   const size_t n = runs.size();
   std::ostringstream gp;
+  gp << "# gnuplot script of blr; run it in this directory: gnuplot plots.gp\n";
   gp << "set terminal pngcairo size 1500,450 font ',10'\n";
-  gp << "set output " << gnuplot_string((out / "curves.png").string()) << "\n";
+  gp << "set output " << gnuplot_string("../curves.png") << "\n";
   gp << "set multiplot layout 1,3 title "
      << gnuplot_string(fmt::format("{} on {}", runs.front().model_description, runs.front().config.data))
-     << "\nset grid\nset key top right\nset xlabel 'epoch'\n";
+     << " noenhanced\nset grid\nset key top right\nset xlabel 'epoch'\n";
   if (runs.front().history.size() <= 20) gp << "set xtics 1\n";
   const auto curve_panel = [&](const std::string& title, int column) {
     gp << "set title " << gnuplot_string(title) << "\nplot ";
     for (size_t i = 0; i < n; ++i) {
-      gp << gnuplot_string((data / (runs[i].config.optimizer + "-curves.dat")).string())
-         << " using 1:" << column << " with linespoints lw 2 title "
-         << gnuplot_string(runs[i].config.optimizer) << (i + 1 < n ? ", " : "\n");
+      gp << gnuplot_string(file_of(runs[i], "curves")) << " using 1:" << column
+         << " with linespoints lw 2 title " << gnuplot_string(runs[i].config.optimizer)
+         << " noenhanced" << (i + 1 < n ? ", " : "\n");
     }
   };
   curve_panel("training loss", 2);
@@ -138,20 +155,20 @@ bool write_plots(const std::string& dir, const std::vector<RunResult>& runs, std
   gp << "unset multiplot\n";
 
   gp << fmt::format("set terminal pngcairo size {},450 font ',10'\n", 450 * n + 50);
-  gp << "set output " << gnuplot_string((out / "reliability.png").string()) << "\n";
+  gp << "set output " << gnuplot_string("../reliability.png") << "\n";
   gp << fmt::format("set multiplot layout 1,{} title 'reliability diagrams (test set)'\n", n);
   gp << "set xrange [0:1]\nset yrange [0:1]\nset size ratio 1\nset grid\n"
         "set xlabel 'confidence'\nset ylabel 'accuracy'\nset key top left\n"
         "set style fill solid 0.5 border -1\nset boxwidth 0.9 relative\n";
   for (const auto& run : runs) {
-    const auto file = gnuplot_string((data / (run.config.optimizer + "-reliability.dat")).string());
+    const auto file = gnuplot_string(file_of(run, "reliability"));
     gp << "set title "
        << gnuplot_string(fmt::format(
               "{}: ECE {:.4f} (mean){}", run.config.optimizer, run.test.mean.ece,
               run.test.has_predictive
                   ? fmt::format(", {:.4f} (K={})", run.test.predictive.ece, run.test.samples)
                   : std::string()))
-       << "\n";
+       << " noenhanced\n";
     gp << "plot x with lines lc rgb 'gray' dt 2 title 'perfect', " << file
        << " using 1:($4 > 0 ? $6 : NaN):($3-$2) with boxes lc rgb '#4477aa' title 'at the mean'";
     if (run.test.has_predictive) {
@@ -162,23 +179,8 @@ bool write_plots(const std::string& dir, const std::vector<RunResult>& runs, std
     gp << "\n";
   }
   gp << "unset multiplot\n";
-  const fs::path script = data / "plots.gp";
-  write_text_file(script, gp.str());
-
-  if (!gnuplot_available()) {
-    log << "blr: note: gnuplot is not installed, so no plots were drawn (the data and the script "
-           "are in "
-        << data.string() << "; install gnuplot-nox to get PNG images).\n";
-    return false;
-  }
-  const fs::path errors = data / "gnuplot.log";
-  const int status =
-      std::system(("gnuplot " + shell_word(script) + " > " + shell_word(errors) + " 2>&1").c_str());
-  if (status != 0) {
-    log << "blr: note: gnuplot failed (see " << errors.string() << "); no plots were drawn.\n";
-    return false;
-  }
-  return true;
+  return run_gnuplot(data / "plots.gp", gp.str(), "curves.png and reliability.png",
+                     log);
 }
 
 }  // namespace blr::torch

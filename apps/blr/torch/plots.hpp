@@ -4,6 +4,8 @@
 //   DIR/reliability.png  reliability diagram per optimizer: accuracy per confidence bin, at the
 //                        mean and with the posterior predictive, against the diagonal
 // Without gnuplot the plots are skipped with a note on stderr (the data files are still written).
+// gnuplot runs in DIR/plot-data without a shell, and every string goes into a script through
+// gnuplot_text.hpp (no path, no control byte; see there why).
 #pragma once
 
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "blr/torch/train/trainer.hpp"
+#include "gnuplot_text.hpp"
 
 namespace blr::torch {
 
@@ -21,14 +24,11 @@ bool gnuplot_available();
 // The pieces every plot command shares (plots here, continual_plot, sensitivity_plots).
 /// Writes `text` to `path`; a blr::Error naming the file when it cannot.
 void write_text_file(const std::filesystem::path& path, const std::string& text);
-/// A shell word: single quotes, a single quote inside closed, escaped and reopened.
-std::string shell_word(const std::string& s);
-/// A gnuplot string: single quotes, a single quote inside doubled.
-std::string gnuplot_string(const std::string& s);
 /// DIR/plot-data, created; a blr::Error naming it when it cannot be.
 std::filesystem::path plot_data_dir(const std::string& dir);
-/// Writes `text` to `script` and runs gnuplot on it (errors to script.log); false after a note on
-/// `log` naming `what` when gnuplot is missing or fails.
+/// Writes `text` to `script` and runs gnuplot on it, in the script's directory and without a shell
+/// (its output to script.log); false after a note on `log` naming `what` when gnuplot is missing
+/// or fails. The script names its files relative to its own directory.
 bool run_gnuplot(const std::filesystem::path& script, const std::string& text,
                  const std::string& what, std::ostream& log);
 

@@ -40,8 +40,9 @@ bool write_influence_grid(const std::string& dir, const ::at::Tensor& images,
   const double lo = flat.min().item<double>(), hi = flat.max().item<double>();
   std::ostringstream gp;
   gp << fmt::format("set terminal pngcairo size {},460 font ',9'\n", 130 * columns + 40);
-  gp << "set output " << gnuplot_string((fs::path(dir) / "influence.png").string()) << "\n";
-  gp << fmt::format("set multiplot layout 2,{} title {}\n", columns, gnuplot_string(title));
+  gp << "set output " << gnuplot_string("../influence.png") << "\n";
+  gp << fmt::format("set multiplot layout 2,{} title {} noenhanced\n", columns,
+                    gnuplot_string(title));
   gp << fmt::format(
       "unset key\nunset colorbox\nunset tics\nunset border\nset size ratio -1\n"
       "set palette gray\nset cbrange [{}:{}]\nset yrange [] reverse\n"
@@ -61,14 +62,14 @@ bool write_influence_grid(const std::string& dir, const ::at::Tensor& images,
           m << fmt::format("{:.5g}", img[r][q].item<double>()) << (q + 1 < img.size(1) ? " " : "\n");
         }
       }
-      const fs::path file = data / fmt::format("influence-{}-{}.dat", which, c + 1);
-      write_text_file(file, m.str());
-      // Double quotes: gnuplot turns \n into a line break only there.
-      gp << "set title \""
-         << fmt::format("#{} {}\\nscore {:.3g}", i, class_name(labels[i].item<int64_t>()),
-                        score[i].item<double>())
-         << "\" noenhanced\n";
-      gp << "plot " << gnuplot_string(file.string()) << " matrix with image\n";
+      const std::string file = fmt::format("influence-{}-{}.dat", which, c + 1);
+      write_text_file(data / file, m.str());
+      // Two lines: "\n" is a line break only in double quotes, so it joins two quoted lines.
+      gp << "set title "
+         << gnuplot_string(fmt::format("#{} {}", i, class_name(labels[i].item<int64_t>())))
+         << ".\"\\n\"." << gnuplot_string(fmt::format("score {:.3g}", score[i].item<double>()))
+         << " noenhanced\n";
+      gp << "plot " << gnuplot_string(file) << " matrix with image\n";
     }
   };
   panel(most, "most");
@@ -87,14 +88,13 @@ bool write_validation_scatter(const std::string& dir, const RetrainValidation& e
     for (size_t r = 0; r < v.removed.size(); ++r) {
       t << fmt::format("{} {:.10g} {:.10g}\n", v.removed[r], v.predicted[r], v.truth[r]);
     }
-    const fs::path file = data / name;
-    write_text_file(file, t.str());
-    return file;
+    write_text_file(data / name, t.str());
+    return name;
   };
   const int panels = classes != nullptr ? 2 : 1;
   std::ostringstream gp;
   gp << fmt::format("set terminal pngcairo size {},500 font ',10'\n", 520 * panels);
-  gp << "set output " << gnuplot_string((fs::path(dir) / "validation.png").string()) << "\n";
+  gp << "set output " << gnuplot_string("../validation.png") << "\n";
   gp << fmt::format("set multiplot layout 1,{} title {} noenhanced\n", panels, gnuplot_string(title));
   gp << "set grid\nset logscale xy\nset key top left\nset size ratio 1\n"
         "set format x '%.0e'\nset format y '%.0e'\n";
@@ -105,7 +105,7 @@ bool write_validation_scatter(const std::string& dir, const RetrainValidation& e
                                 v.score_correlation))
        << " noenhanced\n";
     gp << "set xlabel 'predicted (MPE score)'\nset ylabel 'true (retrained)'\n";
-    gp << "plot " << gnuplot_string(table(v, file).string())
+    gp << "plot " << gnuplot_string(table(v, file))
        << " using 2:3 with points pt 7 ps 0.8 lc rgb '#4477aa' title 'removed', x with lines dt 2 "
           "lc rgb 'gray' title 'y = x'\n";
   };
@@ -124,15 +124,14 @@ bool write_loo_curve(const std::string& dir, const std::vector<LooPoint>& points
   for (const auto& p : points) {
     t << fmt::format("{} {:.10g} {:.10g} {:.10g}\n", p.epoch, p.loo_nll, p.train_nll, p.test_nll);
   }
-  const fs::path file = data / "loo.dat";
-  write_text_file(file, t.str());
+  write_text_file(data / "loo.dat", t.str());
   std::ostringstream gp;
   gp << "set terminal pngcairo size 700,480 font ',10'\n";
-  gp << "set output " << gnuplot_string((fs::path(dir) / "loo.png").string()) << "\n";
+  gp << "set output " << gnuplot_string("../loo.png") << "\n";
   gp << "set title " << gnuplot_string(title) << " noenhanced\nset grid\nset key top right\n"
      << "set xlabel 'epoch'\nset ylabel 'NLL (nats)'\n";
   if (points.size() <= 20) gp << "set xtics 1\n";
-  const auto f = gnuplot_string(file.string());
+  const auto f = gnuplot_string("loo.dat");
   gp << "plot " << f << " using 1:2 with linespoints pt 7 lw 2 lc rgb '#cc3311' title "
      << "'LOO estimate (training set, MPE)', " << f
      << " using 1:4 with linespoints pt 5 lw 2 lc rgb '#4477aa' title 'test NLL', " << f
