@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   blr::cli::add_common_option_checks(app);
   app.parse_complete_callback([&app] {
     reserve_stdout_if_json_goes_there(app);
+    blr::cli::check_no_control_characters(app);
     blr::cli::check_output_paths(app);
   });
   try {

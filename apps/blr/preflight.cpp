@@ -117,6 +117,25 @@ void check_writable_directory(const std::string& path, const std::string& option
                     path, ancestor.string()));
 }
 
+void check_no_control_characters(const CLI::App& app) {
+  for (const CLI::App* cmd = &app;;) {
+    for (const CLI::Option* option : cmd->get_options()) {
+      for (const std::string& value : option->results()) {
+        for (const char c : value) {
+          const auto byte = static_cast<unsigned char>(c);
+          check(byte >= 0x20 && byte != 0x7f,
+                fmt::format("Option '{}' holds the control character 0x{:02x}; blr refuses control "
+                            "characters in option values.",
+                            option->get_name(false, true), byte));
+        }
+      }
+    }
+    const auto subs = cmd->get_subcommands();
+    if (subs.empty()) break;
+    cmd = subs.front();
+  }
+}
+
 void check_output_paths(const CLI::App& app) {
   for (const CLI::App* cmd = &app;;) {
     // --out first: a --json file inside the --out directory is created along with it.

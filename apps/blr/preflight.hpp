@@ -9,6 +9,10 @@
 //    (Options of one command are checked where they are declared.)
 // 2. Output paths: --json FILE (not "-") must be creatable or writable in an existing directory;
 //    --out DIR must be a writable directory, or creatable under its nearest existing ancestor.
+// 3. No option value of any command holds a control character (bytes 0x01–0x1f, 0x7f): no file
+//    name, column or setting needs one, and a line break in a path that reaches a gnuplot
+//    script once ran shell commands (the reliability audit's D1; the scripts now also keep every
+//    string safe themselves, apps/blr/torch/gnuplot_text.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -21,6 +25,10 @@ void add_common_option_checks(CLI::App& app);
 
 /// Throws blr::Error when an output path of a selected (sub)command of `app` cannot be written.
 void check_output_paths(const CLI::App& app);
+
+/// Throws blr::Error naming the option when a value given to a selected (sub)command of `app`
+/// holds a control character.
+void check_no_control_characters(const CLI::App& app);
 
 /// Throws blr::Error naming `option` unless a file can be written at `path`.
 void check_writable_file(const std::string& path, const std::string& option);
