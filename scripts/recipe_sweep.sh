@@ -9,13 +9,15 @@
 # together. The table prints each configuration's validation accuracy, NLL and ECE, sorted by NLL
 # within each optimizer.
 #
-# Usage: scripts/recipe_sweep.sh [BLR] [OUT] [EPOCHS]   (defaults: build/blr, recipe-sweep, 5)
+# Usage: scripts/recipe_sweep.sh [BLR] [OUT] [EPOCHS] [FILTER]
+#   (defaults: build/blr, recipe-sweep, 5, every configuration; FILTER: a grep -E pattern of names)
 # Each configuration writes OUT/<name>.json; an existing file is reused (an interrupted sweep
 # resumes).
 set -euo pipefail
 BLR=${1:-build/blr}
 OUT=${2:-recipe-sweep}
 EPOCHS=${3:-5}
+FILTER=${4:-.}
 mkdir -p "$OUT"
 export OMP_WAIT_POLICY=PASSIVE
 
@@ -43,6 +45,7 @@ CONFIGS=(
 
 for entry in "${CONFIGS[@]}"; do
   read -r name optimizer flags <<<"$entry"
+  grep -qE -- "$FILTER" <<<"$name" || continue
   json="$OUT/$name.json"
   if [[ -s "$json" ]]; then
     echo "reusing $json"

@@ -34,6 +34,10 @@ inline constexpr PartCommand kTorchCommands[] = {
     {"compare", 42,
      "Train several optimizers on the same task (same data, initialisation and minibatch order) "
      "and print one table: accuracy, NLL, ECE, Brier, OOD AUROC, time."},
+    {"ensemble", 45,
+     "Train a deep ensemble (M members of one optimizer from seeds s..s+M-1) and score the "
+     "average of their predictive distributions: accuracy, NLL, ECE, Brier, OOD AUROC, time; "
+     "with --temperature-scaling also after temperature scaling."},
     {"laplace", 43,
      "Fit the post-hoc Laplace posterior of a trained run (diagonal Gauss-Newton or empirical "
      "Fisher, all weights or the last layer, prior precision by the marginal likelihood), save "

@@ -23,7 +23,8 @@ import torch  # noqa: F401  (loads LibTorch before the extension that links it)
 from . import _blr
 from ._blr import Error
 from .optim import Optimizer, optimizer_classes
-from .predictive import entropy_auroc, metrics, predictive, reliability_bins
+from .predictive import (ensemble, entropy_auroc, fit_temperature, metrics, predictive,
+                         reliability_bins, scale_temperature)
 from .recipes import Recipe, recipe, recipes
 from . import infer
 from ._blr import data
@@ -43,4 +44,5 @@ def optimizers():
 
 
 __all__ = ["Error", "Optimizer", "predictive", "metrics", "reliability_bins", "entropy_auroc",
+           "fit_temperature", "scale_temperature", "ensemble",
            "table1", "optimizers", "infer", "data", "recipe", "recipes", "Recipe"] + sorted(optimizer_classes())

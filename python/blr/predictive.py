@@ -50,3 +50,21 @@ def reliability_bins(log_probs, labels, bins=15):
 def entropy_auroc(log_probs_in, log_probs_out):
     """AUROC of the predictive entropy separating a shifted set (out) from the test set (in)."""
     return _blr.entropy_auroc(log_probs_in, log_probs_out)
+
+
+def fit_temperature(log_probs, labels):
+    """Temperature scaling (Guo et al. 2017), the post-hoc calibration baseline: the T > 0 that
+    minimises the NLL of ``softmax(log_probs / T)`` on held-out data (fit it on a validation split,
+    never the test set). A dict: temperature, nll_before, nll_after, at_bound."""
+    return _blr.fit_temperature(log_probs, labels)
+
+
+def scale_temperature(log_probs, temperature):
+    """``log_softmax(log_probs / temperature)``: a predictive after temperature scaling."""
+    return _blr.scale_temperature(log_probs, float(temperature))
+
+
+def ensemble(member_log_probs):
+    """A deep ensemble's log-probabilities (Lakshminarayanan et al. 2017): the log of the members'
+    averaged probabilities, from a list of their log-probabilities (each N x C)."""
+    return _blr.ensemble_log_probs(list(member_log_probs))

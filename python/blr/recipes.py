@@ -23,6 +23,14 @@ class Recipe(dict):
     warmup_share = grad_clip = 0.0
 
 
+def _torch_keywords(optimizer, options):
+    # LibTorch's AdamW and SGD are torch.optim's in Python: their keywords (betas as a pair).
+    options = dict(options)
+    if optimizer == "adamw":
+        options["betas"] = (options.pop("beta1"), options.pop("beta2"))
+    return options
+
+
 def recipes():
     """Every recipe: name, summary, schedule, warm-up share, gradient clip, and per optimizer its
     options and their source."""
@@ -30,8 +38,8 @@ def recipes():
 
 
 def recipe(name, optimizer="ivon", model=None, n_train=None, **overrides):
-    """The keyword arguments of ``optimizer`` (a registry name: ivon, adamw, ...) under recipe
-    ``name``: the recipe's options, ``ess=n_train`` when the optimizer takes an ``ess`` the recipe
+    """The keyword arguments of ``optimizer`` (a registry name: ivon, vogn, ...; adamw and sgd give
+    ``torch.optim.AdamW``'s and ``torch.optim.SGD``'s keywords) under recipe ``name``: the recipe's options, ``ess=n_train`` when the optimizer takes an ``ess`` the recipe
     does not fix, ``params=model.parameters()`` when ``model`` is given, then ``overrides``.
     A name or optimizer the recipe does not cover is a ``blr.Error``."""
     table = {r["name"]: r for r in _blr.recipes()}
@@ -42,8 +50,9 @@ def recipe(name, optimizer="ivon", model=None, n_train=None, **overrides):
     if optimizer not in covered:
         raise _blr.Error(f"Recipe '{name}' has no settings for {optimizer}; it covers "
                          f"{', '.join(covered)}.")
-    keys = {o["key"] for e in _blr.optimizers() if e["name"] == optimizer for o in e["options"]}
-    out = Recipe(covered[optimizer]["options"])
+    python_entries = {e["name"]: e for e in _blr.optimizers()}
+    keys = {o["key"] for o in python_entries[optimizer]["options"]} if optimizer in python_entries else set()
+    out = Recipe(_torch_keywords(optimizer, covered[optimizer]["options"]))
     if n_train is not None and "ess" in keys and "ess" not in out:
         if int(n_train) != n_train or n_train < 1:
             raise _blr.Error(f"blr.recipe: n_train must be a positive whole number; got {n_train}.")
@@ -51,7 +60,8 @@ def recipe(name, optimizer="ivon", model=None, n_train=None, **overrides):
     if model is not None:
         out["params"] = model.parameters()
     out.update(overrides)
-    _blr.check_options(optimizer, {k: v for k, v in out.items() if k != "params"})
+    if optimizer in python_entries:  # blr's own: the option table checks them
+        _blr.check_options(optimizer, {k: v for k, v in out.items() if k != "params"})
     out.name, out.optimizer, out.source = name, optimizer, covered[optimizer]["source"]
     out.schedule, out.warmup_share, out.grad_clip = (entry["schedule"], entry["warmup_share"],
                                                      entry["grad_clip"])

@@ -3,7 +3,9 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include "bindings.hpp"
+#include "blr/torch/ensemble.hpp"
 #include "blr/torch/metrics.hpp"
+#include "blr/torch/temperature_scaling.hpp"
 
 namespace blr::python {
 
@@ -43,6 +45,23 @@ void bind_metrics(py::module_& m) {
       },
       py::arg("log_probs"), py::arg("labels"), py::arg("bins") = 15,
       "The bins of the reliability diagram (same binning as the ECE).");
+  m.def(
+      "fit_temperature",
+      [](const ::at::Tensor& log_probs, const ::at::Tensor& labels) {
+        const auto fit = ::blr::torch::fit_temperature(log_probs, labels);
+        py::dict d;
+        d["temperature"] = fit.temperature;
+        d["nll_before"] = fit.nll_before;
+        d["nll_after"] = fit.nll_after;
+        d["at_bound"] = fit.at_bound;
+        return d;
+      },
+      py::arg("log_probs"), py::arg("labels"),
+      "Temperature scaling: the T minimising the NLL of softmax(log_probs / T) (validation data).");
+  m.def("scale_temperature", &::blr::torch::scale_temperature, py::arg("log_probs"),
+        py::arg("temperature"), "log softmax(log_probs / T), double, CPU.");
+  m.def("ensemble_log_probs", &::blr::torch::ensemble_log_probs, py::arg("members"),
+        "A deep ensemble's log-probabilities: log of the members' averaged probabilities.");
   m.def("entropy_auroc", &::blr::torch::entropy_auroc, py::arg("log_probs_in"),
         py::arg("log_probs_out"),
         "AUROC of the predictive entropy for telling a shifted set (out) from the test set (in).");

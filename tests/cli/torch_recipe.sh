@@ -79,7 +79,7 @@ check train 'sum(1 for e in d["optimizers"]["ivon"]["history"] if "warning" in e
   --json "$work/compare.json" >"$work/compare.out" 2>"$work/compare.err" ||
   { fail "compare --recipe: exit status $?"; cat "$work/compare.err" >&2; }
 check compare 'd["optimizers"]["adamw"]["options"]["lr"] == 2e-3 and d["optimizers"]["adamw"]["options"]["weight_decay"] == 1e-4'
-check compare 'd["optimizers"]["ivon"]["options"]["beta2"] == 0.9995 and d["optimizers"]["ivon"]["options"]["hess_init"] == 0.1'
+check compare 'd["optimizers"]["ivon"]["options"]["beta2"] == 0.9999 and d["optimizers"]["ivon"]["options"]["hess_init"] == 0.2'
 grep -qE "^ivon's predictive against adamw: NLL [0-9.]+ vs [0-9.]+ \((lower|higher|equal)\), ECE" "$work/compare.out" ||
   { fail "compare: no comparison sentence"; cat "$work/compare.out" >&2; }
 
@@ -87,12 +87,12 @@ grep -qE "^ivon's predictive against adamw: NLL [0-9.]+ vs [0-9.]+ \((lower|high
 "$blr" continual --recipe image-small --tasks split --task-count 2 --epochs 1 --hidden 16 \
   --train-limit 256 --test-limit 100 --threads 1 --quiet --json "$work/continual.json" >/dev/null 2>"$work/continual.err" ||
   { fail "continual --recipe: exit status $?"; cat "$work/continual.err" >&2; }
-check continual 'd["config"]["optimizer_options"]["hess_init"] == 0.1 and d["config"]["optimizer_options"]["beta2"] == 0.9995'
+check continual 'd["config"]["optimizer_options"]["hess_init"] == 0.2 and d["config"]["optimizer_options"]["beta2"] == 0.9999'
 
 # launch: the recipe reaches every rank through the command it runs
 if "$blr" launch --nproc 2 -- train --recipe image-small --optimizer ivon --quiet "${tiny[@]}" \
      --test-samples 2 --json "$work/launch.json" >"$work/launch.out" 2>"$work/launch.err"; then
-  check launch 'd["optimizers"]["ivon"]["options"]["beta2"] == 0.9995 and d["config"]["recipe"] == "image-small"'
+  check launch 'd["optimizers"]["ivon"]["options"]["beta2"] == 0.9999 and d["config"]["recipe"] == "image-small"'
 elif grep -q "Gloo" "$work/launch.err"; then
   echo "SKIP: launch (no Gloo in this LibTorch)" >&2
 else

@@ -170,6 +170,9 @@ inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
       ->capture_default_str();
   cmd->add_option("--ece-bins", c.ece_bins, "Equal-width bins of the ECE (20 is also reported).")
       ->capture_default_str();
+  cmd->add_flag("--temperature-scaling", c.temperature_scaling,
+                "Also report each prediction after temperature scaling (softmax(log p / T), T "
+                "fitted on the validation split: needs --validation; Guo et al. 2017).");
   auto& s = f.settings;
   cmd->add_option("--threads", s.threads, "LibTorch threads (0 = all cores).")
       ->capture_default_str();

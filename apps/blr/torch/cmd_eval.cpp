@@ -39,6 +39,9 @@ void setup_eval(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", f->settings.json, "Write the results as JSON ('-' = stdout).");
   cmd->add_option("--out", f->settings.out, "Directory for the reliability diagram.");
   cmd->add_flag("--quiet", f->settings.quiet, "No progress output on stderr.");
+  cmd->add_flag("--temperature-scaling", f->settings.temperature_scaling,
+                "Also report each prediction after temperature scaling (T fitted on the run's "
+                "validation split; Guo et al. 2017).");
   cmd->callback([f, &exit_code] {
     blr::check(f->bare.empty(),
                fmt::format("blr eval takes the checkpoint as --checkpoint {}, not as a bare "

@@ -438,6 +438,69 @@ void create_out(const RunSettings& settings) {
 
 }  // namespace
 
+int run_ensemble(const TrainConfig& base, int members, const RunSettings& settings) {
+  check(members >= 1 && members <= 100,
+        fmt::format("Option '--members' must lie in [1, 100]; got {}.", members));
+  base.validate_for_training();
+  apply_run_settings(settings);
+  prepare_out(settings);
+  const auto device = parse_device(settings.device);
+  const auto data = load_data(base);
+  check(data->task == Task::kClassification,
+        "blr ensemble averages classifiers' predictive distributions; this data set is a "
+        "regression task.");
+  std::shared_ptr<const std::string> archive;
+  if (!base.model_file.empty()) archive = read_model_file(base.model_file);
+  ProgressReporter progress(std::cerr, stderr_is_terminal());
+  if (!settings.quiet) {
+    progress.message(fmt::format(
+        "blr ensemble: {} members of {} on {} ({} training examples, {} test), seeds {}..{}",
+        members, base.optimizer, base.data, data->train.size(), data->test.size(), base.seed,
+        base.seed + static_cast<uint64_t>(members) - 1));
+  }
+  // Each member alone: no checkpoint or plot of its own (the ensemble's JSON holds them all).
+  RunSettings member_settings = settings;
+  member_settings.out.clear();
+  member_settings.json.clear();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<RunResult> runs;
+  std::vector<MemberPredictions> predictions;
+  for (int m = 0; m < members; ++m) {
+    TrainConfig c = base;
+    c.seed = base.seed + static_cast<uint64_t>(m);
+    c.data_options.seed = base.data_options.seed;  // one split for all members
+    c.model_archive = archive;
+    Trainer trainer(c, data, device);
+    if (!c.init.empty()) trainer.start_from(load_checkpoint(c.init));
+    runs.push_back(train_one(trainer, member_settings, progress,
+                             fmt::format("{} member {}", c.optimizer, m + 1)));
+    predictions.push_back(trainer.mean_predictions());
+  }
+  const auto ensemble = evaluate_ensemble(
+      predictions, data->test.y,
+      data->validation.size() > 0 ? data->validation.y : at::Tensor(), base.ece_bins,
+      base.temperature_scaling);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  print_ensemble(std::cout, runs, ensemble);
+  std::cout.flush();
+  nlohmann::json report = report_to_json("ensemble", runs);
+  report.erase("optimizers");
+  report["optimizer"] = base.optimizer;
+  nlohmann::json member_docs = nlohmann::json::array();
+  for (const auto& r : runs) member_docs.push_back(run_to_json(r));
+  report["members"] = member_docs;
+  report["ensemble"] = ensemble_to_json(ensemble);
+  report["seconds"] = seconds;
+  write_json(settings.json, report);
+  if (!settings.out.empty()) {
+    write_json((fs::path(settings.out) / "results.json").string(), report);
+  }
+  const bool diverged =
+      std::any_of(runs.begin(), runs.end(), [](const RunResult& r) { return r.diverged; });
+  return diverged && settings.fail_on_divergence ? kExitDiverged : 0;
+}
+
 int run_eval(const std::string& checkpoint_path, int test_samples, const std::string& data_dir,
              int ece_bins, const std::vector<int64_t>& classes, const RunSettings& settings) {
   apply_run_settings(settings);
@@ -445,7 +508,15 @@ int run_eval(const std::string& checkpoint_path, int test_samples, const std::st
   create_out(settings);
   const auto device = parse_device(settings.device);
   const LoadedRun run = load_run(checkpoint_path, test_samples, data_dir, ece_bins, classes);
-  Trainer trainer(run.config, run.data, device);
+  TrainConfig config = run.config;
+  if (settings.temperature_scaling) {
+    config.temperature_scaling = true;
+    check(run.data->validation.size() > 0,
+          fmt::format("--temperature-scaling fits its temperature on the validation split, and "
+                      "the run of '{}' has none; train with --validation FRACTION.",
+                      checkpoint_path));
+  }
+  Trainer trainer(config, run.data, device);
   trainer.restore(run.checkpoint);
   if (!settings.quiet) {
     std::cerr << fmt::format("blr eval: {} with {} after {} epochs; evaluating on {} test examples\n",

@@ -25,6 +25,9 @@ struct RunSettings {
   bool quiet = false;  ///< no progress output
   /// After each epoch, a line with the posterior's diagnostics (posterior_diagnostics.hpp).
   bool verbose = false;
+  /// blr eval: report temperature-scaled predictions too (the checkpoint's run needs a
+  /// validation split; train and compare set it in the configuration).
+  bool temperature_scaling = false;
   double divergence_factor = kDefaultDivergenceFactor;  ///< see trainer.hpp
   bool fail_on_divergence = false;  ///< exit status 4 when a run diverged
   /// blr train: > 0, the training set's sensitivities after every this many epochs
@@ -56,6 +59,11 @@ int run_train(const TrainConfig& config, const RunSettings& settings,
 int run_compare(const TrainConfig& base, const std::vector<std::string>& optimizers,
                 const OptimizerOptions& options,
                 const RunSettings& settings);
+
+/// `blr ensemble`: trains `members` runs of `base` (seeds base.seed, base.seed + 1, …; one data
+/// split), scores the average of their predictive distributions (ensemble.hpp), prints the
+/// members and the ensemble, writes JSON.
+int run_ensemble(const TrainConfig& base, int members, const RunSettings& settings);
 
 /// The device named by --device ("cpu", "cuda", "cuda:N"); a blr::Error when unavailable.
 at::Device parse_device(const std::string& text);

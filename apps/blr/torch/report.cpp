@@ -120,6 +120,22 @@ nlohmann::json run_to_json(const RunResult& run) {
                      {"auroc_predictive", t.ood_auroc_predictive}};
     }
     if (std::isfinite(t.posterior_std_mean)) test["posterior_std_mean"] = t.posterior_std_mean;
+    if (t.temperature_scaled) {
+      const auto scaled = [&](const ClassificationMetrics& m, const TemperatureFit& fit,
+                              double auroc) {
+        nlohmann::json out = metrics_to_json(m);
+        out["temperature"] = fit.temperature;
+        out["validation_nll_before"] = fit.nll_before;
+        out["validation_nll_after"] = fit.nll_after;
+        out["temperature_at_bound"] = fit.at_bound;
+        if (std::isfinite(auroc)) out["ood_auroc"] = auroc;
+        return out;
+      };
+      test["temperature_scaled"] = {
+          {"mean", scaled(t.scaled_mean, t.temperature_mean, t.ood_auroc_scaled_mean)},
+          {"predictive",
+           scaled(t.scaled_predictive, t.temperature_predictive, t.ood_auroc_scaled_predictive)}};
+    }
     test["seconds"] = t.seconds;
     j["test"] = test;
     if (t.has_validation) {
@@ -247,12 +263,18 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
           run.config.optimizer, mode, m.accuracy, m.nll, m.ece, m.brier, m.entropy, auroc_text,
           mean_epoch, run.step_ms);
     };
+    const std::string predictive = predictive_method(run) == "probit"
+                                       ? std::string("predictive (probit)")
+                                       : fmt::format("predictive (K={})", run.test.samples);
     row("mean", run.test.mean, run.test.ood_auroc_mean);
-    if (run.test.has_predictive) {
-      row(predictive_method(run) == "probit" ? std::string("predictive (probit)")
-                                             : fmt::format("predictive (K={})", run.test.samples),
-          run.test.predictive,
-          run.test.ood_auroc_predictive);
+    if (run.test.has_predictive) row(predictive, run.test.predictive, run.test.ood_auroc_predictive);
+    if (run.test.temperature_scaled) {  // the post-hoc baseline, T from the validation split
+      row(fmt::format("mean, T={:.3g}", run.test.temperature_mean.temperature),
+          run.test.scaled_mean, run.test.ood_auroc_scaled_mean);
+      if (run.test.has_predictive) {
+        row(fmt::format("{}, T={:.3g}", predictive, run.test.temperature_predictive.temperature),
+            run.test.scaled_predictive, run.test.ood_auroc_scaled_predictive);
+      }
     }
   }
   for (const auto& run : runs) {
@@ -276,6 +298,64 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
         runs.front().config.ece_bins,
         std::isfinite(runs.front().test.ood_auroc_mean) ? "" : " (none: no shifted test set)");
   }
+}
+
+void print_ensemble(std::ostream& out, const std::vector<RunResult>& members,
+                    const EnsembleEvaluation& e) {
+  out << fmt::format("{:<24} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}\n", "prediction",
+                     "accuracy", "NLL", "ECE", "Brier", "entropy", "OOD-AUROC", "s/epoch");
+  const auto row = [&out](const std::string& label, const ClassificationMetrics& m, double auroc,
+                          double seconds) {
+    const auto auroc_text = std::isfinite(auroc) ? fmt::format("{:.4f}", auroc) : "-";
+    const auto seconds_text = std::isfinite(seconds) ? fmt::format("{:.2f}", seconds) : "-";
+    out << fmt::format("{:<24} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>9} {:>9}\n",
+                       label, m.accuracy, m.nll, m.ece, m.brier, m.entropy, auroc_text,
+                       seconds_text);
+  };
+  ClassificationMetrics average;
+  double auroc_sum = 0.0, seconds_sum = 0.0;
+  for (const auto& r : members) {
+    row(fmt::format("{} seed {} (mean)", r.config.optimizer, r.config.seed), r.test.mean,
+        r.test.ood_auroc_mean, mean_epoch_seconds(r));
+    average.accuracy += r.test.mean.accuracy / members.size();
+    average.nll += r.test.mean.nll / members.size();
+    average.ece += r.test.mean.ece / members.size();
+    average.brier += r.test.mean.brier / members.size();
+    average.entropy += r.test.mean.entropy / members.size();
+    auroc_sum += r.test.ood_auroc_mean;
+    seconds_sum += mean_epoch_seconds(r);
+  }
+  row("members' average", average, auroc_sum / members.size(), seconds_sum / members.size());
+  row(fmt::format("ensemble (M={})", e.members), e.test, e.ood_auroc, seconds_sum);
+  if (e.temperature_scaled) {
+    row(fmt::format("ensemble, T={:.3g}", e.temperature.temperature), e.scaled,
+        e.ood_auroc_scaled, seconds_sum);
+  }
+  out << fmt::format(
+      "ECE with {} equal-width bins; the ensemble's s/epoch is the members' sum.\n",
+      e.test.ece_bins);
+}
+
+nlohmann::json ensemble_to_json(const EnsembleEvaluation& e) {
+  nlohmann::json j = {{"members", e.members}, {"test", metrics_to_json(e.test)}};
+  if (std::isfinite(e.ood_auroc)) j["ood_auroc"] = e.ood_auroc;
+  if (e.has_validation) j["validation"] = metrics_to_json(e.validation);
+  if (e.temperature_scaled) {
+    nlohmann::json t = metrics_to_json(e.scaled);
+    t["temperature"] = e.temperature.temperature;
+    t["validation_nll_before"] = e.temperature.nll_before;
+    t["validation_nll_after"] = e.temperature.nll_after;
+    t["temperature_at_bound"] = e.temperature.at_bound;
+    if (std::isfinite(e.ood_auroc_scaled)) t["ood_auroc"] = e.ood_auroc_scaled;
+    j["temperature_scaled"] = t;
+  }
+  nlohmann::json bins = nlohmann::json::array();
+  for (const auto& b : e.reliability) {
+    bins.push_back({{"lower", b.lower}, {"upper", b.upper}, {"count", b.count},
+                    {"confidence", b.confidence}, {"accuracy", b.accuracy}});
+  }
+  j["reliability"] = bins;
+  return j;
 }
 
 void write_json(const std::string& path, const nlohmann::json& document) {

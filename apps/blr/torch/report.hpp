@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "blr/torch/ensemble.hpp"
 #include "blr/torch/train/trainer.hpp"
 
 namespace blr::torch {
@@ -40,6 +41,12 @@ std::string comparison_sentence(const RunResult& v, const RunResult& p);
 /// seconds per epoch and milliseconds per step; then comparison_sentence for each pair of a run
 /// with a predictive and a point estimate.
 void print_table(std::ostream& out, const std::vector<RunResult>& runs);
+
+/// `blr ensemble`'s table: each member at its mean (seed, accuracy, NLL, ECE, Brier, entropy, OOD
+/// AUROC, s/epoch), the members' average, then the ensemble (and after temperature scaling).
+void print_ensemble(std::ostream& out, const std::vector<RunResult>& members,
+                    const EnsembleEvaluation& ensemble);
+nlohmann::json ensemble_to_json(const EnsembleEvaluation& ensemble);
 
 /// Writes `document` to `path` (pretty-printed); "-" writes to stdout, "" writes nothing.
 void write_json(const std::string& path, const nlohmann::json& document);

@@ -102,6 +102,9 @@ void TrainConfig::validate() const {
   check(std::isfinite(grad_clip) && grad_clip >= 0,
         fmt::format("Option 'grad-clip' must be a finite number ≥ 0 (0 = no clipping); got {}.",
                     grad_clip));
+  check(!temperature_scaling || data_options.validation_fraction > 0 || is_text_data(data),
+        "--temperature-scaling fits its temperature on the validation split; add --validation "
+        "FRACTION (e.g. 0.1).");
   check(test_samples >= 1 && test_samples <= 100000,
         fmt::format("Option 'test-samples' must lie in [1, 100000]; got {}.", test_samples));
   check(ece_bins >= 1 && ece_bins <= 10000,
@@ -165,6 +168,7 @@ nlohmann::json TrainConfig::to_json() const {
   j["recipe"] = recipe;
   j["seed"] = seed;
   j["test_samples"] = test_samples;
+  j["temperature_scaling"] = temperature_scaling;
   j["ece_bins"] = ece_bins;
   return j;
 }
@@ -208,6 +212,7 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
     c.recipe = j.value("recipe", std::string());
     c.seed = j.at("seed").get<uint64_t>();
     c.test_samples = j.at("test_samples").get<int>();
+    c.temperature_scaling = j.value("temperature_scaling", false);  // absent before it existed
     c.ece_bins = j.at("ece_bins").get<int>();
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("The stored training configuration is incomplete: {}", e.what()));

@@ -103,6 +103,7 @@ nlohmann::json training_relevant(nlohmann::json config) {
   config.erase("ece_bins");
   config.erase("test_limit");
   config.erase("test_data");
+  config.erase("temperature_scaling");
   return config;
 }
 
@@ -538,17 +539,33 @@ Evaluation Trainer::evaluate(int samples) {
   const auto shifted_x = has_shifted ? data_->test_shifted.x.to(device_) : at::Tensor();
   const int bins = config_.ece_bins;
   const auto lp_mean = predict_log_probs(model_, test_x);
+  const auto lp_shifted_mean = has_shifted ? predict_log_probs(model_, shifted_x) : at::Tensor();
   constexpr double kNoShift = std::numeric_limits<double>::quiet_NaN();
   ev.mean = classification_metrics(lp_mean, labels, bins);
   ev.reliability_mean = reliability_bins(lp_mean, labels, bins);
-  ev.ood_auroc_mean =
-      has_shifted ? entropy_auroc(lp_mean, predict_log_probs(model_, shifted_x)) : kNoShift;
+  ev.ood_auroc_mean = has_shifted ? entropy_auroc(lp_mean, lp_shifted_mean) : kNoShift;
   ev.has_validation = data_->validation.size() > 0;
   const auto validation_x =
       ev.has_validation ? data_->validation.x.to(device_) : at::Tensor();
+  at::Tensor lp_validation_mean;
   if (ev.has_validation) {
-    ev.validation_mean =
-        classification_metrics(predict_log_probs(model_, validation_x), data_->validation.y, bins);
+    lp_validation_mean = predict_log_probs(model_, validation_x);
+    ev.validation_mean = classification_metrics(lp_validation_mean, data_->validation.y, bins);
+  }
+  // T from the validation split, applied to the test (and shifted) predictions.
+  ev.temperature_scaled = config_.temperature_scaling && ev.has_validation;
+  const auto scale = [&](const at::Tensor& lp_validation, const at::Tensor& lp_test,
+                         const at::Tensor& lp_shifted, TemperatureFit& fit,
+                         ClassificationMetrics& metrics, double& auroc) {
+    fit = fit_temperature(lp_validation, data_->validation.y);
+    const auto scaled = scale_temperature(lp_test, fit.temperature);
+    metrics = classification_metrics(scaled, labels, bins);
+    auroc = has_shifted ? entropy_auroc(scaled, scale_temperature(lp_shifted, fit.temperature))
+                        : kNoShift;
+  };
+  if (ev.temperature_scaled) {
+    scale(lp_validation_mean, lp_mean, lp_shifted_mean, ev.temperature_mean, ev.scaled_mean,
+          ev.ood_auroc_scaled_mean);
   }
   if (auto* v = as_variational(*optimizer_); v != nullptr && v->has_posterior()) {
     // One set of draws for all sets, so their comparison is not blurred by different samples.
@@ -564,6 +581,10 @@ Evaluation Trainer::evaluate(int samples) {
     if (ev.has_validation) {
       ev.validation_predictive = classification_metrics(lp.back(), data_->validation.y, bins);
     }
+    if (ev.temperature_scaled) {
+      scale(lp.back(), lp[0], has_shifted ? lp[1] : at::Tensor(), ev.temperature_predictive,
+            ev.scaled_predictive, ev.ood_auroc_scaled_predictive);
+    }
     double sum = 0.0;
     int64_t count = 0;
     for (const auto& var : v->posterior_variance()) {
@@ -576,11 +597,29 @@ Evaluation Trainer::evaluate(int samples) {
     ev.reliability_predictive = ev.reliability_mean;
     ev.ood_auroc_predictive = ev.ood_auroc_mean;
     ev.validation_predictive = ev.validation_mean;
+    ev.temperature_predictive = ev.temperature_mean;
+    ev.scaled_predictive = ev.scaled_mean;
+    ev.ood_auroc_scaled_predictive = ev.ood_auroc_scaled_mean;
   }
   ev.seconds = seconds_since(t0);
   result_.test = ev;
   result_.parameter_digest = parameter_digest(model_.named_parameters());
   return ev;
+}
+
+MemberPredictions Trainer::mean_predictions() {
+  check(data_->task == Task::kClassification,
+        "An ensemble of regression networks is not supported; ensembles average classifiers' "
+        "predictive distributions.");
+  MemberPredictions p;
+  p.test = predict_log_probs(model_, data_->test.x.to(device_));
+  if (data_->test_shifted.size() > 0) {
+    p.shifted = predict_log_probs(model_, data_->test_shifted.x.to(device_));
+  }
+  if (data_->validation.size() > 0) {
+    p.validation = predict_log_probs(model_, data_->validation.x.to(device_));
+  }
+  return p;
 }
 
 void Trainer::evaluate_regression(Evaluation& ev, int samples) {

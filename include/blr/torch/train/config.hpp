@@ -71,6 +71,9 @@ struct TrainConfig {
   std::string recipe;
   uint64_t seed = 0;
   int test_samples = 64;  ///< posterior-predictive samples (variational optimizers)
+  /// Classification: also report the test metrics after temperature scaling, with T fitted on
+  /// the validation split for each prediction (temperature_scaling.hpp); needs a validation split.
+  bool temperature_scaling = false;
   int ece_bins = 15;
 
   /// Throws blr::Error with a sentence naming the offending option.

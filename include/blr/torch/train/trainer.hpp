@@ -48,11 +48,13 @@
 #include "blr/torch/checkpoint.hpp"
 #include "blr/torch/data/dataset.hpp"
 #include "blr/torch/distributed/data_parallel.hpp"
+#include "blr/torch/ensemble.hpp"
 #include "blr/torch/metrics.hpp"
 #include "blr/torch/nn/classifier.hpp"
 #include "blr/torch/nn/model.hpp"
 #include "blr/torch/posterior_diagnostics.hpp"
 #include "blr/torch/regression_metrics.hpp"
+#include "blr/torch/temperature_scaling.hpp"
 #include "blr/torch/train/config.hpp"
 
 namespace blr::torch {
@@ -104,6 +106,13 @@ struct Evaluation {
   /// hyper-parameters can be chosen by the predictive without looking at the test set.
   bool has_validation = false;
   ClassificationMetrics validation_mean, validation_predictive;
+  /// Temperature scaling (config.temperature_scaling, temperature_scaling.hpp): T fitted on the
+  /// validation split for the prediction at the mean and for the predictive, and the test
+  /// metrics of each after scaling.
+  bool temperature_scaled = false;
+  TemperatureFit temperature_mean, temperature_predictive;
+  ClassificationMetrics scaled_mean, scaled_predictive;
+  double ood_auroc_scaled_mean = 0.0, ood_auroc_scaled_predictive = 0.0;
   double seconds = 0.0;
 };
 
@@ -175,6 +184,10 @@ class Trainer {
   /// Test-set evaluation at the mean and, for variational optimizers, with `samples` posterior
   /// samples (0: config.test_samples).
   Evaluation evaluate(int samples = 0);
+
+  /// Log-probabilities at the mean on the test, shifted and validation splits (classification;
+  /// undefined for a split the data set lacks): what an ensemble averages (ensemble.hpp).
+  MemberPredictions mean_predictions();
 
   /// Replaces the optimizer by a new one named `optimizer` with the given options over the same
   /// model parameters (as they are now), keeping the epoch and the history: how `blr laplace`
