@@ -38,6 +38,11 @@ CONFIGS=(
   "ivon-lr1-h0.2-b0.99999 ivon --ivon-lr 1.0 --ivon-hess-init 0.2 --ivon-beta2 0.99999"
   "ivon-lr1-h0.5-b0.99999 ivon --ivon-lr 1.0 --ivon-hess-init 0.5 --ivon-beta2 0.99999"
   "ivon-lr1-h0.2-b0.9999 ivon --ivon-lr 1.0 --ivon-hess-init 0.2 --ivon-beta2 0.9999"
+  # third round, around the best of the second at 10 epochs
+  "ivon-lr0.3-h0.2-b0.9999 ivon --ivon-lr 0.3 --ivon-hess-init 0.2 --ivon-beta2 0.9999"
+  "ivon-lr0.5-h0.3-b0.9999 ivon --ivon-lr 0.5 --ivon-hess-init 0.3 --ivon-beta2 0.9999"
+  "ivon-lr0.5-h0.2-b0.9999-wd5e-4 ivon --ivon-lr 0.5 --ivon-hess-init 0.2 --ivon-beta2 0.9999 --ivon-weight-decay 5e-4"
+  "ivon-lr0.7-h0.2-b0.9999 ivon --ivon-lr 0.7 --ivon-hess-init 0.2 --ivon-beta2 0.9999"
   "adamw-lr3e-4 adamw --adamw-lr 3e-4"
   "adamw-lr1e-3 adamw --adamw-lr 1e-3"
   "adamw-lr3e-3 adamw --adamw-lr 3e-3"

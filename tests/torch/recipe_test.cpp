@@ -251,6 +251,7 @@ TEST(PosteriorDiagnostics, TheShareAtTheInitialCurvatureAndTheWarning) {
   EXPECT_EQ(d.steps, 16);
   EXPECT_EQ(d.initial_curvature, 0.5);
   EXPECT_EQ(d.share_at_initial, 1.0);
+  EXPECT_EQ(d.share_decaying, 1.0);  // h₀β₂¹⁶ is within 0.02 % of h₀
   EXPECT_EQ(d.curvature_quantiles.size(), diagnostic_levels().size());
   EXPECT_TRUE(std::is_sorted(d.curvature_quantiles.begin(), d.curvature_quantiles.end()));
   EXPECT_TRUE(std::is_sorted(d.sigma_quantiles.begin(), d.sigma_quantiles.end()));
@@ -275,6 +276,7 @@ TEST(PosteriorDiagnostics, TheShareAtTheInitialCurvatureAndTheWarning) {
   moving.train();
   const auto& m = *moving.result().history.back().posterior;
   EXPECT_LT(m.share_at_initial, 0.1);
+  EXPECT_LT(m.share_decaying, 0.1);  // h₀·0.5¹⁶ ≈ 8e-6: the estimates set h
   for (const auto& r : moving.result().history) EXPECT_TRUE(r.warning.empty()) << r.warning;
   // The JSON round trip keeps them.
   const auto back = epoch_from_json(epoch_to_json(moving.result().history.back()));

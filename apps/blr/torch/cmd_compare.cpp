@@ -14,14 +14,20 @@ void setup_compare(CLI::App& app, int& exit_code) {
   cmd->add_option("--optimizers", *names, "Comma-separated optimizers, e.g. ivon,adamw,sgd.")
       ->delimiter(',')
       ->required();
+  auto seeds = std::make_shared<int>(1);
+  cmd->add_option("--seeds", *seeds,
+                  "Train every optimizer with this many seeds (--seed, --seed + 1, ...) and report "
+                  "means ± standard deviations (the data split stays --seed's).")
+      ->capture_default_str();
   blr::torch::cli::add_train_flags(cmd, *flags);
   blr::torch::cli::add_optimizer_flags(cmd, *flags);
-  cmd->callback([cmd, flags, names, &exit_code] {
+  cmd->callback([cmd, flags, names, seeds, &exit_code] {
     blr::torch::cli::check_model_file_flags(cmd, *flags);
     blr::torch::cli::finish_config(*flags);
     blr::torch::cli::apply_recipe_flags(cmd, *flags, *names);
     exit_code =
-        blr::torch::run_compare(flags->config, *names, flags->optimizer_options, flags->settings);
+        blr::torch::run_compare(flags->config, *names, flags->optimizer_options, flags->settings,
+                                *seeds);
   });
 }
 

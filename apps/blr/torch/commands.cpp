@@ -293,9 +293,10 @@ int run_train(const TrainConfig& config_in, const RunSettings& settings_in,
 }
 
 int run_compare(const TrainConfig& base, const std::vector<std::string>& optimizers,
-                const OptimizerOptions& options,
-                const RunSettings& settings) {
+                const OptimizerOptions& options, const RunSettings& settings, int seeds) {
   check(!optimizers.empty(), "Option '--optimizers' needs at least one optimizer name.");
+  check(seeds >= 1 && seeds <= 100,
+        fmt::format("Option '--seeds' must lie in [1, 100]; got {}.", seeds));
   std::set<std::string> seen;
   for (const auto& name : optimizers) {
     check(seen.insert(name).second,
@@ -340,13 +341,51 @@ int run_compare(const TrainConfig& base, const std::vector<std::string>& optimiz
       Trainer(c, data, device).check_per_example_support();
     }
   }
-  std::vector<RunResult> runs;
-  for (const auto& c : configs) {
-    Trainer trainer(c, data, device);
-    if (!c.init.empty()) trainer.start_from(load_checkpoint(c.init));
-    runs.push_back(train_one(trainer, settings, progress, c.optimizer));
+  if (seeds == 1) {
+    std::vector<RunResult> runs;
+    for (const auto& c : configs) {
+      Trainer trainer(c, data, device);
+      if (!c.init.empty()) trainer.start_from(load_checkpoint(c.init));
+      runs.push_back(train_one(trainer, settings, progress, c.optimizer));
+    }
+    return finish("compare", runs, settings);
   }
-  return finish("compare", runs, settings);
+  // Several seeds: every optimizer once per seed (initialisation, minibatch order and noise; the
+  // data split stays the base seed's), no checkpoints (they would share names), one summary.
+  RunSettings each = settings;
+  each.out.clear();
+  each.json.clear();
+  std::vector<std::vector<RunResult>> by_seed;
+  for (int k = 0; k < seeds; ++k) {
+    std::vector<RunResult> runs;
+    for (auto c : configs) {
+      c.seed = base.seed + static_cast<uint64_t>(k);
+      Trainer trainer(c, data, device);
+      if (!c.init.empty()) trainer.start_from(load_checkpoint(c.init));
+      runs.push_back(
+          train_one(trainer, each, progress, fmt::format("{} seed {}", c.optimizer, c.seed)));
+    }
+    by_seed.push_back(std::move(runs));
+  }
+  print_seed_summary(std::cout, by_seed);
+  std::cout.flush();
+  nlohmann::json report = report_to_json("compare", by_seed.front());
+  report["seeds"] = seeds_to_json(by_seed);
+  write_json(settings.json, report);
+  if (!settings.out.empty()) {
+    write_json((fs::path(settings.out) / "results.json").string(), report);
+    if (write_plots(settings.out, by_seed.front(), std::cerr)) {
+      std::cerr << fmt::format("blr: plots (seed {}) written to {}/curves.png and "
+                               "{}/reliability.png\n",
+                               base.seed, settings.out, settings.out);
+    }
+  }
+  for (const auto& runs : by_seed) {
+    for (const auto& r : runs) {
+      if (r.diverged && settings.fail_on_divergence) return kExitDiverged;
+    }
+  }
+  return 0;
 }
 
 namespace {

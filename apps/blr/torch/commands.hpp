@@ -55,10 +55,10 @@ int run_train(const TrainConfig& config, const RunSettings& settings,
               const std::string& resume_path = "", int64_t resume_epochs = 0);
 
 /// `blr compare`: trains each optimizer of `optimizers` with the shared configuration `base` and
-/// its own options, then prints one table.
+/// its own options, then prints one table; with `seeds` > 1, each optimizer once per seed
+/// base.seed, base.seed + 1, … and a table of means ± standard deviations.
 int run_compare(const TrainConfig& base, const std::vector<std::string>& optimizers,
-                const OptimizerOptions& options,
-                const RunSettings& settings);
+                const OptimizerOptions& options, const RunSettings& settings, int seeds = 1);
 
 /// `blr ensemble`: trains `members` runs of `base` (seeds base.seed, base.seed + 1, …; one data
 /// split), scores the average of their predictive distributions (ensemble.hpp), prints the

@@ -104,8 +104,11 @@ std::string describe_posterior(const PosteriorDiagnostics& d) {
   const auto& h = d.curvature_quantiles;
   const auto& s = d.sigma_quantiles;
   std::string clipped;
+  if (std::isfinite(d.share_decaying)) {
+    clipped += fmt::format(", {:.1f} % at h₀β₂ᵗ", 100.0 * d.share_decaying);
+  }
   if (std::isfinite(d.share_clipped)) {
-    clipped = fmt::format(", {:.1f} % of the steps at the clip radius", 100.0 * d.share_clipped);
+    clipped += fmt::format(", {:.1f} % of the steps at the clip radius", 100.0 * d.share_clipped);
   }
   // levels 0, 1 %, 10 %, 50 %, 90 %, 99 %, 100 %
   return fmt::format(

@@ -300,6 +300,120 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
   }
 }
 
+namespace {
+
+// One metric over seeds.
+struct Spread {
+  std::vector<double> values;
+  double mean() const {
+    double sum = 0.0;
+    for (double v : values) sum += v;
+    return sum / static_cast<double>(values.size());
+  }
+  double sd() const {  // n − 1; 0 for one value
+    if (values.size() < 2) return 0.0;
+    const double m = mean();
+    double ss = 0.0;
+    for (double v : values) ss += (v - m) * (v - m);
+    return std::sqrt(ss / static_cast<double>(values.size() - 1));
+  }
+  std::string text(int digits) const {
+    return fmt::format("{:.{}f} ± {:.{}f}", mean(), digits, sd(), digits);
+  }
+};
+
+const std::vector<std::string>& summary_metrics() {
+  static const std::vector<std::string> names = {"accuracy", "nll",       "ece",    "brier",
+                                                 "entropy",  "ood_auroc", "s_epoch"};
+  return names;
+}
+
+// The metrics of one run in one prediction mode, by summary_metrics()'s names.
+std::vector<double> metric_values(const RunResult& r, bool predictive) {
+  const auto& m = predictive ? r.test.predictive : r.test.mean;
+  return {m.accuracy, m.nll,  m.ece, m.brier, m.entropy,
+          predictive ? r.test.ood_auroc_predictive : r.test.ood_auroc_mean,
+          mean_epoch_seconds(r)};
+}
+
+// spreads[metric] over the seeds for optimizer index i.
+std::vector<Spread> spreads_of(const std::vector<std::vector<RunResult>>& by_seed, size_t i,
+                               bool predictive) {
+  std::vector<Spread> out(summary_metrics().size());
+  for (const auto& runs : by_seed) {
+    const auto v = metric_values(runs[i], predictive);
+    for (size_t k = 0; k < v.size(); ++k) out[k].values.push_back(v[k]);
+  }
+  return out;
+}
+
+}  // namespace
+
+void print_seed_summary(std::ostream& out, const std::vector<std::vector<RunResult>>& by_seed) {
+  const auto& first = by_seed.front();
+  out << fmt::format("{} seeds ({}…{}), mean ± sd\n", by_seed.size(), first.front().config.seed,
+                     by_seed.back().front().config.seed);
+  out << fmt::format("{:<9} {:<18} {:>17} {:>17} {:>17} {:>17} {:>17} {:>8}\n", "optimizer",
+                     "prediction", "accuracy", "NLL", "ECE", "Brier", "OOD-AUROC", "s/epoch");
+  for (size_t i = 0; i < first.size(); ++i) {
+    for (const bool predictive : {false, true}) {
+      if (predictive && !first[i].test.has_predictive) continue;
+      const auto sp = spreads_of(by_seed, i, predictive);
+      const std::string mode =
+          predictive ? fmt::format("predictive (K={})", first[i].test.samples) : "mean";
+      const std::string auroc = std::isfinite(sp[5].mean()) ? sp[5].text(4) : "-";
+      out << fmt::format("{:<9} {:<18} {:>17} {:>17} {:>17} {:>17} {:>17} {:>8.2f}\n",
+                         first[i].config.optimizer, mode, sp[0].text(4), sp[1].text(4),
+                         sp[2].text(4), sp[3].text(4), auroc, sp[6].mean());
+    }
+  }
+  const size_t n = by_seed.size();
+  for (size_t v = 0; v < first.size(); ++v) {
+    if (!first[v].test.has_predictive) continue;
+    for (size_t p = 0; p < first.size(); ++p) {
+      if (first[p].test.has_predictive) continue;
+      const auto a = spreads_of(by_seed, v, true), b = spreads_of(by_seed, p, false);
+      const auto lower_in = [&](size_t k) {
+        size_t count = 0;
+        for (size_t s = 0; s < n; ++s) count += a[k].values[s] < b[k].values[s] ? 1 : 0;
+        return count;
+      };
+      out << fmt::format(
+          "{}'s predictive against {} over {} seeds: NLL {:.4f} vs {:.4f} (lower in {} of {}), "
+          "ECE {:.4f} vs {:.4f} (lower in {} of {}), accuracy {:.2f} % vs {:.2f} % ({:+.2f} "
+          "points, mean), {:.2f}× the time per epoch.\n",
+          first[v].config.optimizer, first[p].config.optimizer, n, a[1].mean(), b[1].mean(),
+          lower_in(1), n, a[2].mean(), b[2].mean(), lower_in(2), n, 100.0 * a[0].mean(),
+          100.0 * b[0].mean(), 100.0 * (a[0].mean() - b[0].mean()), a[6].mean() / b[6].mean());
+    }
+  }
+  out << fmt::format("ECE with {} equal-width bins.\n", first.front().config.ece_bins);
+}
+
+nlohmann::json seeds_to_json(const std::vector<std::vector<RunResult>>& by_seed) {
+  nlohmann::json runs = nlohmann::json::object(), summary = nlohmann::json::object();
+  const auto& first = by_seed.front();
+  for (size_t i = 0; i < first.size(); ++i) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& seed_runs : by_seed) list.push_back(run_to_json(seed_runs[i]));
+    runs[first[i].config.optimizer] = list;
+    nlohmann::json modes = nlohmann::json::object();
+    for (const bool predictive : {false, true}) {
+      if (predictive && !first[i].test.has_predictive) continue;
+      const auto sp = spreads_of(by_seed, i, predictive);
+      nlohmann::json metrics = nlohmann::json::object();
+      for (size_t k = 0; k < sp.size(); ++k) {
+        if (!std::isfinite(sp[k].mean())) continue;
+        metrics[summary_metrics()[k]] = {
+            {"mean", sp[k].mean()}, {"sd", sp[k].sd()}, {"values", sp[k].values}};
+      }
+      modes[predictive ? "predictive" : "mean"] = metrics;
+    }
+    summary[first[i].config.optimizer] = modes;
+  }
+  return {{"count", by_seed.size()}, {"runs", runs}, {"summary", summary}};
+}
+
 void print_ensemble(std::ostream& out, const std::vector<RunResult>& members,
                     const EnsembleEvaluation& e) {
   out << fmt::format("{:<24} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9}\n", "prediction",

@@ -42,6 +42,16 @@ std::string comparison_sentence(const RunResult& v, const RunResult& p);
 /// with a predictive and a point estimate.
 void print_table(std::ostream& out, const std::vector<RunResult>& runs);
 
+/// `blr compare --seeds N`: `by_seed[k]` are the runs of seed k, one per optimizer in the same
+/// order. One row per optimizer and prediction with the mean ± standard deviation (n − 1) over
+/// the seeds of accuracy, NLL, ECE, Brier, entropy, OOD AUROC and s/epoch; then, for each run with
+/// a predictive against each point estimate, the comparison in words with the number of seeds in
+/// which it holds.
+void print_seed_summary(std::ostream& out, const std::vector<std::vector<RunResult>>& by_seed);
+/// {"count": N, "runs": {optimizer: [run_to_json per seed]}, "summary": {optimizer: {mean|predictive:
+/// {metric: {"mean", "sd", "values"}}}}}.
+nlohmann::json seeds_to_json(const std::vector<std::vector<RunResult>>& by_seed);
+
 /// `blr ensemble`'s table: each member at its mean (seed, accuracy, NLL, ECE, Brier, entropy, OOD
 /// AUROC, s/epoch), the members' average, then the ensemble (and after temperature scaling).
 void print_ensemble(std::ostream& out, const std::vector<RunResult>& members,

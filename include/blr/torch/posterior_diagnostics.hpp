@@ -7,6 +7,8 @@
 //   - the share of coordinates with |h − h₀| ≤ 1 % · h₀: the posterior has not moved from its
 //     initial value there. h is an average with weight 1 − β₂ per step, so after t steps at most
 //     1 − β₂ᵗ of it can come from the data (β₂ = 0.99999, t = 2 345: 2.3 %); σ is then set by h₀;
+//   - the share with |h − h₀β₂ᵗ| ≤ 1 % · h₀β₂ᵗ: where h goes when the estimates ĥ are far below
+//     it (h ← β₂h + (1 − β₂)ĥ with ĥ ≈ 0), so that h₀ and β₂ act as a schedule of σ;
 //   - with a finite clip radius ξ (IVON's clip_radius), the share of coordinates whose
 //     preconditioned step |m̂ + δμ|/(h + δ) reaches ξ and is clipped (m̂ the debiased momentum).
 // A run warns once when, after a set share of its steps, most coordinates are still at h₀, and
@@ -37,6 +39,9 @@ struct PosteriorDiagnostics {
   std::vector<double> sigma_quantiles;      ///< σ at diagnostic_levels()
   double initial_curvature = std::numeric_limits<double>::quiet_NaN();  ///< h₀ (first group)
   double share_at_initial = 0.0;  ///< share of coordinates with |h − h₀| ≤ 1 % · h₀
+  /// Share of coordinates whose h is within 1 % of h₀·β₂ᵗ, where h goes when every estimate ĥ is
+  /// far below it: the prior's decay rather than the data sets their σ (NaN without a β₂).
+  double share_decaying = std::numeric_limits<double>::quiet_NaN();
   /// Share of coordinates whose step reaches the clip radius (NaN: no finite clip radius).
   double share_clipped = std::numeric_limits<double>::quiet_NaN();
   double beta2 = std::numeric_limits<double>::quiet_NaN();  ///< β₂ when the options have one

@@ -62,6 +62,7 @@ nlohmann::json PosteriorDiagnostics::to_json() const {
                       {"sigma_quantiles", sigma_quantiles},
                       {"initial_curvature", number(initial_curvature)},
                       {"share_at_initial", share_at_initial},
+                      {"share_decaying", number(share_decaying)},
                       {"share_clipped", number(share_clipped)},
                       {"beta2", number(beta2)}};
   return j;
@@ -80,6 +81,7 @@ PosteriorDiagnostics PosteriorDiagnostics::from_json(const nlohmann::json& j) {
   d.initial_curvature = number("initial_curvature");
   d.share_at_initial = j.at("share_at_initial").get<double>();
   d.share_clipped = number("share_clipped");
+  d.share_decaying = number("share_decaying");
   d.beta2 = number("beta2");
   return d;
 }
@@ -97,7 +99,8 @@ std::optional<PosteriorDiagnostics> posterior_diagnostics(::torch::optim::Optimi
   PosteriorDiagnostics d;
   d.steps = posterior->step_count();
   std::vector<at::Tensor> h_all, sigma_all;
-  double at_initial = 0.0, clipped = 0.0;
+  double at_initial = 0.0, decaying = 0.0, clipped = 0.0;
+  bool decay_known = false;
   bool clip_known = false;
   size_t index = 0;
   const auto& groups = posterior->param_groups();
@@ -116,6 +119,11 @@ std::optional<PosteriorDiagnostics> posterior_diagnostics(::torch::optim::Optimi
       h_all.push_back(h);
       sigma_all.push_back(precision[index].detach().to(at::kDouble).reshape(-1).rsqrt());
       at_initial += (h - h0).abs().le(0.01 * std::abs(h0)).sum().item<double>();
+      if (const auto beta2 = number_option(options, "beta2")) {
+        decay_known = true;
+        const double decayed = h0 * std::pow(*beta2, static_cast<double>(d.steps));
+        decaying += (h - decayed).abs().le(0.01 * std::abs(decayed)).sum().item<double>();
+      }
       if (std::isfinite(clip) && d.steps > 0) {
         clip_known = true;
         const double correction =
@@ -134,6 +142,7 @@ std::optional<PosteriorDiagnostics> posterior_diagnostics(::torch::optim::Optimi
   d.sigma_quantiles = quantiles(at::cat(sigma_all));
   d.share_at_initial = at_initial / static_cast<double>(d.coordinates);
   if (clip_known) d.share_clipped = clipped / static_cast<double>(d.coordinates);
+  if (decay_known) d.share_decaying = decaying / static_cast<double>(d.coordinates);
   return d;
 }
 
