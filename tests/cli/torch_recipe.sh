@@ -83,6 +83,17 @@ check compare 'd["optimizers"]["ivon"]["options"]["beta2"] == 0.9999 and d["opti
 grep -qE "^ivon's predictive against adamw: NLL [0-9.]+ vs [0-9.]+ \((lower|higher|equal)\), ECE" "$work/compare.out" ||
   { fail "compare: no comparison sentence"; cat "$work/compare.out" >&2; }
 
+# compare --seeds: every optimizer once per seed, means ± sd, the comparison with its seed count
+expect_fail seeds "Option '--seeds' must lie in [1, 100]" compare --optimizers ivon --seeds 0 "${tiny[@]}"
+"$blr" compare --recipe image-small --optimizers ivon,adamw --seeds 2 --test-samples 2 "${tiny[@]}" \
+  --json "$work/seeds.json" >"$work/seeds.out" 2>"$work/seeds.err" ||
+  { fail "compare --seeds: exit status $?"; cat "$work/seeds.err" >&2; }
+check seeds 'd["seeds"]["count"] == 2 and [r["parameter_digest"] != "" for r in d["seeds"]["runs"]["ivon"]] == [True, True]'
+check seeds 'len({r["parameter_digest"] for r in d["seeds"]["runs"]["adamw"]}) == 2'
+check seeds 'abs(d["seeds"]["summary"]["ivon"]["predictive"]["nll"]["mean"] - sum(r["test"]["predictive"]["nll"] for r in d["seeds"]["runs"]["ivon"]) / 2) < 1e-12'
+grep -qE "^ivon's predictive against adamw over 2 seeds: NLL [0-9.]+ vs [0-9.]+ \(lower in [012] of 2\)" "$work/seeds.out" ||
+  { fail "compare --seeds: no comparison over the seeds"; cat "$work/seeds.out" >&2; }
+
 # continual: the recipe's IVON options
 "$blr" continual --recipe image-small --tasks split --task-count 2 --epochs 1 --hidden 16 \
   --train-limit 256 --test-limit 100 --threads 1 --quiet --json "$work/continual.json" >/dev/null 2>"$work/continual.err" ||

@@ -305,6 +305,20 @@ inline void apply_recipe_flags(const CLI::App* cmd, TrainFlags& f,
   }
 }
 
+/// The run's optimizer options from the --<optimizer>-<key> flags: flags of another optimizer than
+/// the run's are refused in one sentence (`who` says which run: "this run", "the members").
+inline void take_optimizer_options(TrainFlags& f, const std::string& who) {
+  for (const auto& [name, values] : f.optimizer_options) {
+    (void)values;
+    blr::check(name == f.config.optimizer,
+               fmt::format("Options for optimizer '{}' were given (--{}-...), but {} uses "
+                           "--optimizer {}.",
+                           name, name, who, f.config.optimizer));
+  }
+  auto it = f.optimizer_options.find(f.config.optimizer);
+  if (it != f.optimizer_options.end()) f.config.optimizer_options = it->second;
+}
+
 /// Finishes the configuration after parsing (hidden widths).
 inline void finish_config(TrainFlags& f) {
   f.config.model.hidden = parse_widths(f.hidden);

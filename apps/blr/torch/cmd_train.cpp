@@ -41,15 +41,7 @@ void setup_train(CLI::App& app, int& exit_code) {
       blr::torch::cli::check_model_file_flags(cmd, f);
       blr::torch::cli::finish_config(f);
       blr::torch::cli::apply_recipe_flags(cmd, f, {f.config.optimizer});
-      for (const auto& [name, values] : f.optimizer_options) {
-        (void)values;
-        blr::check(name == f.config.optimizer,
-                   fmt::format("Options for optimizer '{}' were given (--{}-...), but this run "
-                               "uses --optimizer {}.",
-                               name, name, f.config.optimizer));
-      }
-      auto it = f.optimizer_options.find(f.config.optimizer);
-      if (it != f.optimizer_options.end()) f.config.optimizer_options = it->second;
+      blr::torch::cli::take_optimizer_options(f, "this run");
     }
     const int64_t resume_epochs = cmd->count("--epochs") > 0 ? f.config.epochs : 0;
     exit_code = blr::torch::run_train(f.config, f.settings, *resume, resume_epochs);
