@@ -25,12 +25,14 @@ inline constexpr PartCommand kTorchCommands[] = {
      "List every optimizer (BLR and baselines) with its options: key, CLI flag, type, default, "
      "allowed values, meaning."},
     {"train", 40,
-     "Train an MLP, LeNet-5 or binary MLP on Fashion-MNIST with a BLR optimizer or a baseline "
-     "(`blr optimizers` lists them); report accuracy, NLL, ECE, Brier and OOD AUROC at the mean "
-     "and with the posterior predictive."},
+     "Train a network (MLP, LeNet-5, ResNet-20, binary MLP, GPT or your TorchScript module) on "
+     "Fashion-MNIST, a text corpus or your data (.pt, .csv) with a BLR optimizer or a baseline "
+     "(`blr optimizers` lists them and the recipes); report accuracy, NLL, ECE, Brier and OOD "
+     "AUROC at the mean and with the posterior predictive."},
     {"eval", 41,
-     "Evaluate a checkpoint on the Fashion-MNIST test set: accuracy, NLL, ECE, Brier, entropy and "
-     "OOD AUROC at the mean and with the posterior predictive."},
+     "Evaluate a checkpoint on its run's test set (Fashion-MNIST or the data it was trained on): "
+     "accuracy, NLL, ECE, Brier, entropy and OOD AUROC at the mean and with the posterior "
+     "predictive."},
     {"compare", 42,
      "Train several optimizers on the same task (same data, initialisation and minibatch order) "
      "and print one table: accuracy, NLL, ECE, Brier, OOD AUROC, time."},

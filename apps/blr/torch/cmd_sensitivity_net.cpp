@@ -80,11 +80,12 @@ int run(SensitivityFlags& f, bool weight_decay_given) {
       most.size());
   fmt::print("{:>5} {:>7} {:>12} {:>11} {:>11} {:>11} {:>11}\n", "rank", "index", "label", "error",
              "variance", "deviation", "score");
+  const auto names = bt::class_names_of(run.config.data);
   for (size_t r = 0; r < most.size(); ++r) {
     const int64_t i = most[r];
     const int64_t yi = y[i].item<int64_t>();
     fmt::print("{:>5} {:>7} {:>12} {:>11.4g} {:>11.4g} {:>11.4g} {:>11.4g}\n", r + 1, i,
-               bt::class_name(yi), s.error[i][yi].item<double>(), s.variance[i][yi].item<double>(),
+               bt::class_name(yi, names), s.error[i][yi].item<double>(), s.variance[i][yi].item<double>(),
                s.deviation[i][yi].item<double>(), s.score[i].item<double>());
   }
   fmt::print("(index: 0-based position in the training set of the checkpoint's run)\n");
@@ -149,7 +150,7 @@ int run(SensitivityFlags& f, bool weight_decay_given) {
                              s.score.cpu(), bt::ranked_examples(s.score, 8, true),
                              bt::ranked_examples(s.score, 8, false),
                              fmt::format("most (top) and least (bottom) influential: {}", title),
-                             std::cerr);
+                             std::cerr, names);
     if (f.retrain > 0) {
       bt::write_validation_scatter(f.settings.out, single, f.classes ? &by_class : nullptr, title,
                                    std::cerr);

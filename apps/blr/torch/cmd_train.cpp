@@ -1,5 +1,6 @@
-// `blr train`: trains a classifier on Fashion-MNIST with one optimizer (BLR or baseline), with
-// checkpoints, resumption, calibration report, JSON and plots.
+// `blr train`: trains a network on Fashion-MNIST, a text corpus or the user's data with one
+// optimizer (BLR or baseline) and optionally a recipe, with checkpoints, resumption, calibration
+// report, JSON and plots.
 #include <memory>
 
 #include "../command.hpp"

@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
-#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,23 +10,30 @@
 #include <sstream>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/train/config.hpp"
 #include "plots.hpp"
 
 namespace blr::torch {
 namespace fs = std::filesystem;
 
-std::string class_name(int64_t label) {
-  static const std::array<const char*, 10> names = {"T-shirt/top", "Trouser", "Pullover", "Dress",
-                                                    "Coat",        "Sandal",  "Shirt",    "Sneaker",
-                                                    "Bag",         "Ankle boot"};
-  if (label >= 0 && label < 10) return names[static_cast<size_t>(label)];
-  return std::to_string(label);
+std::vector<std::string> class_names_of(const std::string& data) {
+  if (data != kFashionMnist) return {};
+  return {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+          "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+}
+
+std::string class_name(int64_t label, const std::vector<std::string>& names) {
+  if (label >= 0 && label < static_cast<int64_t>(names.size())) {
+    return names[static_cast<size_t>(label)];
+  }
+  return fmt::format("class {}", label);
 }
 
 bool write_influence_grid(const std::string& dir, const ::at::Tensor& images,
                           const ::at::Tensor& labels, const ::at::Tensor& score,
                           const std::vector<int64_t>& most, const std::vector<int64_t>& least,
-                          const std::string& title, std::ostream& log) {
+                          const std::string& title, std::ostream& log,
+                          const std::vector<std::string>& class_names) {
   const auto x = images.detach().to(::at::kDouble).cpu();
   if (!(x.dim() == 4 && x.size(1) == 1) && x.dim() != 3) {
     log << "blr: note: the inputs are not grey-scale images, so no image grid was drawn.\n";
@@ -66,7 +72,7 @@ bool write_influence_grid(const std::string& dir, const ::at::Tensor& images,
       write_text_file(data / file, m.str());
       // Two lines: "\n" is a line break only in double quotes, so it joins two quoted lines.
       gp << "set title "
-         << gnuplot_string(fmt::format("#{} {}", i, class_name(labels[i].item<int64_t>())))
+         << gnuplot_string(fmt::format("#{} {}", i, class_name(labels[i].item<int64_t>(), class_names)))
          << ".\"\\n\"." << gnuplot_string(fmt::format("score {:.3g}", score[i].item<double>()))
          << " noenhanced\n";
       gp << "plot " << gnuplot_string(file) << " matrix with image\n";

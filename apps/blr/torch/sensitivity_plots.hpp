@@ -21,14 +21,20 @@
 
 namespace blr::torch {
 
-/// The label's name (Fashion-MNIST's ten classes), or the number for other labels.
-std::string class_name(int64_t label);
+/// The names of a data set's classes: Fashion-MNIST's ten for the built-in set, none (numbers)
+/// for a user's data, whose labels are numbers.
+std::vector<std::string> class_names_of(const std::string& data);
 
-/// DIR/influence.png from images N×1×H×W (or N×H×W), labels, scores and the ranked indices.
+/// The label's name from `names`, or "class N" when it has none.
+std::string class_name(int64_t label, const std::vector<std::string>& names);
+
+/// DIR/influence.png from images N×1×H×W (or N×H×W), labels, scores and the ranked indices;
+/// each image titled with its label's name from `class_names` (class_name).
 bool write_influence_grid(const std::string& dir, const ::at::Tensor& images,
                           const ::at::Tensor& labels, const ::at::Tensor& score,
                           const std::vector<int64_t>& most, const std::vector<int64_t>& least,
-                          const std::string& title, std::ostream& log);
+                          const std::string& title, std::ostream& log,
+                          const std::vector<std::string>& class_names = {});
 
 /// DIR/validation.png; `classes` may be null (no leave-one-class-out).
 bool write_validation_scatter(const std::string& dir, const RetrainValidation& examples,

@@ -30,12 +30,12 @@ class VariationalOptimizer;
 VariationalOptimizer* as_variational(::torch::optim::Optimizer& optimizer);
 
 /// Log-probabilities (N×C, or N×…×C) at the current parameters, evaluated in batches without gradients.
-::at::Tensor predict_log_probs(const Model& model, const ::at::Tensor& images,
+::at::Tensor predict_log_probs(const Model& model, const ::at::Tensor& inputs,
                                int64_t batch_size = 1000);
 
 /// Posterior-predictive log-probabilities with `samples` ≥ 1 draws from the optimizer's posterior.
 ::at::Tensor predictive_log_probs(const Model& model, VariationalOptimizer& optimizer,
-                                  const ::at::Tensor& images, int samples,
+                                  const ::at::Tensor& inputs, int samples,
                                   int64_t batch_size = 1000);
 
 /// Several data sets at once with the SAME parameter draws (e.g. test and shifted test set), so

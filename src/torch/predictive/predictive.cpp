@@ -19,13 +19,13 @@ VariationalOptimizer* as_variational(::torch::optim::Optimizer& optimizer) {
 
 namespace {
 
-at::Tensor log_probs_in_batches(const Model& model, const at::Tensor& images, int64_t batch_size) {
+at::Tensor log_probs_in_batches(const Model& model, const at::Tensor& inputs, int64_t batch_size) {
   check(batch_size >= 1, "The prediction batch size must be positive.");
   ::torch::NoGradGuard no_grad;
   std::vector<at::Tensor> parts;
-  for (int64_t start = 0; start < images.size(0); start += batch_size) {
-    const auto end = std::min(images.size(0), start + batch_size);
-    parts.push_back(at::log_softmax(model.forward(images.slice(0, start, end)), -1));
+  for (int64_t start = 0; start < inputs.size(0); start += batch_size) {
+    const auto end = std::min(inputs.size(0), start + batch_size);
+    parts.push_back(at::log_softmax(model.forward(inputs.slice(0, start, end)), -1));
   }
   return at::cat(parts, 0);
 }
@@ -66,9 +66,9 @@ std::vector<at::Tensor> predictive_outputs(const Model& model, VariationalOptimi
   return out;
 }
 
-at::Tensor predict_log_probs(const Model& model, const at::Tensor& images, int64_t batch_size) {
+at::Tensor predict_log_probs(const Model& model, const at::Tensor& inputs, int64_t batch_size) {
   EvalMode eval(model);
-  return log_probs_in_batches(model, images, batch_size);
+  return log_probs_in_batches(model, inputs, batch_size);
 }
 
 std::vector<at::Tensor> predictive_log_probs(const Model& model, VariationalOptimizer& optimizer,
@@ -98,8 +98,8 @@ std::vector<at::Tensor> predictive_log_probs(const Model& model, VariationalOpti
 }
 
 at::Tensor predictive_log_probs(const Model& model, VariationalOptimizer& optimizer,
-                                const at::Tensor& images, int samples, int64_t batch_size) {
-  return predictive_log_probs(model, optimizer, std::vector<at::Tensor>{images}, samples,
+                                const at::Tensor& inputs, int samples, int64_t batch_size) {
+  return predictive_log_probs(model, optimizer, std::vector<at::Tensor>{inputs}, samples,
                               batch_size)[0];
 }
 
