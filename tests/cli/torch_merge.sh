@@ -66,6 +66,18 @@ merge two_avg --models adamw/adamw.ckpt,ivon/ivon.ckpt --method average
 merge two_ta --models adamw/adamw.ckpt,ivon/ivon.ckpt --method task-arithmetic --scale 0.3
 evaluate adamw adamw/adamw.ckpt
 evaluate ivon ivon/ivon.ckpt
+grep -q "blr merge: average of 2 model(s) into the base base/ivon.ckpt written to" "$work/two_avg.err" ||
+  { fail "merge --method average names settings it does not use"; cat "$work/two_avg.err" >&2; }
+# a merged model is reported as merged, from which base optimizer (not as the fresh sgd it holds)
+"$blr" eval --checkpoint "$work/two_unc.ckpt" --threads 1 >"$work/merged.out" 2>"$work/merged.err" ||
+  fail "eval of a merge: exit $?"
+grep -q "^merged " "$work/merged.out" || { fail "a merged model's row is not labelled merged"; cat "$work/merged.out" >&2; }
+grep -q "merged: uncertainty merge of 2 model(s) into a base trained with ivon" "$work/merged.out" ||
+  { fail "a merged model's origin is not stated"; cat "$work/merged.out" >&2; }
+grep -q "(uncertainty merge of 2 model(s) into a base trained with ivon)" "$work/merged.err" ||
+  { fail "eval's progress line does not say the model is merged"; cat "$work/merged.err" >&2; }
+python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['optimizers']; (e,)=d.values(); assert e['origin'].startswith('uncertainty merge'), e" \
+  "$work/eval_two_unc.json" || fail "the JSON of a merged model has no origin"
 python3 - "$work" <<'PY' || fail "merge: JSON checks failed (see above)"
 import json, sys
 w = sys.argv[1]

@@ -185,8 +185,9 @@ inline void add_train_flags(CLI::App* cmd, TrainFlags& f) {
   cmd->add_flag("--quiet", s.quiet, "No progress output on stderr.");
   cmd->add_flag("--verbose", s.verbose,
                 "After each epoch, what the posterior has learned: quantiles of its curvature h "
-                "and of σ, the share of h still within 1 % of h₀, the share of steps at the clip "
-                "radius, and the share of clipped gradients (also in the JSON's history).");
+                "and of σ, the share of h still within 1 % of h₀ (and at h₀β₂ᵗ), the share of "
+                "steps at the clip radius, and the share of clipped gradients (also in the JSON's "
+                "history).");
   cmd->add_option("--divergence-factor", s.divergence_factor,
                   "Flag a run as diverged when its training loss or test NLL exceeds this multiple "
                   "of its first step's loss.")

@@ -104,13 +104,23 @@ int run_merge(const MergeFlags& f) {
       target.copy_(merged);
     }
   }
-  base.trainer->replace_optimizer("sgd", {});
+  base.trainer->replace_optimizer(
+      "sgd", {},
+      fmt::format("{} merge of {} model(s) into a base trained with {}",
+                  blr::torch::merge_method_name(f.options.method), f.models.size(),
+                  base.run.config.optimizer));
   base.trainer->save(f.out);
   if (!f.settings.quiet) {
-    std::cerr << fmt::format(
-        "blr merge: {} of {} model(s) into the base {} (scale {}, delta0 {}) written to {}\n",
-        blr::torch::merge_method_name(f.options.method), f.models.size(), f.base,
-        f.options.scale, f.options.delta0, f.out);
+    // Only the settings the method uses: average has no scale, only uncertainty has δ₀.
+    std::string settings;
+    if (f.options.method == blr::torch::MergeMethod::kUncertainty) {
+      settings = fmt::format(" (scale {}, delta0 {})", f.options.scale, f.options.delta0);
+    } else if (f.options.method == blr::torch::MergeMethod::kTaskArithmetic) {
+      settings = fmt::format(" (scale {})", f.options.scale);
+    }
+    std::cerr << fmt::format("blr merge: {} of {} model(s) into the base {}{} written to {}\n",
+                             blr::torch::merge_method_name(f.options.method), f.models.size(),
+                             f.base, settings, f.out);
   }
   return 0;
 }

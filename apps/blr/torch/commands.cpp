@@ -558,8 +558,10 @@ int run_eval(const std::string& checkpoint_path, int test_samples, const std::st
   Trainer trainer(config, run.data, device);
   trainer.restore(run.checkpoint);
   if (!settings.quiet) {
-    std::cerr << fmt::format("blr eval: {} with {} after {} epochs; evaluating on {} test examples\n",
-                             trainer.result().model_description, run.config.optimizer,
+    std::cerr << fmt::format("blr eval: {} {} after {} epochs; evaluating on {} test examples\n",
+                             trainer.result().model_description,
+                             run.config.origin.empty() ? "with " + run.config.optimizer
+                                                       : "(" + run.config.origin + ")",
                              trainer.epoch(), run.data->test.size());
   }
   trainer.evaluate();

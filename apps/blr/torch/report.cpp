@@ -144,6 +144,7 @@ nlohmann::json run_to_json(const RunResult& run) {
     }
   }
   if (is_text_data(run.config.data)) j["language_model"] = language_model_json(run);
+  if (!run.config.origin.empty()) j["origin"] = run.config.origin;
   if (!run.checkpoint.empty()) j["checkpoint"] = run.checkpoint;
   if (std::isfinite(run.initial_loss)) j["initial_loss"] = run.initial_loss;
   if (!run.parameter_digest.empty()) j["parameter_digest"] = run.parameter_digest;
@@ -260,8 +261,8 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
       out << fmt::format(
           "{:<9} {:<18} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>9} "
           "{:>9.2f} {:>8.2f}\n",
-          run.config.optimizer, mode, m.accuracy, m.nll, m.ece, m.brier, m.entropy, auroc_text,
-          mean_epoch, run.step_ms);
+          run.config.origin.empty() ? run.config.optimizer : std::string("merged"), mode,
+          m.accuracy, m.nll, m.ece, m.brier, m.entropy, auroc_text, mean_epoch, run.step_ms);
     };
     const std::string predictive = predictive_method(run) == "probit"
                                        ? std::string("predictive (probit)")
@@ -289,6 +290,9 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
         lm.value("validation_perplexity_predictive", std::nan("")),
         lm["train_tokens_per_second"].get<double>(),
         lm["evaluation_tokens_per_second"].get<double>());
+  }
+  for (const auto& run : runs) {
+    if (!run.config.origin.empty()) out << fmt::format("merged: {}.\n", run.config.origin);
   }
   print_comparisons(out, runs);
   if (!runs.empty()) {

@@ -166,6 +166,7 @@ nlohmann::json TrainConfig::to_json() const {
   j["warmup_epochs"] = warmup_epochs;
   j["grad_clip"] = grad_clip;
   j["recipe"] = recipe;
+  if (!origin.empty()) j["origin"] = origin;
   j["seed"] = seed;
   j["test_samples"] = test_samples;
   j["temperature_scaling"] = temperature_scaling;
@@ -210,6 +211,7 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
     c.warmup_epochs = j.at("warmup_epochs").get<double>();  // whole epochs before recipes
     c.grad_clip = j.value("grad_clip", 0.0);                  // absent before it existed
     c.recipe = j.value("recipe", std::string());
+    c.origin = j.value("origin", std::string());
     c.seed = j.at("seed").get<uint64_t>();
     c.test_samples = j.at("test_samples").get<int>();
     c.temperature_scaling = j.value("temperature_scaling", false);  // absent before it existed

@@ -250,10 +250,12 @@ void Trainer::start_from(const Checkpoint& checkpoint) {
   replace_optimizer(config_.optimizer, config_.optimizer_options);  // over the new parameters
 }
 
-void Trainer::replace_optimizer(const std::string& optimizer, const OptionValues& options) {
+void Trainer::replace_optimizer(const std::string& optimizer, const OptionValues& options,
+                                const std::string& origin) {
   TrainConfig config = config_;
   config.optimizer = optimizer;
   config.optimizer_options = options;
+  config.origin = origin;
   config.validate();
   const OptimizerContext context{likelihood_terms(*data_), config.seed, config.batch_size};
   optimizer_ = make_optimizer(config.optimizer, model_.parameters(), config.optimizer_options,

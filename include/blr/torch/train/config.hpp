@@ -69,6 +69,10 @@ struct TrainConfig {
   double grad_clip = 0.0;
   /// The recipe the run's settings came from (train/recipe.hpp), for the record; "" = none.
   std::string recipe;
+  /// Where the parameters came from when `optimizer` did not train them: `blr merge` writes
+  /// "uncertainty merge of 2 models into a base trained with ivon" (its optimizer entry is then a
+  /// fresh sgd); "" for a trained run. Reports show such a model as "merged".
+  std::string origin;
   uint64_t seed = 0;
   int test_samples = 64;  ///< posterior-predictive samples (variational optimizers)
   /// Classification: also report the test metrics after temperature scaling, with T fitted on

@@ -192,7 +192,10 @@ class Trainer {
   /// Replaces the optimizer by a new one named `optimizer` with the given options over the same
   /// model parameters (as they are now), keeping the epoch and the history: how `blr laplace`
   /// turns a trained run into a run whose "optimizer" is the fitted posterior.
-  void replace_optimizer(const std::string& optimizer, const OptionValues& options);
+  /// `origin` (TrainConfig::origin) says where the parameters came from when the new optimizer
+  /// did not train them (blr merge).
+  void replace_optimizer(const std::string& optimizer, const OptionValues& options,
+                         const std::string& origin = "");
   /// Trains as one rank of a data-parallel run (blr/torch/distributed/data_parallel.hpp): this
   /// rank's share of each minibatch, all-reduced updates, evaluation and checkpoints on rank 0.
   void set_data_parallel(std::shared_ptr<distributed::DataParallel> parallel);
