@@ -69,6 +69,8 @@ check train 'd["config"]["recipe"] == "image-resnet" and d["config"]["schedule"]
 check train 'all("posterior" in e and len(e["posterior"]["curvature_quantiles"]) == 7 for e in d["optimizers"]["ivon"]["history"])'
 check train 'd["optimizers"]["ivon"]["history"][-1]["posterior"]["initial_curvature"] == 0.5'
 grep -q "posterior: h 1/50/99 %" "$work/train.err" || { fail "--verbose: no posterior line"; cat "$work/train.err" >&2; }
+# the predictive's draws show progress with an ETA, as training does (issue 30, item 6)
+grep -q "ivon: predictive, sample 2/2" "$work/train.err" || { fail "no progress of the predictive"; cat "$work/train.err" >&2; }
 # β₂ = 0.99999 over 16 steps: h cannot leave h₀, and the run says so once
 [ "$(grep -c 'the posterior has not moved from its initial value' "$work/train.err")" -eq 1 ] ||
   { fail "the stuck-posterior warning is not given exactly once"; cat "$work/train.err" >&2; }

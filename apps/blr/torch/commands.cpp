@@ -124,7 +124,7 @@ RunResult train_one(Trainer& trainer, const RunSettings& s, ProgressReporter& pr
     trainer.result().checkpoint = path;
   }
   if (!s.quiet) progress.message(fmt::format("{}: evaluating on the test set", label));
-  trainer.evaluate();
+  trainer.evaluate(0, s.quiet ? SampleProgress{} : progress.sample_progress(label));
   return trainer.result();
 }
 
@@ -564,7 +564,8 @@ int run_eval(const std::string& checkpoint_path, int test_samples, const std::st
                                                        : "(" + run.config.origin + ")",
                              trainer.epoch(), run.data->test.size());
   }
-  trainer.evaluate();
+  ProgressReporter progress(std::cerr, stderr_is_terminal());
+  trainer.evaluate(0, settings.quiet ? SampleProgress{} : progress.sample_progress("blr eval"));
   std::vector<RunResult> runs{trainer.result()};
   return finish("eval", runs, settings);
 }

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <ostream>
 
 namespace blr::torch {
@@ -121,6 +123,31 @@ void ProgressReporter::message(const std::string& line) {
   clear_bar();
   out_ << line << '\n';
   out_.flush();
+}
+
+SampleProgress ProgressReporter::sample_progress(const std::string& label) {
+  const auto start = std::make_shared<Clock::time_point>(Clock::now());
+  const auto last = std::make_shared<Clock::time_point>();
+  return [this, label, start, last](int done, int samples) {
+    const auto now = Clock::now();
+    const double elapsed = std::chrono::duration<double>(now - *start).count();
+    const double eta = elapsed / done * (samples - done);
+    if (live_) {
+      if (done != samples && now - *last < std::chrono::milliseconds(100)) return;
+      *last = now;
+      out_ << fmt::format("\r\033[K{}: predictive, sample {}/{} ETA {}", label, done, samples,
+                          format_duration(eta));
+      bar_shown_ = true;
+      if (done == samples) clear_bar();
+    } else {
+      // Plain lines at each quarter of the draws (and the last).
+      const int quarter = std::max(1, samples / 4);
+      if (done % quarter != 0 && done != samples) return;
+      out_ << fmt::format("{}: predictive, sample {}/{} ({:.1f} s{})\n", label, done, samples,
+                          elapsed, done < samples ? ", ETA " + format_duration(eta) : "");
+    }
+    out_.flush();
+  };
 }
 
 TrainHooks ProgressReporter::hooks() {

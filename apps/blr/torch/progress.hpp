@@ -37,6 +37,10 @@ class ProgressReporter {
   /// A message line (clears the bar first).
   void message(const std::string& line);
 
+  /// Progress of a posterior predictive's draws, with an ETA: a live bar on a terminal, plain
+  /// lines at each quarter otherwise. `label` names the run.
+  SampleProgress sample_progress(const std::string& label);
+
   /// Hooks that feed this reporter.
   TrainHooks hooks();
 

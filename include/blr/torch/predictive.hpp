@@ -18,6 +18,7 @@
 #include <ATen/Tensor.h>
 #include <torch/optim/optimizer.h>
 
+#include <functional>
 #include <vector>
 
 #include "blr/torch/nn/model.hpp"
@@ -38,11 +39,15 @@ VariationalOptimizer* as_variational(::torch::optim::Optimizer& optimizer);
                                   const ::at::Tensor& inputs, int samples,
                                   int64_t batch_size = 1000);
 
+/// Told after each posterior draw of a predictive: draws done, draws in all (progress with an ETA).
+using SampleProgress = std::function<void(int done, int samples)>;
+
 /// Several data sets at once with the SAME parameter draws (e.g. test and shifted test set), so
 /// the comparison between them is not blurred by different samples.
 std::vector<::at::Tensor> predictive_log_probs(const Model& model, VariationalOptimizer& optimizer,
-                                               const std::vector<::at::Tensor>& image_sets,
-                                               int samples, int64_t batch_size = 1000);
+                                               const std::vector<::at::Tensor>& input_sets,
+                                               int samples, int64_t batch_size = 1000,
+                                               const SampleProgress& progress = {});
 
 /// The model's outputs (N×…) at the current parameters, in batches without gradients.
 ::at::Tensor predict_outputs(const Model& model, const ::at::Tensor& inputs,
@@ -51,7 +56,8 @@ std::vector<::at::Tensor> predictive_log_probs(const Model& model, VariationalOp
 /// The outputs under `samples` ≥ 1 posterior draws, K×N×… per set (the same draws for all sets).
 std::vector<::at::Tensor> predictive_outputs(const Model& model, VariationalOptimizer& optimizer,
                                              const std::vector<::at::Tensor>& input_sets,
-                                             int samples, int64_t batch_size = 1000);
+                                             int samples, int64_t batch_size = 1000,
+                                             const SampleProgress& progress = {});
 
 /// σ² per parameter of a variational optimizer (empty for a point-estimate optimizer).
 std::vector<::at::Tensor> posterior_variance(::torch::optim::Optimizer& optimizer);

@@ -50,7 +50,7 @@ at::Tensor predict_outputs(const Model& model, const at::Tensor& inputs, int64_t
 
 std::vector<at::Tensor> predictive_outputs(const Model& model, VariationalOptimizer& optimizer,
                                            const std::vector<at::Tensor>& input_sets, int samples,
-                                           int64_t batch_size) {
+                                           int64_t batch_size, const SampleProgress& progress) {
   check(samples >= 1,
         fmt::format("The number of test samples must be at least 1; got {}.", samples));
   EvalMode eval(model);
@@ -60,6 +60,7 @@ std::vector<at::Tensor> predictive_outputs(const Model& model, VariationalOptimi
     for (size_t d = 0; d < input_sets.size(); ++d) {
       draws[d].push_back(outputs_in_batches(model, input_sets[d], batch_size));
     }
+    if (progress) progress(s + 1, samples);
   }
   std::vector<at::Tensor> out;
   for (auto& d : draws) out.push_back(at::stack(d, 0));
@@ -72,25 +73,26 @@ at::Tensor predict_log_probs(const Model& model, const at::Tensor& inputs, int64
 }
 
 std::vector<at::Tensor> predictive_log_probs(const Model& model, VariationalOptimizer& optimizer,
-                                             const std::vector<at::Tensor>& image_sets, int samples,
-                                             int64_t batch_size) {
+                                             const std::vector<at::Tensor>& input_sets, int samples,
+                                             int64_t batch_size, const SampleProgress& progress) {
   check(samples >= 1,
         fmt::format("The number of test samples must be at least 1; got {}.", samples));
   // A Laplace posterior may ask for its linearised probit predictive instead of sampling.
   if (auto* laplace = dynamic_cast<LaplacePosterior*>(&optimizer);
       laplace != nullptr && laplace->options().predictive == LaplacePredictive::kProbit) {
     std::vector<at::Tensor> out;
-    for (const auto& x : image_sets) out.push_back(laplace_probit_log_probs(model, *laplace, x));
+    for (const auto& x : input_sets) out.push_back(laplace_probit_log_probs(model, *laplace, x));
     return out;
   }
   EvalMode eval(model);
-  std::vector<at::Tensor> acc(image_sets.size());
+  std::vector<at::Tensor> acc(input_sets.size());
   for (int s = 0; s < samples; ++s) {
     SampledParameters sampled(optimizer, /*train=*/false);
-    for (size_t d = 0; d < image_sets.size(); ++d) {
-      auto lp = log_probs_in_batches(model, image_sets[d], batch_size).to(at::kDouble);
+    for (size_t d = 0; d < input_sets.size(); ++d) {
+      auto lp = log_probs_in_batches(model, input_sets[d], batch_size).to(at::kDouble);
       acc[d] = s == 0 ? lp : at::logaddexp(acc[d], lp);
     }
+    if (progress) progress(s + 1, samples);
   }
   const double log_k = std::log(static_cast<double>(samples));
   for (auto& a : acc) a = a - log_k;

@@ -524,12 +524,12 @@ void Trainer::check_divergence(const EpochRecord& record, double factor) {
       config_.optimizer);
 }
 
-Evaluation Trainer::evaluate(int samples) {
+Evaluation Trainer::evaluate(int samples, const SampleProgress& progress) {
   if (samples <= 0) samples = config_.test_samples;
   const auto t0 = Clock::now();
   Evaluation ev;
   if (data_->task == Task::kRegression) {
-    evaluate_regression(ev, samples);
+    evaluate_regression(ev, samples, progress);
     ev.seconds = seconds_since(t0);
     result_.test = ev;
     result_.parameter_digest = parameter_digest(model_.named_parameters());
@@ -574,7 +574,7 @@ Evaluation Trainer::evaluate(int samples) {
     std::vector<at::Tensor> sets = {test_x};
     if (has_shifted) sets.push_back(shifted_x);
     if (ev.has_validation) sets.push_back(validation_x);
-    const auto lp = predictive_log_probs(model_, *v, sets, samples);
+    const auto lp = predictive_log_probs(model_, *v, sets, samples, 1000, progress);
     ev.has_predictive = true;
     ev.samples = samples;
     ev.predictive = classification_metrics(lp[0], labels, bins);
@@ -624,7 +624,7 @@ MemberPredictions Trainer::mean_predictions() {
   return p;
 }
 
-void Trainer::evaluate_regression(Evaluation& ev, int samples) {
+void Trainer::evaluate_regression(Evaluation& ev, int samples, const SampleProgress& progress) {
   ev.task = Task::kRegression;
   ev.ood_auroc_mean = ev.ood_auroc_predictive = std::numeric_limits<double>::quiet_NaN();
   const auto test_x = data_->test.x.to(device_);
@@ -641,7 +641,7 @@ void Trainer::evaluate_regression(Evaluation& ev, int samples) {
   if (auto* v = as_variational(*optimizer_); v != nullptr && v->has_posterior()) {
     std::vector<at::Tensor> sets = {test_x};
     if (ev.has_validation) sets.push_back(validation_x);
-    const auto draws = predictive_outputs(model_, *v, sets, samples);
+    const auto draws = predictive_outputs(model_, *v, sets, samples, 1000, progress);
     ev.has_predictive = true;
     ev.samples = samples;
     ev.regression_predictive = regression_score(draws[0], data_->test.y, true);

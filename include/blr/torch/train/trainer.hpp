@@ -50,6 +50,7 @@
 #include "blr/torch/distributed/data_parallel.hpp"
 #include "blr/torch/ensemble.hpp"
 #include "blr/torch/metrics.hpp"
+#include "blr/torch/predictive.hpp"
 #include "blr/torch/nn/classifier.hpp"
 #include "blr/torch/nn/model.hpp"
 #include "blr/torch/posterior_diagnostics.hpp"
@@ -183,7 +184,7 @@ class Trainer {
 
   /// Test-set evaluation at the mean and, for variational optimizers, with `samples` posterior
   /// samples (0: config.test_samples).
-  Evaluation evaluate(int samples = 0);
+  Evaluation evaluate(int samples = 0, const SampleProgress& progress = {});
 
   /// Log-probabilities at the mean on the test, shifted and validation splits (classification;
   /// undefined for a split the data set lacks): what an ensemble averages (ensemble.hpp).
@@ -219,7 +220,7 @@ class Trainer {
   ::at::Tensor loss_of(const ::at::Tensor& outputs, const ::at::Tensor& y) const;
   void check_model_output() const;
   void refit_noise();
-  void evaluate_regression(Evaluation& ev, int samples);
+  void evaluate_regression(Evaluation& ev, int samples, const SampleProgress& progress);
   /// Regression metrics of standardised means (K×N×… when sampled) against standardised targets,
   /// in the targets' original units.
   RegressionMetrics regression_score(const ::at::Tensor& means, const ::at::Tensor& y,
