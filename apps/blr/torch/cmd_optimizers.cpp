@@ -69,8 +69,8 @@ std::string recipe_schedule(const blr::torch::Recipe& r) {
 std::string recipes_markdown() {
   std::string out =
       "## Recipes\n\n"
-      "`--recipe NAME` on train, compare, continual and launch (and `blr.recipe(NAME, ...)` in "
-      "Python) sets the options below; flags given override them, and `ess` stays the "
+      "`--recipe NAME` on train, compare, continual, ensemble and launch (and "
+      "`blr.recipe(NAME, ...)` in Python) sets the options below; flags given override them, and `ess` stays the "
       "training-set size unless a recipe names it.\n\n";
   for (const auto& r : blr::torch::recipes()) {
     out += fmt::format("### recipe `{}`\n\n{}. Schedule: {} ({}).\n\n", r.name, r.summary,

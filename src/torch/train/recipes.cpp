@@ -72,8 +72,8 @@ std::vector<Recipe> make_recipes() {
         "3e-3 on the same validation split (scripts/recipe_sweep.sh)"},
        {"sgd",
         sgd(0.05, 5e-4),
-        "blr's demo setting (heavy-ball SGD; [ivx:image_classification/train_sgd.sh] uses lr 0.1, "
-        "momentum 0.9 for ResNets)"},
+        "the setting of blr's first Fashion-MNIST experiment (docs/results.md; heavy-ball SGD; "
+        "[ivx:image_classification/train_sgd.sh] uses lr 0.1, momentum 0.9 for ResNets)"},
        {"vogn",
         {{"lr", V(0.01)}, {"beta1", V(0.9)}, {"curvature_rate", V(0.001)}, {"hess_init", V(8e-3)},
          {"prior_precision", V(1.0)}, {"damping", V(0.0)}, {"mc_samples", V(int64_t{10})}},
@@ -86,8 +86,8 @@ std::vector<Recipe> make_recipes() {
         "[bbn:main_mnist.py defaults, shipped logs]: MNIST binary MLP, lr 1e-4 cosine, β 0, "
         "τ 1e-10, one training sample, λ initialised at ±10 with a uniform prior (bs 100, 500 "
         "epochs in the source)"}},
-      "The sources train 100–500 epochs; blr's demo trains 10. A validation split "
-      "(--validation 0.1) is how to check a change."});
+      "The sources train 100–500 epochs; the settings were chosen at 10 epochs and blr's demo "
+      "trains 15. A validation split (--validation 0.1) is how to check a change."});
 
   out.push_back(Recipe{
       "image-resnet",
