@@ -5,6 +5,7 @@
 
 #include <Eigen/LU>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "blr/core/error.hpp"
@@ -217,6 +218,45 @@ TEST(Laplace, InvalidInputIsAnError) {
   EXPECT_THROW(
       laplace(Glm::with_isotropic_prior(x, Vector::Zero(3), Likelihood::logistic, 1.0), bad),
       Error);
+}
+
+
+// Issue 34, D3: counts of about 150 (intercept ≈ 5) and of about 22 000 (intercept ≈ 10). From
+// w = 0 an undamped Newton step overshoots to an intercept of about ȳ − 1, and from there each step
+// comes back by about one unit, so the 100-step cap ended far from the mode (intercept 56 for
+// counts of 150; e^a overflowed for counts of 22 000). The responses are round(exp(b₀ + 0.3x₁ −
+// 0.2x₂)) on a fixed design, so the test needs no random draws.
+Glm poisson_counts(double intercept) {
+  constexpr Index kRows = 300;
+  Matrix x(kRows, 3);
+  Vector y(kRows);
+  for (Index i = 0; i < kRows; ++i) {
+    const double t = static_cast<double>(i);
+    x.row(i) << 1.0, std::sin(0.37 * t), std::cos(1.1 * t + 0.5);
+    y[i] = std::round(std::exp(intercept + 0.3 * x(i, 1) - 0.2 * x(i, 2)));
+  }
+  return Glm::with_isotropic_prior(x, y, Likelihood::poisson, 1.0);
+}
+
+TEST(Laplace, PoissonLargeCountsReachTheModeFromZero) {
+  for (const double intercept : {5.0, 10.0}) {
+    SCOPED_TRACE(fmt::format("intercept {}", intercept));
+    const Glm model = poisson_counts(intercept);
+    const LaplaceOptions options;  // ρ = 1, 100 steps, max|∇ℓ̄| < 1e-10
+    const LaplaceResult r = laplace(model, options);
+    ASSERT_TRUE(r.converged) << r.iterations << " steps, mean " << r.mean.transpose();
+    // Damped Newton needs about log₂(ȳ) halvings in its first steps and then converges
+    // quadratically: a quarter of the cap is far more than it takes.
+    EXPECT_LE(r.iterations, options.max_iterations / 4);
+    // Stationary: below the tolerance, or at the gradient's rounding floor, a few roundings of
+    // Σ_i |x_ij|(y_i + e^{a_i}) (above 1e-10 for counts of 22 000).
+    const Vector mu = (model.x * r.mean).array().exp();
+    const Vector floor = 4 * std::numeric_limits<double>::epsilon() *
+                         (model.x.cwiseAbs().transpose() * (model.y + mu));
+    const Vector g = model.gradient(r.mean);
+    for (Index j = 0; j < 3; ++j) EXPECT_LT(std::abs(g[j]), options.tolerance + floor[j]) << j;
+    EXPECT_NEAR(r.mean[0], intercept, 0.01);  // the rounding of the counts moves the mode little
+  }
 }
 
 }  // namespace

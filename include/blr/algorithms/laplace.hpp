@@ -4,7 +4,22 @@
 //
 // Candidate q = N(m, S⁻¹) (GaussianFull), delta method of second order, ρ = `newton.step_size`:
 //     S ← (1 − ρ)S + ρ(∇²ℓ̄(m) + δI),   m ← m − ρ S⁻¹(∇ℓ̄(m) + δm)       (the `Newton` preset)
-// until the mode is reached, max|∇ℓ̄(m) + δm| < tolerance, or `max_steps` steps were taken. At the
+// until the mode is reached — max|∇ℓ̄(m) + δm| < tolerance, or Newton's step changes no entry of m
+// by more than 4 ulps of max|m| (the gradient is then at its rounding floor, above 1e-10 for counts
+// of thousands) — or `max_steps` steps were taken.
+//
+// Damping (a backtracking line search on f(m) = ℓ̄(m) + ½δ|m|², Armijo's rule; Nocedal & Wright
+// 2006, §3.1; Boyd & Vandenberghe 2004, §9.5.2): with Δ the rule's change of the mean and
+// λ² = −∇f(m)ᵀΔ its Newton decrement, the mean moves to m + tΔ for the first t in 1, ½, ¼, … with
+//     f(m + tΔ) ≤ f(m) − c·t·λ²,   c = 10⁻⁴.
+// Far from the mode of a steep likelihood (Poisson counts of 150 from w = 0) the full step
+// overshoots to where e^a overflows; halving brings it back in a few trials. Once λ² ≤ 1/16 the
+// full step is taken untested: that is where backtracking accepts it anyway for a self-concordant
+// f (λ ≤ (1 − 2c)/4, Boyd & Vandenberghe §9.6), and where the decrease sought falls towards the
+// rounding of ℓ̄, which a test could not resolve. So runs whose full steps decrease f are unchanged
+// bit for bit. If 52 halvings (t = 2⁻⁵², below the rounding of m) find no decrease, the run stops
+// unconverged before its cap. The precision keeps the rule's update (it is ∇²ℓ̄ at the previous
+// mean for ρ = 1, and the final S is taken at θ* in any case). At the
 // mode θ* the delta method at ρ = 1 gives q = N(θ*, S⁻¹) with S = ∇²ℓ̄(θ*) + δI, and, when ℓ̄ is a
 // negative log-likelihood (δ > 0: prior N(0, δ⁻¹I)) or a negative log joint (δ = 0) with all its
 // normalisers,
@@ -20,6 +35,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <numbers>
 
 #include "blr/algorithms/newton.hpp"
@@ -42,6 +58,7 @@ struct LaplaceResult {
   double log_joint = 0;     ///< −ℓ̄(θ*) + log N(θ* | 0, δ⁻¹I) (the second term only when δ > 0)
   double log_evidence = 0;  ///< log p(D, θ*) + (d/2) log 2π − ½ log|S|
   long iterations = 0;      ///< steps taken
+  long halvings = 0;        ///< halvings of the step by the line search, over the run
   bool converged = false;   ///< the stationarity test passed
 };
 
@@ -59,15 +76,55 @@ LaplaceResult laplace(const L& loss, GaussianFull start, const LaplaceOptions& o
   Rng unused(0);  // the delta method draws nothing
   RuleState<GaussianFull> state = init(std::move(start));
   LaplaceResult result;
+  constexpr double kArmijo = 1e-4;           // c: the fraction of the predicted decrease required
+  constexpr double kTrustedDecrement = 1.0 / 16;  // λ² below which the full step is taken
+  constexpr int kMaxHalvings = 52;
+  constexpr double kEpsilon = std::numeric_limits<double>::epsilon();
+  constexpr double kRoundingSteps = 4;  // a step of a few ulps of max|m| is rounding, not progress
+  const auto objective = [delta](const Vector& m, double loss_value) {
+    return delta > 0.0 ? loss_value + 0.5 * delta * m.squaredNorm() : loss_value;
+  };
   GaussianEstimate estimate = newton.estimator.estimate(state.q, loss, unused);
   for (;;) {
-    const double stationarity = (estimate.gradient + delta * state.q.mean).cwiseAbs().maxCoeff();
-    if (stationarity < options.tolerance) {
+    const Vector gradient = estimate.gradient + delta * state.q.mean;
+    if (gradient.cwiseAbs().maxCoeff() < options.tolerance) {
       result.converged = true;
       break;
     }
     if (result.iterations == options.max_steps) break;
+    const Vector from = state.q.mean;
     step(state, estimate, newton.policy);
+    const Vector direction = state.q.mean - from;
+    if (direction.cwiseAbs().maxCoeff() <= kRoundingSteps * kEpsilon * from.cwiseAbs().maxCoeff()) {
+      // Newton's step no longer moves m beyond its rounding: ∇f is at its rounding floor (which
+      // for large counts lies above an absolute tolerance of 1e-10); m is the mode in double.
+      state.q.mean = from;
+      result.converged = true;
+      break;
+    }
+    const double decrement = -gradient.dot(direction);
+    if (decrement > kTrustedDecrement) {
+      const double f0 = objective(from, estimate.loss);
+      double t = 1;
+      int halvings = 0;
+      bool decreased = false;
+      for (;;) {
+        const Vector trial = from + t * direction;
+        if (objective(trial, loss.value(trial)) <= f0 - kArmijo * t * decrement) {  // NaN: no
+          decreased = true;
+          break;
+        }
+        if (halvings == kMaxHalvings) break;
+        ++halvings;
+        t *= 0.5;
+      }
+      if (!decreased) {
+        state.q.mean = from;  // no decrease found: stop, unconverged, before the cap
+        break;
+      }
+      result.halvings += halvings;
+      if (halvings > 0) state.q.mean = from + t * direction;
+    }
     ++result.iterations;
     estimate = newton.estimator.estimate(state.q, loss, unused);
     if (observer) observer(result.iterations, state.q, estimate.loss);
