@@ -14,6 +14,7 @@
 #include "blr/core/types.hpp"
 #include "blr/inference/glm.hpp"
 #include "blr/inference/intervals.hpp"
+#include "blr/inference/lbfgs.hpp"
 #include "blr/io/csv.hpp"
 #include "result_document.hpp"
 
@@ -157,6 +158,16 @@ struct RegressionProblem {
   inference::Glm model;
 };
 /// Validates the options, loads the data and prints the header line "blr <command> <model> — ...".
+/// What to change when an iterative fit stops at its --max-iterations cap (require_converged,
+/// blr/core/convergence.hpp: `blr infer` prints no result of a fit that did not converge).
+inline constexpr const char* kRaiseCap = "raise --max-iterations or loosen --tolerance";
+
+/// Refuses a hyperparameter search (L-BFGS, gp_hyperparameters.hpp) that stopped at its cap on
+/// iterations or evaluations, naming `start_options` as what to change (infer_gpr.cpp); its other
+/// stop (no step meets the Wolfe conditions at the best point found) keeps its printed note.
+void require_search_converged(int iterations, int evaluations, bool converged,
+                              const inference::LbfgsOptions& options, const char* start_options);
+
 RegressionProblem prepare_regression(const Options& o, const std::string& command);
 
 struct GaussianPosterior {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 
+#include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
 #include "blr/core/rng.hpp"
 #include "blr/inference/conjugate.hpp"
@@ -57,6 +58,9 @@ nlohmann::json run_mixture(const Options& o, const inference::Glm& model, const 
                            int k, PredictionTable* predictions) {
   check(o.iterations >= 1, "Option '--iterations' must be at least 1.");
   const inference::LaplaceResult lap = inference::laplace(model);
+  require_converged(lap.converged, "Newton's method to the Laplace mode (the mixture's start)",
+                    lap.iterations, inference::LaplaceOptions{}.max_iterations, "iterations",
+                    "a larger --prior-precision gives a better-conditioned mode");
   const Index d = model.dimension();
   const Eigen::LLT<Matrix> llt(lap.covariance);
   const Matrix l = llt.matrixL();
@@ -211,6 +215,8 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
       if (o.max_iterations > 0) eo.max_iterations = o.max_iterations;
       if (o.tolerance > 0) eo.tolerance = o.tolerance;
       const auto r = inference::maximize_evidence(s.x_train, s.y_train, eo);
+      require_converged(r.converged, "Evidence maximisation", r.iterations, eo.max_iterations,
+                        "iterations", kRaiseCap);
       mean = r.mean;
       cov = r.covariance;
       model.prior_precision.setConstant(r.alpha);
@@ -244,6 +250,8 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
     if (o.max_iterations > 0) lo.max_iterations = o.max_iterations;
     if (o.tolerance > 0) lo.tolerance = o.tolerance;
     const auto r = inference::laplace(model, lo);
+    require_converged(r.converged, "Newton's method to the Laplace mode", r.iterations,
+                      lo.max_iterations, "iterations", kRaiseCap);
     mean = r.mean;
     cov = r.covariance;
     j.update({{"family", "gaussian-full"},
@@ -269,6 +277,7 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
     std::optional<inference::CviLaplaceStart> start;
     if (o.cvi_start == "laplace") start = inference::cvi_laplace_start(model, co.family);
     const auto r = inference::cvi(model, co, start ? &start->natural : nullptr);
+    require_converged(r.converged, "CVI", r.iterations, co.max_iterations, "iterations", kRaiseCap);
     mean = r.mean;
     cov = r.covariance;
     j.update({{"family", o.family},
@@ -368,6 +377,8 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions) {
     const auto h = inference::learn_gpc_kernel(
         kernel, s.x_train, s.y_train, Likelihood::logistic,
         laplace ? inference::GpcMethod::laplace : inference::GpcMethod::cvi, learn);
+    require_search_converged(h.iterations, h.evaluations, h.converged, learn.lbfgs,
+                             "--lengthscale and --variance");
     fmt::print(
         "hyperparameters: L-BFGS on the {} from ℓ = {}, σ² = {} ({:.9g}): {} iterations, {} "
         "evaluations, max|∇| = {:.2e} in (log ℓ, log σ²), converged: {}\n",
@@ -392,6 +403,8 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions) {
   std::function<void(const Matrix&, Vector&, Vector&)> predict;
   if (laplace) {
     const auto r = inference::gp_laplace(k, s.y_train, Likelihood::logistic, lo);
+    require_converged(r.converged, "Newton's method to the GP's Laplace mode", r.iterations,
+                      lo.max_iterations, "iterations", kRaiseCap);
     fmt::print("{} Newton iterations, converged: {}; log marginal likelihood {:.9g}\n",
                r.iterations, r.converged ? "yes" : "no", r.log_marginal_likelihood);
     mean = r.mode;
@@ -406,6 +419,7 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions) {
     };
   } else {
     const auto r = inference::gp_cvi(k, s.y_train, Likelihood::logistic, co);
+    require_converged(r.converged, "CVI", r.iterations, co.max_iterations, "iterations", kRaiseCap);
     fmt::print("{} iterations, converged: {}; ELBO {:.9g} ({} Gauss–Hermite nodes)\n", r.iterations,
                r.converged ? "yes" : "no", r.elbo, co.quadrature_nodes);
     mean = r.mean;

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
 #include "blr/inference/glm.hpp"
 #include "blr/inference/gp_hyperparameters.hpp"
@@ -14,6 +15,20 @@
 #include "infer_common.hpp"
 
 namespace blr::cli::infer {
+
+void require_search_converged(int iterations, int evaluations, bool converged,
+                              const inference::LbfgsOptions& options, const char* start_options) {
+  if (converged) return;
+  const std::string remedy = fmt::format("start it from other {}", start_options);
+  if (evaluations >= options.max_evaluations) {
+    require_converged(false, "The hyperparameter search (L-BFGS)", evaluations,
+                      options.max_evaluations, "evaluations", remedy);
+  }
+  if (iterations >= options.max_iterations) {
+    require_converged(false, "The hyperparameter search (L-BFGS)", iterations,
+                      options.max_iterations, "iterations", remedy);
+  }
+}
 
 nlohmann::json run_gpr(const Options& o, PredictionTable* predictions) {
   const std::string method = resolve_method(o, {"exact"});
@@ -42,6 +57,9 @@ nlohmann::json run_gpr(const Options& o, PredictionTable* predictions) {
   if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
   if (o.learn_hyperparameters) {
     const auto h = inference::learn_gpr_kernel(kernel, noise, s.x_train, y);
+    require_search_converged(h.iterations, h.evaluations, h.converged,
+                             inference::GpLearnOptions{}.lbfgs,
+                             "--lengthscale, --variance and --noise-variance");
     fmt::print(
         "hyperparameters: L-BFGS on the log marginal likelihood from ℓ = {}, σ² = {}, σₙ² = {} "
         "({:.9g}): {} iterations, {} evaluations, max|∇| = {:.2e} in (log ℓ, log σ², log σₙ²), "

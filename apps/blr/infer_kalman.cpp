@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
 #include "blr/inference/intervals.hpp"
 #include "blr/inference/kalman.hpp"
@@ -140,6 +141,10 @@ ResultDocument run_kalman(const Options& o) {
       if (trend) z = fit.variances[2];
       evaluations = fit.evaluations;
       converged = fit.converged;
+      require_converged(converged, "Maximum likelihood by Nelder–Mead", fit.evaluations,
+                        nm.max_evaluations, "evaluations",
+                        "raise --max-iterations (it caps the evaluations) or give --obs-var and "
+                        "--state-var");
       fmt::print(
           "maximum likelihood (Nelder–Mead on log variances): {} evaluations, converged: {}\n",
           fit.evaluations, fit.converged ? "yes" : "no");

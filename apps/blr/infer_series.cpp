@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
 #include "blr/inference/conjugate.hpp"
 #include "blr/inference/gmm.hpp"
@@ -74,6 +75,12 @@ nlohmann::json run_gmm(const Options& o) {
     if (!std::isnan(o.parameter_tolerance)) eo.parameter_tolerance = o.parameter_tolerance;
     eo.fixed_iterations = o.fixed_iterations;
     const auto r = inference::em(x, eo);
+    // A fixed count (--fixed-iterations) is the stopping rule itself, not a cap.
+    if (eo.fixed_iterations == 0) {
+      require_converged(r.converged, "EM", r.iterations, eo.max_iterations, "iterations",
+                        "raise --max-iterations, loosen --tolerance or --parameter-tolerance, or "
+                        "ask for a fixed count with --fixed-iterations");
+    }
     weights = r.mixture.weights;
     means = r.mixture.means;
     covs = r.mixture.covariances;
@@ -101,6 +108,7 @@ nlohmann::json run_gmm(const Options& o) {
       if (o.max_iterations > 0) vo.max_iterations = o.max_iterations;
       if (o.tolerance > 0) vo.tolerance = o.tolerance;
       r = inference::bayes_gmm_vmp(x, o.components, prior, vo, o.seed);
+      require_converged(r.converged, "VMP", r.iterations, vo.max_iterations, "sweeps", kRaiseCap);
       j["converged"] = r.converged;
     } else {
       inference::SviOptions so;
@@ -270,6 +278,11 @@ nlohmann::json run_conjugate(const Options& o) {
         if (o.max_iterations > 0) vo.max_iterations = o.max_iterations;
         if (o.tolerance > 0) vo.tolerance = o.tolerance;
         r = inference::normal_gamma_vmp(np, y, vo);
+        // A non-finite ELBO never converges: the result check names it instead (checked_result).
+        if (std::isfinite(r.elbo)) {
+          require_converged(r.converged, "VMP", r.iterations, vo.max_iterations, "iterations",
+                            kRaiseCap);
+        }
         j["converged"] = r.converged;
       } else {
         inference::SviOptions so;

@@ -1,7 +1,8 @@
 // The core's inference on NumPy arrays (blr.infer): Bayesian GLMs by Laplace or CVI with their
 // per-example sensitivities (MPE), the Kalman filter and smoother, Gaussian mixtures by EM.
 // Arrays arrive as Eigen matrices (copied, float64); results go back as dicts of NumPy arrays and
-// Python numbers. The design matrix is used as given (add an intercept column yourself, as with
+// Python numbers. A fit that stops at its cap unconverged raises blr.Error (core/convergence.hpp).
+// The design matrix is used as given (add an intercept column yourself, as with
 // statsmodels' add_constant); the CLI's standardisation and CSV handling are not repeated here.
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "bindings.hpp"
+#include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
 #include "blr/inference/cvi.hpp"
 #include "blr/inference/glm.hpp"
@@ -46,6 +48,9 @@ using ::blr::inference::kalman_smooth;
 using ::blr::inference::laplace;
 using ::blr::inference::loo_estimate;
 using ::blr::inference::merge_natural;
+
+/// What to change when a fit stops at its cap (require_converged: no unconverged result returns).
+constexpr const char* kRaiseCap = "raise max_iterations or loosen tolerance";
 
 Likelihood likelihood_from(const std::string& name) {
   if (name == "logistic") return Likelihood::logistic;
@@ -93,6 +98,8 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
       py::gil_scoped_release release;
       r = ::blr::inference::laplace(model, options);
     }
+    require_converged(r.converged, "Newton's method to the Laplace mode", r.iterations,
+                      options.max_iterations, "iterations", kRaiseCap);
     mean = r.mean;
     covariance = r.covariance;
     out["log_joint"] = r.log_joint;
@@ -111,6 +118,8 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
       py::gil_scoped_release release;
       r = cvi(model, options);
     }
+    require_converged(r.converged, "CVI", r.iterations, options.max_iterations, "iterations",
+                      kRaiseCap);
     mean = r.mean;
     covariance = r.covariance;
     out["elbo"] = r.elbo;
@@ -185,6 +194,8 @@ py::dict gmm(const Matrix& x, int components, const std::string& covariance, int
     py::gil_scoped_release release;
     r = em(x, options);
   }
+  require_converged(r.converged, "EM", r.iterations, options.max_iterations, "iterations",
+                    "raise max_iterations");
   py::dict out;
   out["weights"] = r.mixture.weights;
   out["means"] = r.mixture.means;
@@ -228,16 +239,18 @@ void bind_inference(py::module_& m) {
           py::arg("tolerance") = py::none(), py::arg("sensitivities") = false,
           "Bayesian GLM (logistic, Poisson or Gaussian likelihood; prior N(prior_mean, I / "
           "prior_precision)) by Laplace (BLR with the delta method, rho = 1) or CVI (iteration limit "
-          "and tolerance default to the library's); with "
+          "and tolerance default to the library's; a fit that stops at the limit unconverged raises "
+          "blr.Error); with "
           "sensitivities=True also the per-example MPE quantities and leave-one-out estimates.");
   inf.def("kalman", &kalman, py::arg("y"), py::arg("transition"), py::arg("observation"),
           py::arg("state_noise"), py::arg("obs_noise"), py::arg("init_mean"), py::arg("init_cov"),
           py::arg("smooth") = true,
-          "Kalman filter (and RTS smoother) over the rows of y (T x p; NaN rows are missing); row "
-          "t of a *_cov matrix is vec(P_t).");
+          "Kalman filter (and RTS smoother) over the rows of y (T x p; NaN rows are missing, an "
+          "infinite value raises blr.Error naming its row); row t of a *_cov matrix is vec(P_t).");
   inf.def("gmm", &gmm, py::arg("x"), py::arg("components") = 2, py::arg("covariance") = "full",
           py::arg("max_iterations") = 1000, py::arg("reg_covar") = 1e-6, py::arg("seed") = 0,
-          "Gaussian mixture by EM (the BLR with a mixture family; k-means++ start).");
+          "Gaussian mixture by EM (the BLR with a mixture family; k-means++ start); a run that stops "
+          "at max_iterations unconverged raises blr.Error.");
   inf.def("merge", &merge, py::arg("prior_mean"), py::arg("prior_precision"), py::arg("means"),
           py::arg("precisions"), py::arg("scale") = 1.0,
           "Merges Gaussian posteriors N(mean_t, precision_t^-1) fitted from the prior N(prior_mean, "

@@ -129,6 +129,53 @@ def test_kalman_local_level_matches_the_scalar_recursion():
     assert r["smoothed_mean"].shape == (50, 1)
 
 
+def poisson_counts(intercept, n=300):
+    """Counts round(exp(intercept + 0.3 x1 - 0.2 x2)) on a fixed design (no random draws)."""
+    i = np.arange(n)
+    x = np.column_stack([np.ones(n), np.sin(0.37 * i), np.cos(1.1 * i + 0.5)])
+    return x, np.round(np.exp(x @ np.array([intercept, 0.3, -0.2])))
+
+
+@pytest.mark.parametrize("intercept", [5.0, 10.0])
+def test_glm_poisson_large_counts_reach_the_mode(intercept):
+    # Issue 34, D3: counts of about 150 and 22 000. Undamped Newton from w = 0 overshot and ended
+    # its 100 steps far from the mode (converged=False, mean [58.4, ...], no exception).
+    x, y = poisson_counts(intercept)
+    r = blr.infer.glm(x, y, likelihood="poisson")
+    m = r["mean"]
+    gradient = x.T @ (np.exp(x @ m) - y) + m
+    assert r["converged"] and r["iterations"] <= 25
+    # blr stops at max|gradient| < 1e-10 as it computes it; NumPy's sum of the same terms may
+    # differ by a few roundings of their absolute sum.
+    rounding = 4 * np.finfo(float).eps * (np.abs(x).T @ (np.exp(x @ m) + y))
+    assert np.all(np.abs(gradient) < 1e-10 + rounding)
+    assert np.allclose(m, [intercept, 0.3, -0.2], atol=0.01)
+
+
+def test_glm_refuses_a_fit_that_stops_at_its_cap():
+    # Issue 34: an unconverged fit is an error naming the cap and the keyword, not a result.
+    x, y = poisson_counts(5.0)
+    with pytest.raises(blr.Error, match="cap of 2 iterations without converging; raise max_iterations"):
+        blr.infer.glm(x, y, likelihood="poisson", max_iterations=2)
+    lx, ly = logistic_data()
+    with pytest.raises(blr.Error, match="without converging; raise max_iterations"):
+        blr.infer.glm(lx, ly, method="cvi", max_iterations=2)
+    rng = np.random.default_rng(3)
+    points = np.vstack([rng.normal(-4, 1, size=(200, 2)), rng.normal(4, 1, size=(100, 2))])
+    with pytest.raises(blr.Error, match="without converging; raise max_iterations"):
+        blr.infer.gmm(points, components=3, max_iterations=2)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_kalman_refuses_infinite_observations(bad):
+    # Issue 34, D15: NaN rows are missing; an infinite value was dropped as if missing.
+    y = np.random.default_rng(0).normal(size=(20, 1))
+    y[3] = bad
+    one = np.eye(1)
+    with pytest.raises(blr.Error, match="row 4 holds an infinite value"):
+        blr.infer.kalman(y, one, one, one, one, np.zeros(1), one)
+
+
 def test_gmm_finds_two_separated_clusters():
     rng = np.random.default_rng(3)
     x = np.vstack([rng.normal(-4, 1, size=(200, 2)), rng.normal(4, 1, size=(100, 2))])
