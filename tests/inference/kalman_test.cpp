@@ -8,6 +8,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "blr/core/error.hpp"
@@ -15,6 +16,7 @@
 #include "blr/inference/gaussian_natural.hpp"
 #include "blr/io/csv.hpp"
 #include "blr/rule/natural_step.hpp"
+#include "error_message.hpp"
 
 namespace blr::inference {
 namespace {
@@ -256,6 +258,35 @@ TEST(Kalman, InvalidModelsAreErrors) {
   EXPECT_THROW(kalman_filter(s, column({1.0})), Error);
   s = StateSpaceModel::local_level(1.0, 1.0, 0.0, 1.0);
   EXPECT_THROW(kalman_filter(s, Matrix::Zero(3, 2)), Error);
+}
+
+// Issue 34, D15: NaN marks a missing observation; ±inf is a broken value, refused with a sentence
+// naming the row (1-based, as the CLI numbers rows), on the scalar and the general path, by the
+// filter, the log-likelihood alone (maximum likelihood) and the smoother. Before, ±inf was taken
+// for missing: the log-likelihood equalled that of the NaN row.
+TEST(Kalman, InfiniteObservationsAreRefusedNamingTheRow) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto scalar = StateSpaceModel::local_level(1.0, 1.0, 0.0, 2.0);
+  StateSpaceModel general = scalar;  // two observations of one state: the general path
+  general.observation = Matrix::Ones(2, 1);
+  general.obs_noise = Matrix::Identity(2, 2);
+  for (const double bad : {inf, -inf}) {
+    Matrix y1 = column({1.0, 0.5, bad, 0.0});
+    Matrix y2 = Matrix::Zero(4, 2);
+    y2(2, 1) = bad;
+    for (const auto& [model, y] :
+         {std::pair{scalar, y1}, std::pair{general, y2}}) {
+      const std::vector<std::string> parts{"row 3", "infinite", "NaN"};
+      blr::testing::expect_error([&] { kalman_filter(model, y); }, parts);
+      blr::testing::expect_error([&] { kalman_log_likelihood(model, y); }, parts);
+      Matrix ok = y;
+      ok(2, y.cols() - 1) = 0.0;
+      KalmanResult r = kalman_filter(model, ok);
+      blr::testing::expect_error([&] { kalman_smooth(model, y, r); }, parts);
+    }
+  }
+  // NaN is still missing.
+  EXPECT_NO_THROW(kalman_filter(scalar, column({1.0, std::nan(""), 0.0})));
 }
 
 }  // namespace

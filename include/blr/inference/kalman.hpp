@@ -62,7 +62,8 @@ struct KalmanResult {
   Matrix smoothed_covariance(Index t) const;
 };
 
-/// Runs the filter over the rows of y (T×p). Rows holding a NaN are missing: no update there.
+/// Runs the filter over the rows of y (T×p). Rows holding a NaN are missing: no update there; an
+/// infinite value is an error naming its row (as in kalman_log_likelihood and kalman_smooth).
 KalmanResult kalman_filter(const StateSpaceModel& model, const Matrix& y);
 /// Only the log-likelihood (no storage), for maximum likelihood.
 double kalman_log_likelihood(const StateSpaceModel& model, const Matrix& y);

@@ -50,6 +50,19 @@ bool missing(const Eigen::Ref<const Vector>& y) {
   return !y.allFinite();
 }
 
+/// NaN marks a missing observation; ±inf is a broken value, refused with its (1-based) row, so
+/// that `missing` above meets only NaN.
+void check_no_infinite_observation(const Matrix& y) {
+  if (!y.array().isInf().any()) return;
+  for (Index t = 0; t < y.rows(); ++t) {
+    for (Index j = 0; j < y.cols(); ++j) {
+      check(!std::isinf(y(t, j)),
+            "Observation row {} holds an infinite value ({}); only NaN marks a missing observation.",
+            t + 1, y(t, j));
+    }
+  }
+}
+
 struct Observation {
   Matrix ct_rinv;    ///< CᵀR⁻¹
   Matrix ct_rinv_c;  ///< CᵀR⁻¹C
@@ -202,6 +215,7 @@ double run_filter(const StateSpaceModel& model, const Matrix& y, KalmanResult* o
   check(y.cols() == p,
         fmt::format("The observations have {} columns but the model observes {}.", y.cols(), p));
   check(T >= 1, "The Kalman filter needs at least one observation.");
+  check_no_infinite_observation(y);
   if (out) {
     out->predicted_mean.resize(T, n);
     out->predicted_cov.resize(T, n * n);
@@ -325,6 +339,7 @@ double kalman_log_likelihood(const StateSpaceModel& model, const Matrix& y) {
 void kalman_smooth(const StateSpaceModel& model, const Matrix& y, KalmanResult& r) {
   const Index n = model.state_dim(), T = r.steps();
   check(T == y.rows() && T >= 1, "Smoothing needs the filter result of the same observations.");
+  check_no_infinite_observation(y);
   const Observation obs = observation_terms(model);
   r.smoothed_mean.resize(T, n);
   r.smoothed_cov.resize(T, n * n);
