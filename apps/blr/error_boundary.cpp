@@ -1,8 +1,14 @@
 #include "error_boundary.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <ios>
 #include <new>
 #include <stdexcept>
@@ -73,6 +79,36 @@ Failure describe_failure(std::exception_ptr error) {
   } catch (...) {
     return {"Internal error (a bug in blr; please report it): an unknown exception.", kExitBug};
   }
+}
+
+void reserve_standard_descriptors() {
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // The lowest free descriptor is fd itself: the lower ones are open or were opened just now.
+    const int opened = ::open("/dev/null", fd == STDERR_FILENO ? O_WRONLY : O_RDONLY);
+    if (opened >= 0 && opened != fd) ::close(opened);
+  }
+}
+
+std::string close_standard_output() {
+  int error = 0;
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout.good()) error = errno != 0 ? errno : -1;
+  errno = 0;
+  if (std::fflush(stdout) != 0 && error <= 0) error = errno != 0 ? errno : -1;
+  if (std::ferror(stdout) && error == 0) error = -1;
+  if (error < 0) {
+    // The stream failed at an earlier flush and errno has moved on since: ask the descriptor
+    // (a write of no bytes still meets EBADF, and /dev/full's ENOSPC).
+    errno = 0;
+    if (::write(STDOUT_FILENO, "", 0) < 0 && errno != 0) error = errno;
+  }
+  errno = 0;
+  if (std::fclose(stdout) != 0 && error <= 0) error = errno != 0 ? errno : -1;
+  if (error == 0) return {};
+  if (error < 0) return "Cannot write to standard output.";
+  return fmt::format("Cannot write to standard output: {}.", std::strerror(error));
 }
 
 }  // namespace blr::cli

@@ -58,7 +58,9 @@ void reserve_stdout_if_json_goes_there(const CLI::App& app) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
 #ifdef BLR_TORCH_FRONT
   blr::cli::run_torch_part_if_asked(argc, argv);  // `blr train ...` becomes `blr-torch train ...`
 #endif
@@ -99,6 +101,20 @@ int main(int argc, char** argv) {
     const auto failure = blr::cli::describe_failure(std::current_exception());
     std::cerr << "blr: error: " << failure.message << '\n';
     return failure.exit_code;
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  blr::cli::reserve_standard_descriptors();
+  const int exit_code = run(argc, argv);
+  // A lost table is a failure (error_boundary.hpp); an earlier failure keeps its own sentence.
+  const std::string lost = blr::cli::close_standard_output();
+  if (!lost.empty() && exit_code == 0) {
+    std::cerr << "blr: error: " << lost << '\n';
+    return blr::cli::kExitError;
   }
   return exit_code;
 }
