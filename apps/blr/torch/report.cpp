@@ -58,6 +58,19 @@ std::string predictive_method(const RunResult& run) {
 // second — training: the training tokens of an epoch over its mean time; evaluation: the tokens
 // scored by the final evaluation (test and validation, once at the mean and K times for the
 // predictive) over its time.
+// A prediction after temperature scaling: its test metrics, T and the validation NLL before and
+// after (temperature_scaling.hpp), and its OOD AUROC when there is a shifted split.
+nlohmann::json scaled_to_json(const ClassificationMetrics& m, const TemperatureFit& fit,
+                              double auroc) {
+  nlohmann::json out = metrics_to_json(m);
+  out["temperature"] = fit.temperature;
+  out["validation_nll_before"] = fit.nll_before;
+  out["validation_nll_after"] = fit.nll_after;
+  out["temperature_at_bound"] = fit.at_bound;
+  if (std::isfinite(auroc)) out["ood_auroc"] = auroc;
+  return out;
+}
+
 nlohmann::json language_model_json(const RunResult& run) {
   const auto& t = run.test;
   const double tokens_per_epoch =
@@ -121,20 +134,10 @@ nlohmann::json run_to_json(const RunResult& run) {
     }
     if (std::isfinite(t.posterior_std_mean)) test["posterior_std_mean"] = t.posterior_std_mean;
     if (t.temperature_scaled) {
-      const auto scaled = [&](const ClassificationMetrics& m, const TemperatureFit& fit,
-                              double auroc) {
-        nlohmann::json out = metrics_to_json(m);
-        out["temperature"] = fit.temperature;
-        out["validation_nll_before"] = fit.nll_before;
-        out["validation_nll_after"] = fit.nll_after;
-        out["temperature_at_bound"] = fit.at_bound;
-        if (std::isfinite(auroc)) out["ood_auroc"] = auroc;
-        return out;
-      };
       test["temperature_scaled"] = {
-          {"mean", scaled(t.scaled_mean, t.temperature_mean, t.ood_auroc_scaled_mean)},
-          {"predictive",
-           scaled(t.scaled_predictive, t.temperature_predictive, t.ood_auroc_scaled_predictive)}};
+          {"mean", scaled_to_json(t.scaled_mean, t.temperature_mean, t.ood_auroc_scaled_mean)},
+          {"predictive", scaled_to_json(t.scaled_predictive, t.temperature_predictive,
+                                        t.ood_auroc_scaled_predictive)}};
     }
     test["seconds"] = t.seconds;
     j["test"] = test;
@@ -459,13 +462,7 @@ nlohmann::json ensemble_to_json(const EnsembleEvaluation& e) {
   if (std::isfinite(e.ood_auroc)) j["ood_auroc"] = e.ood_auroc;
   if (e.has_validation) j["validation"] = metrics_to_json(e.validation);
   if (e.temperature_scaled) {
-    nlohmann::json t = metrics_to_json(e.scaled);
-    t["temperature"] = e.temperature.temperature;
-    t["validation_nll_before"] = e.temperature.nll_before;
-    t["validation_nll_after"] = e.temperature.nll_after;
-    t["temperature_at_bound"] = e.temperature.at_bound;
-    if (std::isfinite(e.ood_auroc_scaled)) t["ood_auroc"] = e.ood_auroc_scaled;
-    j["temperature_scaled"] = t;
+    j["temperature_scaled"] = scaled_to_json(e.scaled, e.temperature, e.ood_auroc_scaled);
   }
   nlohmann::json bins = nlohmann::json::array();
   for (const auto& b : e.reliability) {
