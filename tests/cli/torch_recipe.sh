@@ -23,6 +23,7 @@ expect_fail unknown "Unknown recipe 'image-smal' (did you mean 'image-small'?)" 
 expect_fail resume "--resume takes the training configuration from the checkpoint; drop --recipe" \
   train --resume "$work" --recipe image-small
 expect_fail clip "Option 'grad-clip' must be a finite number" train --grad-clip -1 --epochs 1
+expect_fail empty-recipe "Option '--recipe' needs a recipe's name, or none." train --recipe "" --epochs 1
 
 # A language model on a small corpus: lm-pretrain by default, none on request, flags override.
 python3 - "$work/corpus.txt" <<'PY'

@@ -95,7 +95,12 @@ inline void add_recipe_flag(CLI::App* cmd, TrainFlags& f) {
                               "option of the optimizers it covers, the schedule, warm-up and "
                               "gradient clipping; flags given override it. Default: lm-pretrain "
                               "for --model gpt, none otherwise. `blr optimizers` lists them.",
-                              fmt::join(recipe_names(), ", ")));
+                              fmt::join(recipe_names(), ", ")))
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            return name.empty() ? "Option '--recipe' needs a recipe's name, or none." : "";
+          },
+          "", "non-empty"));
 }
 
 /// Adds the data/model/schedule/run flags to `cmd`.
@@ -307,7 +312,7 @@ inline void apply_recipe_flags(const CLI::App* cmd, TrainFlags& f,
 }
 
 /// The run's optimizer options from the --<optimizer>-<key> flags: flags of another optimizer than
-/// the run's are refused in one sentence (`who` says which run: "this run", "the members").
+/// the run's are refused in one sentence (`who` says which run: "this run", "each member").
 inline void take_optimizer_options(TrainFlags& f, const std::string& who) {
   for (const auto& [name, values] : f.optimizer_options) {
     (void)values;
