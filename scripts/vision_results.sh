@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Issue 29, item 5: LeNet-5 (or ResNet-20) on all of Fashion-MNIST, the image-small recipe
+# (image-resnet for ResNet-20), 10 epochs, a validation split of 10 % (for temperature scaling),
+# each method with the seeds given:
+#   compare   IVON (K = 32), AdamW, SGD and MC dropout, each with temperature-scaled rows
+#   ensemble  a deep ensemble of 5 AdamW members (seeds s..s+4), temperature-scaled too
+#   laplace   the post-hoc Laplace (Kronecker, probit) of the AdamW run of `compare`
+# Usage: scripts/vision_results.sh BLR OUTDIR lenet|resnet20 compare|ensemble|laplace [SEED...]
+# (default seed 0). Each run writes OUTDIR/<model>-<what>-seed<S>.json; an existing file is kept.
+set -euo pipefail
+blr=${1:?usage: vision_results.sh BLR OUTDIR lenet|resnet20 compare|ensemble|laplace [SEED...]}
+out=${2:?}
+model=${3:?}
+what=${4:?}
+shift 4
+seeds=("$@")
+[ ${#seeds[@]} -eq 0 ] && seeds=(0)
+mkdir -p "$out"
+export OMP_WAIT_POLICY=PASSIVE
+recipe=image-small
+[ "$model" = resnet20 ] && recipe=image-resnet
+common=(--model "$model" --recipe "$recipe" --epochs 10 --validation 0.1 --temperature-scaling
+        --threads 1 --quiet)
+for seed in "${seeds[@]}"; do
+  json="$out/$model-$what-seed$seed.json"
+  [ -s "$json" ] && { echo "reusing $json"; continue; }
+  echo "== $model $what seed $seed"
+  case "$what" in
+    compare)
+      "$blr" compare --optimizers ivon,adamw,sgd,mc-dropout --seed "$seed" --test-samples 32 \
+        "${common[@]}" --out "$out/$model-seed$seed" --json "$json.tmp" >/dev/null ;;
+    ensemble)
+      "$blr" ensemble --members 5 --optimizer adamw --seed "$seed" "${common[@]}" \
+        --json "$json.tmp" >/dev/null ;;
+    laplace)
+      "$blr" laplace --checkpoint "$out/$model-seed$seed/adamw.ckpt" --structure kron \
+        --predictive probit --threads 1 --quiet --json "$json.tmp" >/dev/null ;;
+    *) echo "vision_results.sh: compare, ensemble or laplace" >&2; exit 2 ;;
+  esac
+  mv "$json.tmp" "$json"
+done
