@@ -154,6 +154,13 @@ class Optimizer(torch.optim.Optimizer):
         """The optimizer's curvature estimate (IVON's h, VOGN's and Vadam's s)."""
         return self._impl.curvature()
 
+    def posterior_diagnostics(self):
+        """What the posterior has learned so far, as ``blr train --verbose`` reports it: quantiles
+        of h and sigma, the share of h still within 1 % of h0 (and at h0*beta2^t), the share of
+        steps at the clip radius (a dict; docs/torch.md "Choosing ess, h0, beta2, ...")."""
+        self._sync()  # the groups' options as the user last set them (beta2, clip_radius)
+        return self._impl.posterior_diagnostics()
+
     def momentum(self):
         """The gradient average of every parameter (Gaussian mean-field optimizers)."""
         return self._impl.momentum()

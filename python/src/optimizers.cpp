@@ -16,6 +16,7 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/mean_field.hpp"
 #include "blr/torch/optim/registry.hpp"
+#include "blr/torch/posterior_diagnostics.hpp"
 
 namespace blr::python {
 
@@ -83,6 +84,13 @@ class PyOptimizer {
   Tensors posterior_precision() { return mean_field().posterior_precision(); }
   Tensors curvature() { return mean_field().curvature(); }
   Tensors momentum() { return mean_field().momentum(); }
+  /// What the posterior has learned (posterior_diagnostics.hpp), as a dict; the same numbers as
+  /// `blr train --verbose` and the JSON history.
+  py::object posterior_diagnostics() {
+    mean_field();  // a sentence for an optimizer without a mean-field posterior
+    const auto d = ::blr::torch::posterior_diagnostics(*optimizer_, entry_->name);
+    return py::module_::import("json").attr("loads")(d->to_json().dump());
+  }
   void set_fused_kernels(bool fused) { mean_field().set_fused_kernels(fused); }
   void set_prior(const Tensors& means, const Tensors& precisions) {
     mean_field().set_prior(means, precisions);
@@ -255,6 +263,7 @@ void bind_optimizers(py::module_& m) {
       .def("posterior_precision", &PyOptimizer::posterior_precision)
       .def("curvature", &PyOptimizer::curvature)
       .def("momentum", &PyOptimizer::momentum)
+      .def("posterior_diagnostics", &PyOptimizer::posterior_diagnostics)
       .def("set_fused_kernels", &PyOptimizer::set_fused_kernels)
       .def("set_prior", &PyOptimizer::set_prior)
       .def("set_prior_from_posterior", &PyOptimizer::set_prior_from_posterior)

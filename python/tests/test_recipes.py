@@ -69,3 +69,22 @@ def test_temperature_scaling_and_ensembles_are_the_cpp_ones():
     assert torch.allclose(blr.ensemble(members), expected, atol=1e-14)
     with pytest.raises(blr.Error, match="another shape"):
         blr.ensemble([members[0], members[1][:2]])
+
+
+def test_posterior_diagnostics_are_the_cpp_ones():
+    x, y = small_problem()
+    model = small_model()
+    optimizer = blr.IVON(model.parameters(), lr=0.1, ess=len(y), hess_init=0.5, beta2=0.99999,
+                         clip_radius=1e-3)
+    for _ in range(3):
+        with optimizer.sampled_params(train=True):
+            optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    d = optimizer.posterior_diagnostics()
+    assert d["steps"] == 3 and d["initial_curvature"] == 0.5
+    assert d["share_at_initial"] == 1.0  # 1 - beta2^3 of h can have moved: 3e-5
+    assert len(d["curvature_quantiles"]) == len(d["levels"]) == 7
+    sigma = torch.cat([v.sqrt().flatten() for v in optimizer.posterior_variance()])
+    assert d["sigma_quantiles"][-1] == pytest.approx(sigma.max().item(), rel=1e-6)
+    assert 0.0 <= d["share_clipped"] <= 1.0
