@@ -76,7 +76,8 @@ TEST(McDropout, EveryStepIsTheSlabEstimateThroughAdam) {
   P params = make_params();
   const double keep = 0.6, lr = 0.05, b1 = 0.9, b2 = 0.999, eps = 1e-8;
   blr::torch::McDropout opt(params, blr::torch::make_options<blr::torch::McDropoutOptions>(
-                                        {{"lr", lr}, {"keep_probability", keep}}));
+                                        {{"lr", lr}, {"keep_probability", keep},
+                                         {"input_keep_probability", keep}}));
   // Plain: slab means m, Adam's u and s.
   P m, u, s;
   for (const auto& p : make_params()) {
@@ -120,7 +121,8 @@ TEST(McDropout, EveryStepIsTheSlabEstimateThroughAdam) {
 TEST(McDropout, PredictiveMasksHaveTheSpikeAndSlabMoments) {
   P params = make_params();
   blr::torch::McDropout opt(params, blr::torch::make_options<blr::torch::McDropoutOptions>(
-                                        {{"keep_probability", 0.7}, {"seed", 3}}));
+                                        {{"keep_probability", 0.7}, {"input_keep_probability", 0.7},
+                                         {"seed", 3}}));
   const auto m = opt.slab_mean();
   constexpr int kDraws = 4000;
   ::at::Tensor sum = ::torch::zeros_like(params[0]);
@@ -139,6 +141,42 @@ TEST(McDropout, PredictiveMasksHaveTheSpikeAndSlabMoments) {
   EXPECT_LT((params[0].detach() - 0.7 * m[0]).abs().max().item<double>(), 1e-15);
   EXPECT_LT((variance - 0.21 * m[0].square()).abs().max().item<double>(), 1e-15);
   EXPECT_TRUE(opt.posterior_variance()[1].eq(0).all().item<bool>());  // the bias is not dropped
+}
+
+// The model's input (the first weight with units) keeps its units with input_keep_probability,
+// 1 by default: a grey image's single channel into a first convolution is never blanked, while the
+// next weight's units are dropped with π₁.
+TEST(McDropout, TheModelsInputIsKeptWithItsOwnProbability) {
+  P params{::torch::randn({6, 1, 5, 5}, kF64).requires_grad_(), ::torch::randn({6}, kF64).requires_grad_(),
+           ::torch::randn({3, 6}, kF64).requires_grad_()};
+  const double keep = 0.6;
+  blr::torch::McDropout opt(params, blr::torch::make_options<blr::torch::McDropoutOptions>(
+                                        {{"keep_probability", keep}, {"seed", 4}}));
+  const auto m = opt.slab_mean();
+  EXPECT_TRUE(params[0].detach().equal(m[0]));  // at rest π₁ = 1: the slab mean itself
+  EXPECT_LT((params[2].detach() - keep * m[2]).abs().max().item<double>(), 1e-15);
+  int hidden_dropped = 0;
+  for (int k = 0; k < 200; ++k) {
+    blr::torch::SampledParameters sample(opt, false);
+    ASSERT_TRUE(params[0].detach().equal(m[0])) << "the input channel was dropped in draw " << k;
+    hidden_dropped += params[2].detach().eq(0).all(0).sum().item<int>();
+  }
+  // 200 draws of 6 units kept with 0.6: about 480 drops, far from 0 (P(none) = 0.6^1200).
+  EXPECT_GT(hidden_dropped, 300);
+  EXPECT_TRUE(opt.posterior_variance()[0].eq(0).all().item<bool>());
+  // With input_keep_probability 0.5 the input channel is dropped in about half of the draws.
+  P other{params[0].detach().clone().requires_grad_(), params[1].detach().clone().requires_grad_(),
+          params[2].detach().clone().requires_grad_()};
+  blr::torch::McDropout input_dropped(
+      other, blr::torch::make_options<blr::torch::McDropoutOptions>(
+                 {{"keep_probability", keep}, {"input_keep_probability", 0.5}, {"seed", 4}}));
+  int blanked = 0;
+  for (int k = 0; k < 200; ++k) {
+    blr::torch::SampledParameters sample(input_dropped, false);
+    blanked += other[0].detach().eq(0).all().item<bool>() ? 1 : 0;
+  }
+  EXPECT_GT(blanked, 60);  // Binomial(200, 0.5): mean 100, sd 7.1
+  EXPECT_LT(blanked, 140);
 }
 
 TEST(McDropout, LearnsASmallNetworkAndPredictsWithMasks) {

@@ -39,6 +39,11 @@ const OptionTable<McDropoutOptions>& McDropoutOptions::table() {
           .number("lr", &O::lr, Range::positive(), "learning rate α")
           .number("keep_probability", &O::keep_probability, Range::between(0.0, 1.0, true, false),
                   "probability π₁ that an input unit is kept", OptionScope::kOptimizer)
+          .number("input_keep_probability", &O::input_keep_probability,
+                  Range::between(0.0, 1.0, true, false),
+                  "probability that a unit of the model's input (the first weight's) is kept; 1 "
+                  "keeps the data whole",
+                  OptionScope::kOptimizer)
           .number("beta1", &O::beta1, Range::between(0.0, 1.0, false, true),
                   "gradient average factor β₁")
           .number("beta2", &O::beta2, Range::between(0.0, 1.0, false, true),
@@ -71,16 +76,31 @@ const McDropoutOptions& McDropout::options(size_t group) const {
 
 void McDropout::validate() const { validate_groups(param_groups_, options(), name()); }
 
+double McDropout::keep_of(size_t group, size_t index) const {
+  const Options& o = options(group);
+  return std::pair{group, index} == input_weight_ ? o.input_keep_probability : o.keep_probability;
+}
+
 void McDropout::ensure_slots() {
   ::at::NoGradGuard no_grad;
-  const double keep = options().keep_probability;
   slots_.resize(param_groups_.size());
+  input_weight_ = {SIZE_MAX, SIZE_MAX};
+  for (size_t g = 0; g < param_groups_.size() && input_weight_.first == SIZE_MAX; ++g) {
+    const auto& params = param_groups_[g].params();
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (has_units(params[i])) {
+        input_weight_ = {g, i};
+        break;
+      }
+    }
+  }
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     auto& params = param_groups_[g].params();
     slots_[g].resize(params.size());
     for (size_t i = 0; i < params.size(); ++i) {
       Slot& s = slots_[g][i];
       if (s.mean.defined()) continue;
+      const double keep = keep_of(g, i);
       // The model's initial weights are the slab means; at rest the parameter is E_q = π₁·m.
       s.mean = params[i].detach().clone();
       s.average = ::at::zeros_like(s.mean);
@@ -112,7 +132,6 @@ void McDropout::sample(const std::vector<::at::Tensor>* masks) {
                                name()));
   ensure_slots();
   ::at::NoGradGuard no_grad;
-  const double keep = options().keep_probability;
   size_t j = 0, total = 0;
   for (const auto& group : param_groups_) total += group.params().size();
   check(masks == nullptr || masks->size() == total,
@@ -131,7 +150,7 @@ void McDropout::sample(const std::vector<::at::Tensor>* masks) {
               fmt::format("{}: mask {} must have one entry per input unit ({}).", name(), j, units));
         s.mask = z.to(s.mean.options());
       } else {
-        const auto keep_tensor = ::at::full({units}, keep, s.mean.options());
+        const auto keep_tensor = ::at::full({units}, keep_of(g, i), s.mean.options());
         s.mask = s.mean.is_cpu() ? ::at::bernoulli(keep_tensor, generator_) : ::at::bernoulli(keep_tensor);
       }
     }
@@ -150,13 +169,13 @@ void McDropout::restore(bool collect) {
   check(sampled_, fmt::format("{}: restore_parameters() was called without a sample.", name()));
   ::at::NoGradGuard no_grad;
   collect = collect && train_sample_;
-  const double keep = options().keep_probability;
   const bool first = samples_ == 0;
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     auto& params = param_groups_[g].params();
     for (size_t i = 0; i < params.size(); ++i) {
       Slot& s = slots_[g][i];
       const bool units = has_units(params[i]);
+      const double keep = keep_of(g, i);
       if (collect) {
         ::at::Tensor grad = params[i].grad().defined() ? params[i].grad().detach().to(s.mean.options())
                                                        : ::at::zeros_like(s.mean);
@@ -235,7 +254,7 @@ void McDropout::restore(bool collect) {
       s.precision = c.new_precision.t;
       s.average = c.new_average.t;
       if (has_units(params[i]))
-        ::at::mul_out(params[i], s.mean, keep_scalar(o.keep_probability, s.mean));
+        ::at::mul_out(params[i], s.mean, keep_scalar(keep_of(g, i), s.mean));
       else
         params[i].copy_(s.mean);
     }
@@ -247,12 +266,12 @@ void McDropout::restore(bool collect) {
 
 std::vector<::at::Tensor> McDropout::posterior_variance() {
   ensure_slots();
-  const double keep = options().keep_probability;
   std::vector<::at::Tensor> out;
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     const auto& params = param_groups_[g].params();
     for (size_t i = 0; i < params.size(); ++i) {
       const Slot& s = slots_[g][i];
+      const double keep = keep_of(g, i);
       out.push_back(has_units(params[i]) ? s.mean.square() * (keep * (1.0 - keep))
                                          : ::at::zeros_like(s.mean));
     }
@@ -317,11 +336,10 @@ void McDropout::load(::torch::serialize::InputArchive& archive) {
   slots_ = std::move(slots);
   samples_ = 0;
   ::at::NoGradGuard no_grad;
-  const double keep = options().keep_probability;
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     auto& params = param_groups_[g].params();
     for (size_t i = 0; i < params.size(); ++i) {
-      params[i].copy_(has_units(params[i]) ? slots_[g][i].mean * keep : slots_[g][i].mean);
+      params[i].copy_(has_units(params[i]) ? slots_[g][i].mean * keep_of(g, i) : slots_[g][i].mean);
     }
   }
 }

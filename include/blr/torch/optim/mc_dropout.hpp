@@ -16,6 +16,12 @@
 //   at rest           W = π₁·m = E_q[W]  (the weight-scaling rule of dropout's test time)
 //   predictive sample W ← m⊙z  (MC dropout: K masks, probabilities averaged)
 //
+// The model's input is the first weight with units (parameter order: the first Linear or Conv of a
+// sequential model). Its units are the data's features or channels; they are kept with their own
+// probability, input_keep_probability, 1 by default: Gal & Ghahramani's Bayesian CNN (2016) drops
+// after every hidden layer and keeps the image whole, and a first convolution of a grey image has
+// one input channel, whose drop would blank the whole network's input for that minibatch.
+//
 // With keep_probability 1 nothing is dropped and the step is Adam's exactly (tested against
 // torch::optim::Adam). One mask per minibatch, as eqs. 39–40 write it (z per unit, not per example).
 #pragma once
@@ -24,6 +30,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <cstddef>
 #include <vector>
 
 #include "blr/torch/optim/options.hpp"
@@ -34,6 +42,7 @@ namespace blr::torch {
 struct McDropoutOptions : OptimizerOptionsFor<McDropoutOptions> {
   double lr = 1e-3;                ///< α
   double keep_probability = 0.8;   ///< π₁ ∈ (0, 1]
+  double input_keep_probability = 1.0;  ///< π₁ of the model's input units (the first weight's)
   double beta1 = 0.9;
   double beta2 = 0.999;
   double eps = 1e-8;
@@ -63,7 +72,7 @@ class McDropout : public VariationalOptimizer {
   void restore_parameters() override { restore(true); }
   void discard_sample() override { restore(false); }
   bool sampled() const override { return sampled_; }
-  /// Var_q[W] = π₁(1 − π₁)m² (the spike-and-slab with a point slab); 0 for undropped parameters.
+  /// Var_q[W] = π₁(1 − π₁)m² (π₁ of the parameter's units) (the spike-and-slab with a point slab); 0 for undropped parameters.
   std::vector<::at::Tensor> posterior_variance() override;
   ::at::Tensor step(LossClosure closure = nullptr) override;
 
@@ -84,8 +93,12 @@ class McDropout : public VariationalOptimizer {
   void restore(bool collect);
   /// z broadcast to the parameter's shape ([1, in, 1, …]).
   static ::at::Tensor unit_mask(const ::at::Tensor& z, const ::at::Tensor& param);
+  /// π₁ of parameter i of group g: input_keep_probability for the model's input weight.
+  double keep_of(size_t group, size_t index) const;
 
   std::vector<std::vector<Slot>> slots_;
+  /// (group, index) of the model's input weight: the first parameter with units.
+  std::pair<size_t, size_t> input_weight_{SIZE_MAX, SIZE_MAX};
   ::at::Generator generator_;
   int64_t step_ = 0;
   int64_t samples_ = 0;
