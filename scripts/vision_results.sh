@@ -5,10 +5,14 @@
 #   compare   IVON (K = 32), AdamW, SGD and MC dropout, each with temperature-scaled rows
 #   ensemble  a deep ensemble of 5 AdamW members (seeds s..s+4), temperature-scaled too
 #   laplace   the post-hoc Laplace (Kronecker, probit) of the AdamW run of `compare`
-# Usage: scripts/vision_results.sh BLR OUTDIR lenet|resnet20 compare|ensemble|laplace [SEED...]
+#   mc-dropout  MC dropout alone (K = 32), for runs of `compare` made before MC dropout kept the
+#             model's input whole (2026-11-28)
+# Usage: scripts/vision_results.sh BLR OUTDIR lenet|resnet20 compare|ensemble|laplace|mc-dropout [SEED...]
 # (default seed 0). Each run writes OUTDIR/<model>-<what>-seed<S>.json; an existing file is kept.
+# EPOCHS (default 10), SAMPLES (the predictive's K, default 32) and OPTIMIZERS (compare's list,
+# default ivon,adamw,sgd,mc-dropout) shorten the protocol where the machine cannot afford it.
 set -euo pipefail
-blr=${1:?usage: vision_results.sh BLR OUTDIR lenet|resnet20 compare|ensemble|laplace [SEED...]}
+blr=${1:?usage: vision_results.sh BLR OUTDIR lenet|resnet20 compare|ensemble|laplace|mc-dropout [SEED...]}
 out=${2:?}
 model=${3:?}
 what=${4:?}
@@ -19,7 +23,10 @@ mkdir -p "$out"
 export OMP_WAIT_POLICY=PASSIVE
 recipe=image-small
 [ "$model" = resnet20 ] && recipe=image-resnet
-common=(--model "$model" --recipe "$recipe" --epochs 10 --validation 0.1 --temperature-scaling
+epochs=${EPOCHS:-10}
+samples=${SAMPLES:-32}
+optimizers=${OPTIMIZERS:-ivon,adamw,sgd,mc-dropout}
+common=(--model "$model" --recipe "$recipe" --epochs "$epochs" --validation 0.1 --temperature-scaling
         --threads 1 --quiet)
 for seed in "${seeds[@]}"; do
   json="$out/$model-$what-seed$seed.json"
@@ -27,15 +34,18 @@ for seed in "${seeds[@]}"; do
   echo "== $model $what seed $seed"
   case "$what" in
     compare)
-      "$blr" compare --optimizers ivon,adamw,sgd,mc-dropout --seed "$seed" --test-samples 32 \
+      "$blr" compare --optimizers "$optimizers" --seed "$seed" --test-samples "$samples" \
         "${common[@]}" --out "$out/$model-seed$seed" --json "$json.tmp" >/dev/null ;;
+    mc-dropout)
+      "$blr" compare --optimizers mc-dropout --seed "$seed" --test-samples "$samples" \
+        "${common[@]}" --out "$out/$model-mc-dropout-seed$seed" --json "$json.tmp" >/dev/null ;;
     ensemble)
       "$blr" ensemble --members 5 --optimizer adamw --seed "$seed" "${common[@]}" \
         --json "$json.tmp" >/dev/null ;;
     laplace)
       "$blr" laplace --checkpoint "$out/$model-seed$seed/adamw.ckpt" --structure kron \
         --predictive probit --threads 1 --quiet --json "$json.tmp" >/dev/null ;;
-    *) echo "vision_results.sh: compare, ensemble or laplace" >&2; exit 2 ;;
+    *) echo "vision_results.sh: compare, ensemble, laplace or mc-dropout" >&2; exit 2 ;;
   esac
   mv "$json.tmp" "$json"
 done

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Issue 29, item 6: one results table, every task x method, mean ± sd over seeds, from the JSON
+files the result scripts write (no number is typed by hand):
+
+  --demo FILE     `blr compare --seeds N` of scripts/demo.sh (the MLP, image-small recipe)
+  --vision DIR    scripts/vision_results.sh's outputs (lenet-*.json, resnet20-*.json)
+  --lm DIR        scripts/lm_results.sh's outputs (the learning rates run with 3 seeds)
+
+Columns: accuracy (perplexity for the language model), NLL (per token for the language model,
+the logarithm of its perplexity), ECE (15 bins; next-token ECE for the language model), OOD AUROC (the test
+images against the same images inverted; the language model has none), and the training seconds
+per epoch as a ratio to AdamW's in the same runs. Published numbers go next to the task they were
+measured on (same data and model; protocols differ, as the notes say).
+
+Usage: scripts/results_table.py [--demo FILE] [--vision DIR] [--lm DIR] > table.md
+"""
+import argparse
+import json
+import math
+import pathlib
+import re
+import statistics
+import sys
+
+PUBLISHED = {
+    # google/uncertainty-baselines, baselines/mnist/README.md (LeNet-5 on Fashion-MNIST, all 60 000
+    # training images): ../shared/research/peers_update.md §3.
+    "LeNet-5": [
+        ("deterministic (uncertainty-baselines)", "0.910", "0.321", "", ""),
+        ("ensemble of 10 (uncertainty-baselines)", "0.932", "0.200", "0.010", ""),
+        ("VI (uncertainty-baselines)", "0.895", "0.292", "0.011", ""),
+    ],
+}
+
+
+def mean_sd(values, digits):
+    values = [v for v in values if v is not None]
+    if not values:
+        return "—"
+    m = statistics.fmean(values)
+    if len(values) == 1:
+        return f"{m:.{digits}f} (1 seed)"
+    return f"{m:.{digits}f} ± {statistics.stdev(values):.{digits}f}"
+
+
+class Rows:
+    """Per-method lists of per-seed metric values, in the order methods are first seen."""
+
+    def __init__(self):
+        self.rows = {}
+
+    def add(self, method, accuracy, nll, ece, auroc, seconds):
+        r = self.rows.setdefault(method, {"acc": [], "nll": [], "ece": [], "auroc": [], "s": []})
+        for key, value in (("acc", accuracy), ("nll", nll), ("ece", ece), ("auroc", auroc),
+                           ("s", seconds)):
+            r[key].append(value)
+
+
+def compare_run(rows, name, run, label):
+    """One optimizer's run of `blr compare`/`blr train`: the predictive (the mean where there is
+    none), and the temperature-scaled predictive when the run fitted one."""
+    test = run["test"]
+    pred = test["predictive"] if test["predictive"].get("samples", 0) else test["mean"]
+    ood = test.get("ood", {})
+    seconds = statistics.fmean(run["epoch_seconds"])
+    k = test["predictive"].get("samples", 0)
+    method = f"{label}, predictive (K = {k})" if k else label
+    rows.add(method, pred["accuracy"], pred["nll"], pred["ece"],
+             ood.get("auroc_predictive"), seconds)
+    ts = test.get("temperature_scaled")
+    if ts:
+        t = ts["predictive"]
+        rows.add(f"{label}, temperature-scaled", t["accuracy"], t["nll"], t["ece"],
+                 t.get("ood_auroc"), seconds)
+
+
+LABELS = {"ivon": "IVON", "adamw": "AdamW", "sgd": "SGD", "mc-dropout": "MC dropout",
+          "vogn": "VOGN", "laplace": "Laplace"}
+
+
+def demo_rows(path):
+    d = json.load(open(path))
+    rows = Rows()
+    for name, runs in d["seeds"]["runs"].items():
+        for run in runs:
+            compare_run(rows, name, run, LABELS.get(name, name))
+    return rows, d
+
+
+def vision_rows(directory, model):
+    rows = Rows()
+    files = sorted(pathlib.Path(directory).glob(f"{model}-*-seed*.json"))
+    by_kind = {}
+    for f in files:
+        kind = re.match(rf"{model}-(.*)-seed\d+\.json", f.name).group(1)
+        by_kind.setdefault(kind, []).append(f)
+    has_separate_dropout = "mc-dropout" in by_kind
+    for f in by_kind.get("compare", []):
+        d = json.load(open(f))
+        for name, run in d["optimizers"].items():
+            if name == "mc-dropout" and has_separate_dropout:
+                continue  # superseded by the run with the model's input kept whole
+            compare_run(rows, name, run, LABELS.get(name, name))
+    for f in by_kind.get("mc-dropout", []):
+        d = json.load(open(f))
+        compare_run(rows, "mc-dropout", d["optimizers"]["mc-dropout"], "MC dropout")
+    for f in by_kind.get("laplace", []):
+        d = json.load(open(f))
+        run = d["optimizers"]["laplace"]
+        test = run["test"]
+        p = test["predictive"]
+        rows.add("Laplace (Kronecker GGN, probit) on AdamW", p["accuracy"], p["nll"], p["ece"],
+                 test.get("ood", {}).get("auroc_predictive"), None)
+    for f in by_kind.get("ensemble", []):
+        d = json.load(open(f))
+        e = d["ensemble"]
+        per_epoch = d["seconds"] / d["epochs"]  # all members, evaluation included
+        rows.add(f"deep ensemble, {e['members']} AdamW", e["test"]["accuracy"], e["test"]["nll"],
+                 e["test"]["ece"], e["ood_auroc"], per_epoch)
+        t = e["temperature_scaled"]
+        rows.add("deep ensemble, temperature-scaled", t["accuracy"], t["nll"], t["ece"],
+                 t.get("ood_auroc"), per_epoch)
+    epochs = None
+    if files:
+        epochs = json.load(open(files[0])).get("epochs")
+    return rows, epochs
+
+
+def lm_rows(directory):
+    """The (optimizer, learning rate) pairs that were run with three or more seeds (the chosen
+    ones; the grid's other rates have one seed)."""
+    rows = Rows()
+    groups = {}
+    for f in sorted(pathlib.Path(directory).glob("*-seed*.json")):
+        d = json.load(open(f))
+        (name, run), = d["optimizers"].items()
+        groups.setdefault((name, run["options"]["lr"]), []).append(run)
+    for (name, lr), runs in sorted(groups.items(), key=lambda item: item[0][0]):
+        if len(runs) < 3:
+            continue
+        for run in runs:
+            lm = run["language_model"]
+            seconds = statistics.fmean(run["epoch_seconds"])
+            label = f"{LABELS.get(name, name)} (lr {lr:g})"
+            if name == "ivon":
+                rows.add(f"{label}, predictive (K = 16)", lm["test_perplexity_predictive"],
+                         math.log(lm["test_perplexity_predictive"]),
+                         lm["test_next_token_ece_predictive"], None, seconds)
+                rows.add(f"{label}, at the mean", lm["test_perplexity_mean"],
+                         math.log(lm["test_perplexity_mean"]), lm["test_next_token_ece_mean"], None,
+                         seconds)
+            else:
+                rows.add(label, lm["test_perplexity_mean"], math.log(lm["test_perplexity_mean"]),
+                         lm["test_next_token_ece_mean"], None, seconds)
+    return rows
+
+
+def print_task(task, rows, first_column="accuracy"):
+    adamw = [m for m in rows.rows if m.startswith("AdamW") and "temperature" not in m]
+    base = statistics.fmean(rows.rows[adamw[0]]["s"]) if adamw and rows.rows[adamw[0]]["s"][0] else None
+    for method, r in rows.rows.items():
+        seconds = [s for s in r["s"] if s is not None]
+        ratio = f"{statistics.fmean(seconds) / base:.2f}×" if base and seconds else "—"
+        acc = mean_sd(r["acc"], 3 if first_column == "perplexity" else 4)
+        print(f"| {task} | {method} | {acc} | {mean_sd(r['nll'], 4)} | {mean_sd(r['ece'], 4)} | "
+              f"{mean_sd(r['auroc'], 3)} | {ratio} | {len(r['acc'])} |")
+    for method, acc, nll, ece, auroc in PUBLISHED.get(task, []):
+        print(f"| {task} | *published:* {method} | {acc} | {nll} | {ece or '—'} | {auroc or '—'} | — | — |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--demo")
+    parser.add_argument("--vision")
+    parser.add_argument("--lm")
+    args = parser.parse_args()
+    if not (args.demo or args.vision or args.lm):
+        parser.error("give at least one of --demo, --vision and --lm")
+    print("| task | method | accuracy (perplexity) | NLL | ECE | OOD AUROC | s/epoch ÷ AdamW | seeds |")
+    print("|---|---|---|---|---|---|---|---|")
+    if args.demo:
+        rows, d = demo_rows(args.demo)
+        print_task(f"MLP 784-500-300-10, {d['epochs']} epochs", rows)
+    if args.vision:
+        for model, label in (("lenet", "LeNet-5"), ("resnet20", "ResNet-20")):
+            rows, epochs = vision_rows(args.vision, model)
+            if rows.rows:
+                print_task(label if model == "lenet" else f"{label}, {epochs} epochs", rows)
+    if args.lm:
+        print_task("GPT 4×128, 2.32 M tokens", lm_rows(args.lm), "perplexity")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
