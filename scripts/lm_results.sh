@@ -7,7 +7,7 @@
 # windows of their splits (38 400 tokens each). The predictive uses K = 16.
 #   grid   seed 0: AdamW lr ∈ {3e-4, 1e-3, 3e-3, 1e-2}, IVON lr ∈ {300, 1000, 3000}; each chosen by
 #          validation perplexity (AdamW at its mean, IVON of its predictive)
-#   seeds  the chosen rates (ADAMW_LR, IVON_LR) with seeds 1 and 2
+#   seeds  the chosen rates (ADAMW_LR, IVON_LR) with seeds 1 and 2 (SEEDS="3 4" for more)
 # Usage: scripts/lm_results.sh BLR OUTDIR grid|seeds [ADAMW_LR IVON_LR]
 # Each run writes OUTDIR/<name>.json; an existing file is reused (a stopped run resumes).
 set -euo pipefail
@@ -32,7 +32,7 @@ case "$what" in
   seeds)
     adamw_lr=${4:?the chosen AdamW lr}
     ivon_lr=${5:?the chosen IVON lr}
-    for seed in 1 2; do
+    for seed in ${SEEDS:-1 2}; do
       run "adamw-lr$adamw_lr-seed$seed" adamw "$adamw_lr" "$seed"
       run "ivon-lr$ivon_lr-seed$seed" ivon "$ivon_lr" "$seed"
     done ;;

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# scripts/results_table.py (issue 29, item 6) prints what the runs measured: a two-seed `blr
+# compare` is tabulated as the demo and as a vision task, and every cell must equal the mean ± sd
+# that compare itself reports in its JSON summary (computed in C++, independently of the script);
+# the ratio of seconds per epoch is IVON's mean over AdamW's. A directory with no runs is an error.
+# Usage: results_table.sh <path-to-blr> <source-dir>
+set -uo pipefail
+blr=${1:?usage: results_table.sh <path-to-blr> <source-dir>}
+src=${2:?}
+# shellcheck source=tests/cli/lib.sh
+source "$(dirname "$0")/lib.sh"
+require_torch
+cd "$work" || exit 1
+
+"$blr" compare --optimizers ivon,adamw --seeds 2 --train-limit 600 --test-limit 300 --epochs 1 \
+  --hidden 16 --test-samples 4 --threads 1 --quiet --json "$work/c.json" >/dev/null 2>"$work/c.err" ||
+  { cat "$work/c.err" >&2; fail "blr compare --seeds 2 failed"; finish; exit 1; }
+python3 "$src/scripts/results_table.py" --demo "$work/c.json" >"$work/demo.md" 2>"$work/demo.err" ||
+  { cat "$work/demo.err" >&2; fail "results_table.py --demo failed"; }
+python3 - "$work/c.json" "$work/demo.md" <<'PY' || fail "the demo table differs from compare's summary"
+import json, sys
+d = json.load(open(sys.argv[1]))
+table = open(sys.argv[2]).read().splitlines()
+summary = d["seeds"]["summary"]
+def cell(stat, digits):
+    return f"{stat['mean']:.{digits}f} ± {stat['sd']:.{digits}f}"
+def row(label):
+    rows = [line for line in table if f"| {label} |" in line]
+    assert len(rows) == 1, (label, table)
+    return [c.strip() for c in rows[0].strip("|").split("|")]
+ivon = row("IVON, predictive (K = 4)")
+adamw = row("AdamW")
+for cells, s in ((ivon, summary["ivon"]["predictive"]), (adamw, summary["adamw"]["mean"])):
+    assert cells[2] == cell(s["accuracy"], 4), (cells, s["accuracy"])
+    assert cells[3] == cell(s["nll"], 4), (cells, s["nll"])
+    assert cells[4] == cell(s["ece"], 4), (cells, s["ece"])
+    assert cells[5] == cell(s["ood_auroc"], 3), (cells, s["ood_auroc"])
+    assert cells[7] == "2", cells
+ratio = summary["ivon"]["mean"]["s_epoch"]["mean"] / summary["adamw"]["mean"]["s_epoch"]["mean"]
+assert ivon[6] == f"{ratio:.2f}×" and adamw[6] == "1.00×", (ivon[6], ratio)
+PY
+
+# The same runs as a vision task: one compare file per seed.
+mkdir -p "$work/vision"
+python3 - "$work/c.json" "$work/vision" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for seed in range(2):
+    one = dict(d, optimizers={n: runs[seed] for n, runs in d["seeds"]["runs"].items()})
+    del one["seeds"]
+    json.dump(one, open(f"{sys.argv[2]}/lenet-compare-seed{seed}.json", "w"))
+PY
+python3 "$src/scripts/results_table.py" --vision "$work/vision" >"$work/vision.md" 2>&1 ||
+  fail "results_table.py --vision failed"
+grep -q "| LeNet-5 | IVON, predictive (K = 4) |" "$work/vision.md" || fail "no LeNet-5 IVON row"
+grep -q "| LeNet-5 | \*published:\* deterministic" "$work/vision.md" || fail "no published row"
+diff <(grep "IVON, predictive" "$work/demo.md" | cut -d'|' -f4-) \
+  <(grep "IVON, predictive" "$work/vision.md" | cut -d'|' -f4-) >/dev/null ||
+  fail "the vision table's IVON row differs from the demo table's for the same runs"
+
+if python3 "$src/scripts/results_table.py" >/dev/null 2>"$work/none.err"; then
+  fail "results_table.py without inputs exited 0"
+fi
+finish
