@@ -1,16 +1,16 @@
-// `blr launch --nproc N [--master-port P] -- <blr command and flags>`: runs N copies of a blr
-// command on this machine as the ranks of one data-parallel run, as torchrun does: each child gets
-// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1 and MASTER_PORT
+// `blr launch --nproc N -- <blr command and flags>`: runs N copies of a blr command on this
+// machine as the ranks of one data-parallel run, as torchrun does: each child gets RANK,
+// WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE and BLR_RENDEZVOUS_FILE, a file in a private directory
+// (mode 0700, removed at the end) through which the ranks meet as a c10d FileStore: no port is
+// opened for the rendezvous, and Gloo's pairs bind 127.0.0.1
 // (blr/torch/distributed/process_group.hpp reads them). Each line a child writes comes out on the
 // same stream prefixed with "[rank r] ". When a child exits non-zero or is killed, the others get
 // SIGTERM, then SIGKILL after a grace period, and launch exits non-zero with one sentence naming
 // the rank and its status. Children die with launch (PR_SET_PDEATHSIG), so none outlives it.
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,7 +19,9 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -35,30 +37,12 @@ using Clock = std::chrono::steady_clock;
 
 struct LaunchFlags {
   int nproc = 2;
-  int master_port = 0;
   double grace = 5.0;
   std::vector<std::string> command;
 };
 
 volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_interrupt(int) { g_interrupted = 1; }
-
-/// A free TCP port on the loopback interface (the kernel's choice for port 0).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  blr::check(fd >= 0, fmt::format("Cannot open a socket to find a free port: {}.",
-                                  std::strerror(errno)));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  ::close(fd);
-  blr::check(ok, "Cannot find a free port on 127.0.0.1; give one with --master-port.");
-  return ntohs(addr.sin_port);
-}
 
 /// One child: its process id, its two output pipes and what is left of an unfinished line.
 struct Child {
@@ -67,6 +51,30 @@ struct Child {
   std::string pending[2];
   bool running = true;
   int status = 0;
+};
+
+/// A private directory (mode 0700) for the ranks' rendezvous file, removed with everything in it
+/// when launch ends.
+class RendezvousDirectory {
+ public:
+  RendezvousDirectory() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/blr-launch-XXXXXX";
+    blr::check(::mkdtemp(pattern.data()) != nullptr,
+               fmt::format("Cannot create the ranks' rendezvous directory '{}': {}.", pattern,
+                           std::strerror(errno)));
+    dir_ = pattern;
+  }
+  ~RendezvousDirectory() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  RendezvousDirectory(const RendezvousDirectory&) = delete;
+  RendezvousDirectory& operator=(const RendezvousDirectory&) = delete;
+  std::string file() const { return dir_ + "/store"; }
+
+ private:
+  std::string dir_;
 };
 
 void write_all(int fd, const std::string& text) {
@@ -114,7 +122,7 @@ int exit_code_of(int status) {
   return 1;
 }
 
-pid_t spawn(const LaunchFlags& f, int rank, int port, Child& c) {
+pid_t spawn(const LaunchFlags& f, int rank, const std::string& store_file, Child& c) {
   int out[2], err[2];
   blr::check(::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0,
              fmt::format("Cannot create the pipes of rank {}: {}.", rank, std::strerror(errno)));
@@ -132,8 +140,9 @@ pid_t spawn(const LaunchFlags& f, int rank, int port, Child& c) {
     ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
     ::setenv("WORLD_SIZE", std::to_string(f.nproc).c_str(), 1);
     ::setenv("LOCAL_WORLD_SIZE", std::to_string(f.nproc).c_str(), 1);
-    ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-    ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+    ::setenv("BLR_RENDEZVOUS_FILE", store_file.c_str(), 1);
+    ::unsetenv("MASTER_ADDR");
+    ::unsetenv("MASTER_PORT");
     std::vector<std::string> args = {"blr"};
     args.insert(args.end(), f.command.begin(), f.command.end());
     std::vector<char*> argv;
@@ -156,10 +165,6 @@ pid_t spawn(const LaunchFlags& f, int rank, int port, Child& c) {
 int run_launch(LaunchFlags& f) {
   blr::check(f.nproc >= 1 && f.nproc <= 64,
              fmt::format("Option '--nproc' must be between 1 and 64; got {}.", f.nproc));
-  blr::check(f.master_port >= 0 && f.master_port <= 65535,
-             fmt::format("Option '--master-port' must be a port in [1, 65535], or 0 for a free "
-                         "one; got {}.",
-                         f.master_port));
   blr::check(f.grace > 0 && f.grace <= 600,
              fmt::format("Option '--grace' must be in (0, 600] seconds; got {}.", f.grace));
   if (!f.command.empty() && (f.command[0] == "blr" || f.command[0] == "blr-torch")) {
@@ -168,7 +173,7 @@ int run_launch(LaunchFlags& f) {
   blr::check(!f.command.empty() && f.command[0] != "launch",
              "blr launch needs the blr command to run after '--', e.g. "
              "blr launch --nproc 2 -- train --model lenet.");
-  const int port = f.master_port > 0 ? f.master_port : free_port();
+  const RendezvousDirectory rendezvous;
   struct sigaction sa{};
   sa.sa_handler = on_interrupt;
   ::sigemptyset(&sa.sa_mask);
@@ -179,15 +184,15 @@ int run_launch(LaunchFlags& f) {
   std::vector<Child> children(static_cast<size_t>(f.nproc));
   for (int r = 0; r < f.nproc; ++r) {
     try {
-      spawn(f, r, port, children[static_cast<size_t>(r)]);
+      spawn(f, r, rendezvous.file(), children[static_cast<size_t>(r)]);
     } catch (...) {
       for (auto& c : children) {
         if (c.pid > 0) ::kill(c.pid, SIGKILL);
       }
       throw;
     }
-    std::cerr << fmt::format("blr launch: rank {} is process {} (127.0.0.1:{})\n", r,
-                             children[static_cast<size_t>(r)].pid, port);
+    std::cerr << fmt::format("blr launch: rank {} is process {}\n", r,
+                             children[static_cast<size_t>(r)].pid);
   }
   std::cerr.flush();
 
@@ -293,9 +298,6 @@ void setup_launch(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("launch", blr::cli::torch_command("launch").summary);
   auto f = std::make_shared<LaunchFlags>();
   cmd->add_option("--nproc", f->nproc, "Number of processes (ranks) to start on this machine.")
-      ->capture_default_str();
-  cmd->add_option("--master-port", f->master_port,
-                  "Port of rank 0's rendezvous store on 127.0.0.1 (0: a free port).")
       ->capture_default_str();
   cmd->add_option("--grace", f->grace,
                   "Seconds the other ranks get to stop (SIGTERM) after one failed, before "

@@ -199,6 +199,37 @@ void apply_run_settings(const RunSettings& settings) {
                     settings.divergence_factor));
 }
 
+/// What every rank of a data-parallel run must share, in the order a difference is reported:
+/// the configuration (paths left out: they may differ between machines; their contents are
+/// compared instead), then the training data's size and checksum and the starting parameters.
+static std::vector<std::pair<std::string, std::string>> rank_configuration(
+    const TrainConfig& config, const Trainer& trainer, distributed::Split split) {
+  std::vector<std::pair<std::string, std::string>> values;
+  const nlohmann::json j = config.to_json();
+  for (const auto& [key, value] : j.items()) {
+    if (key == "data_dir" || key == "test_samples" || key == "model_file" || key == "init" ||
+        key == "test_data" || (key == "data" && value.get<std::string>().find('/') != std::string::npos)) {
+      continue;
+    }
+    std::string flag = key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    values.emplace_back(key == "optimizer_options" ? "the optimizer's options"
+                        : key == "gpt"             ? "the GPT's options"
+                                                   : "--" + flag,
+                        value.dump());
+  }
+  values.emplace_back("--dist-split", distributed::split_name(split));
+  const Dataset& data = trainer.data();
+  values.emplace_back("the number of training examples", std::to_string(data.train.size()));
+  values.emplace_back(
+      "the training data's checksum",
+      fmt::format("{:.17g}", data.train.x.sum(::at::kDouble).item<double>() +
+                                 data.train.y.sum(::at::kDouble).item<double>()));
+  values.emplace_back("the starting parameters' digest", trainer.parameter_digest());
+  values.emplace_back("the steps already taken", std::to_string(trainer.result().steps));
+  return values;
+}
+
 int run_train(const TrainConfig& config_in, const RunSettings& settings_in,
               const std::string& resume_path, int64_t resume_epochs) {
   RunSettings settings = settings_in;
@@ -256,6 +287,7 @@ int run_train(const TrainConfig& config_in, const RunSettings& settings_in,
     trainer.start_from(load_checkpoint(config.init));
   }
   if (group) {
+    group->agree("train", rank_configuration(config, trainer, split));
     trainer.set_data_parallel(std::make_shared<distributed::DataParallel>(group, split));
     if (!root) return train_rank(trainer, settings);
     group->reset_stats();

@@ -76,6 +76,12 @@ std::optional<Environment> environment_from_variables() {
                          "address (127.0.0.1 for one machine).");
     env.master_addr = addr;
   }
+  if (const char* file = std::getenv("BLR_RENDEZVOUS_FILE"); file != nullptr) {
+    check(*file != '\0', "The environment variable BLR_RENDEZVOUS_FILE is empty; blr launch sets "
+                          "it to the rendezvous file of its ranks.");
+    env.store_file = file;
+    return env;
+  }
   const auto port = integer_variable("MASTER_PORT", 1, 65535);
   check(port.has_value() || env.world_size == 1,
         "The environment sets RANK and WORLD_SIZE but not MASTER_PORT, the port of rank 0's "
@@ -266,6 +272,71 @@ void ProcessGroup::sum_uncounted(const std::vector<::at::Tensor>& tensors, doubl
   counting_ = true;
 }
 
+void ProcessGroup::agree(const std::string& topic,
+                         const std::vector<std::pair<std::string, std::string>>& values) {
+  check(impl_->store, fmt::format("Rank {}: the process group failed earlier.", rank_));
+  // One line per value; the store holds bytes, and names and values hold no line breaks.
+  auto encode = [](const std::vector<std::pair<std::string, std::string>>& pairs) {
+    std::string text;
+    for (const auto& [name, value] : pairs) text += name + '=' + value + '\n';
+    return std::vector<uint8_t>(text.begin(), text.end());
+  };
+  const std::string key = fmt::format("blr/agree/{}", topic);
+  std::vector<uint8_t> reference;
+  try {
+    if (rank_ == 0) impl_->store->set(key, encode(values));
+    reference = impl_->store->get(key);  // waits for rank 0, at most the store's timeout
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("Rank {} of {} could not compare its configuration with rank 0's "
+                            "within {} s: {}",
+                            rank_, world_size_, timeout_.count() / 1000.0, first_line(e.what())));
+  }
+  auto verdict_key = [&](int rank) { return fmt::format("{}/verdict/{}", key, rank); };
+  auto as_text = [](const std::vector<uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); };
+  try {
+    if (rank_ == 0) {
+      // Rank 0 waits for every rank's verdict, so that it stops with the same sentence.
+      for (int r = 1; r < world_size_; ++r) {
+        const std::string verdict = as_text(impl_->store->get(verdict_key(r)));
+        check(verdict == "ok", verdict);
+      }
+      return;
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("Rank 0 of {} did not hear from every rank within {} s whether their "
+                            "configurations match: {}",
+                            world_size_, timeout_.count() / 1000.0, first_line(e.what())));
+  }
+  std::map<std::string, std::string> theirs;
+  const std::string text = as_text(reference);
+  for (size_t start = 0, eol; (eol = text.find('\n', start)) != std::string::npos; start = eol + 1) {
+    const std::string line = text.substr(start, eol - start);
+    const auto eq = line.find('=');
+    theirs[line.substr(0, eq)] = eq == std::string::npos ? "" : line.substr(eq + 1);
+  }
+  std::string verdict = "ok";
+  for (const auto& [name, value] : values) {
+    const auto it = theirs.find(name);
+    const std::string other = it == theirs.end() ? "(not set)" : it->second;
+    if (other != value) {
+      verdict = fmt::format(
+          "Rank {} of {} was started with {} = {}, but rank 0 with {} = {}; every rank of a "
+          "data-parallel run must be started with the same configuration.",
+          rank_, world_size_, name, value, name, other);
+      break;
+    }
+  }
+  try {
+    const std::string& v = verdict;
+    impl_->store->set(verdict_key(rank_), std::vector<uint8_t>(v.begin(), v.end()));
+  } catch (const std::exception&) {
+    // Rank 0 is gone; this rank's own sentence (or the next collective) says what happened.
+  }
+  check(verdict == "ok", verdict);
+}
+
 void ProcessGroup::barrier() {
   check(impl_->group, fmt::format("Rank {}: the process group failed earlier.", rank_));
   try {
@@ -284,6 +355,9 @@ std::shared_ptr<ProcessGroup> process_group_from_environment(double timeout_seco
   const auto env = environment_from_variables();
   if (!env || env->world_size == 1) return nullptr;
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000.0));
+  if (!env->store_file.empty()) {
+    return std::make_shared<ProcessGroup>(env->store_file, env->rank, env->world_size, timeout);
+  }
   return std::make_shared<ProcessGroup>(*env, timeout);
 }
 

@@ -52,6 +52,10 @@ std::string parameter_digest(const std::vector<std::pair<std::string, at::Tensor
 
 }  // namespace
 
+std::string Trainer::parameter_digest() const {
+  return ::blr::torch::parameter_digest(model_.named_parameters());
+}
+
 nlohmann::json epoch_to_json(const EpochRecord& r) {
   nlohmann::json j = {{"epoch", r.epoch},
                       {"seconds", r.seconds},
@@ -532,7 +536,7 @@ Evaluation Trainer::evaluate(int samples, const SampleProgress& progress) {
     evaluate_regression(ev, samples, progress);
     ev.seconds = seconds_since(t0);
     result_.test = ev;
-    result_.parameter_digest = parameter_digest(model_.named_parameters());
+    result_.parameter_digest = parameter_digest();
     return ev;
   }
   const auto& labels = data_->test.y;
@@ -605,7 +609,7 @@ Evaluation Trainer::evaluate(int samples, const SampleProgress& progress) {
   }
   ev.seconds = seconds_since(t0);
   result_.test = ev;
-  result_.parameter_digest = parameter_digest(model_.named_parameters());
+  result_.parameter_digest = parameter_digest();
   return ev;
 }
 

@@ -4,6 +4,16 @@
 //
 //   RANK, WORLD_SIZE (both or neither), LOCAL_RANK, MASTER_ADDR (default 127.0.0.1), MASTER_PORT.
 //
+// `blr launch` sets BLR_RENDEZVOUS_FILE instead of MASTER_ADDR/MASTER_PORT: its ranks share one
+// machine and meet through a c10d FileStore in a private directory (mode 0700), so no port is
+// opened for the rendezvous. LibTorch's TCPStore, used across machines, has no bind address in
+// 1.13: rank 0's store listens on every interface of its machine, without authentication, for
+// the whole run (docs/distributed.md says how to keep it on a private network).
+//
+// Every rank must run the same configuration: agree() compares a list of named values across
+// ranks through the store, so that ranks started with different models, optimizers, data or
+// seeds stop with one sentence before the first collective instead of aborting inside Gloo.
+//
 // Without RANK and WORLD_SIZE (or with WORLD_SIZE=1) a run is one process, unchanged.
 //
 // Bucketing (Li et al. 2020, "PyTorch Distributed: Experiences on Accelerating Data Parallel
@@ -24,6 +34,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "blr/torch/distributed/communicator.hpp"
 
@@ -36,6 +48,7 @@ struct Environment {
   int local_rank = 0;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
+  std::string store_file;  ///< BLR_RENDEZVOUS_FILE (blr launch): a FileStore, no port
 };
 
 /// The environment of this process: nullopt when neither RANK nor WORLD_SIZE is set; a
@@ -74,6 +87,11 @@ class ProcessGroup final : public Communicator {
   int world_size() const override { return world_size_; }
   void sum(const std::vector<::at::Tensor>& tensors, double weight = 1.0) override;
   void barrier() override;
+
+  /// Every rank publishes its (name, value) pairs and compares them with rank 0's; a difference
+  /// throws blr::Error naming the first differing name and both values. Collective: every rank
+  /// calls it once per `topic`, with the same names in the same order.
+  void agree(const std::string& topic, const std::vector<std::pair<std::string, std::string>>& values);
 
   /// sum() without counting it in stats(): bookkeeping (losses), not the training traffic.
   void sum_uncounted(const std::vector<::at::Tensor>& tensors, double weight = 1.0);

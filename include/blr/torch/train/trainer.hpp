@@ -209,11 +209,14 @@ class Trainer {
 
   /// The model (any LibTorch model interface: forward, parameters, train/eval).
   const Model& model() const { return model_; }
+  /// A 64-bit fingerprint (FNV-1a, hex) of the parameters' names, types, shapes and values now.
+  std::string parameter_digest() const;
   ::torch::optim::Optimizer& optimizer() { return *optimizer_; }
   const TrainConfig& config() const { return config_; }
   const Dataset& data() const { return *data_; }
   int64_t epoch() const { return epoch_; }
   RunResult& result() { return result_; }
+  const RunResult& result() const { return result_; }
 
  private:
   double train_step(const ::at::Tensor& x, const ::at::Tensor& y);
