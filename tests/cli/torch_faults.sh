@@ -138,4 +138,16 @@ rc=$?
 json_true "$work/ok.json" 'd["optimizers"]["sgd"]["diverged"] is False'
 expect_fail divergence-factor "divergence-factor' must be a finite number above 1" \
   train --epochs 1 "${tiny[@]}" --divergence-factor 0.5
+# Issue 34, D20: one training example (its first-step loss far below ln 3) and a sound test NLL
+# is not a divergence: the reference is never below ln C, the loss of the uniform prediction.
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  /usr/bin/python3 -c "
+import torch; torch.manual_seed(0)
+y=torch.randint(0,3,(600,)); x=torch.randn(600,6)+2*torch.nn.functional.one_hot(y,6).float()
+torch.save({'x':x,'y':y}, '$work/cls.pt')"
+  "$blr" train --data "$work/cls.pt" --validation 0.999 --epochs 1 --hidden 8 --threads 1 --quiet \
+    --json "$work/tiny-split.json" >/dev/null 2>"$work/err" || fail "D20: the one-example run exits $?"
+  grep -q "diverged" "$work/err" && { fail "D20: a sound run on one training example is flagged"; cat "$work/err" >&2; }
+  json_true "$work/tiny-split.json" 'd["optimizers"]["ivon"]["diverged"] is False and d["optimizers"]["ivon"]["train_size"] == 1'
+fi
 finish

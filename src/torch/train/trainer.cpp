@@ -5,7 +5,9 @@
 #include <fmt/ranges.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 
 #include "blr/core/error.hpp"
@@ -513,19 +515,32 @@ void Trainer::set_data_parallel(std::shared_ptr<distributed::DataParallel> paral
 
 void Trainer::check_divergence(const EpochRecord& record, double factor) {
   if (result_.diverged || !(result_.initial_loss > 0)) return;
-  const double limit = factor * result_.initial_loss;
-  const bool nll_comparable = data_->task == Task::kClassification;  // same units as the loss
+  // The reference is the first step's loss, but never below ln C for C classes, the loss of the
+  // uniform prediction: a first minibatch of a few examples can start far below it by chance (one
+  // training example at loss 0.06 made a sound test NLL of 1.09 "diverge").
+  const bool classification = data_->task == Task::kClassification;  // NLL in the loss's units
+  const double floor = classification && data_->outputs > 1
+                           ? std::log(static_cast<double>(data_->outputs))
+                           : 0.0;
+  const double reference = std::max(result_.initial_loss, floor);
+  const double limit = factor * reference;
   const char* what = record.train_loss > limit                    ? "mean training loss"
-                     : nll_comparable && record.test_nll > limit ? "test NLL"
+                     : classification && record.test_nll > limit ? "test NLL"
                                                                    : nullptr;
   if (what == nullptr) return;
   const double value = record.train_loss > limit ? record.train_loss : record.test_nll;
   result_.diverged = true;
-  result_.divergence = fmt::format(
-      "{} diverged at epoch {}: the {} is {:.4g}, more than {} times the first step's loss {:.4g}; "
-      "try a smaller learning rate (--{}-lr)",
-      config_.optimizer, record.epoch, what, value, factor, result_.initial_loss,
-      config_.optimizer);
+  result_.divergence =
+      reference > result_.initial_loss
+          ? fmt::format("{} diverged at epoch {}: the {} is {:.4g}, more than {} times ln {} = "
+                        "{:.4g}, the loss of the uniform prediction; try a smaller learning rate "
+                        "(--{}-lr)",
+                        config_.optimizer, record.epoch, what, value, factor, data_->outputs,
+                        reference, config_.optimizer)
+          : fmt::format("{} diverged at epoch {}: the {} is {:.4g}, more than {} times the first "
+                        "step's loss {:.4g}; try a smaller learning rate (--{}-lr)",
+                        config_.optimizer, record.epoch, what, value, factor, result_.initial_loss,
+                        config_.optimizer);
 }
 
 Evaluation Trainer::evaluate(int samples, const SampleProgress& progress) {
