@@ -105,6 +105,9 @@ for level in 0 1 95 -0.5 nan; do
   expect_fail "level-$level" "Option '--level' must lie strictly between 0 and 1" \
     logistic "${pima[@]}" --label type --positive Yes --level "$level"
 done
+# Issue 34, D19: a level inside (0, 1) whose upper tail rounds to 1 (Boost's "Overflow Error")
+expect_fail level-near-1 "is so close to 1 that the upper tail" \
+  logistic "${pima[@]}" --label type --positive Yes --level 0.9999999999999999
 
 finish
 echo "all blr infer interval checks passed"

@@ -33,6 +33,13 @@ void check_level(double level) {
         fmt::format("Option '--level' must lie strictly between 0 and 1 (0.95 for 95% intervals); "
                     "got {}.",
                     level));
+  // The tails (1 ± level)/2 in double precision: a level within 1.1e-16 of 1 leaves an upper tail
+  // that rounds to 1, whose quantile is infinite.
+  check(upper_tail(level) < 1 && lower_tail(level) > 0,
+        fmt::format("Option '--level' {:.17g} is so close to 1 that the upper tail (1 + level)/2 "
+                    "rounds to 1 in double precision, where every quantile is infinite; use a "
+                    "level of at most 1 - 1e-15.",
+                    level));
 }
 
 double gaussian_z(double level) {
