@@ -21,6 +21,8 @@ check() {
 # ---- without data: bad input gets one sentence -------------------------------------------------
 expect_fail launch-nproc "Option '--nproc' must be between 1 and 64" launch --nproc 0 -- train
 expect_fail launch-empty "needs the blr command to run after '--'" launch --nproc 2
+# Issue 34, D19: a command of the front (infer) is named, not "unknown command" from the LibTorch part
+expect_fail launch-infer "'infer' is not one of them, so run \`blr infer\` directly" launch --nproc 2 -- infer logistic --train x.csv --label y
 RANK=0 "$blr" train --quiet >"$work/out" 2>"$work/err" && fail "RANK without WORLD_SIZE: exit 0"
 grep -qF "sets RANK but not WORLD_SIZE" "$work/err" || { fail "RANK alone: no sentence"; cat "$work/err" >&2; }
 RANK=2 WORLD_SIZE=2 MASTER_PORT=1 "$blr" train --quiet >"$work/out" 2>"$work/err" &&

@@ -173,6 +173,18 @@ int run_launch(LaunchFlags& f) {
   blr::check(!f.command.empty() && f.command[0] != "launch",
              "blr launch needs the blr command to run after '--', e.g. "
              "blr launch --nproc 2 -- train --model lenet.");
+  // The ranks run this executable, the LibTorch part: a command of the front (infer, table1, …)
+  // would be unknown to them.
+  std::string torch_commands;
+  bool known = false;
+  for (const auto& c : blr::cli::kTorchCommands) {
+    if (std::string_view(c.name) == "launch") continue;
+    known = known || f.command[0] == c.name;
+    torch_commands += (torch_commands.empty() ? "" : ", ") + std::string(c.name);
+  }
+  blr::check(known, fmt::format("blr launch runs the LibTorch commands ({}); '{}' is not one of "
+                                "them, so run `blr {}` directly (only train is data-parallel).",
+                                torch_commands, f.command[0], f.command[0]));
   const RendezvousDirectory rendezvous;
   struct sigaction sa{};
   sa.sa_handler = on_interrupt;
