@@ -53,6 +53,17 @@ TEST(CsvReliability, CarriageReturnInsideQuotesIsText) {
               AllOf(HasSubstr("line 2"), HasSubstr("malformed row")));
 }
 
+// Issue 34, D19: a NUL byte in a cell cut the sentence that quoted it, and one in a header name
+// was printed raw with exit 0; both are refused with the line.
+TEST(CsvReliability, NulBytesAreRefusedWithTheirLine) {
+  using namespace std::string_literals;
+  EXPECT_THAT(error_of([] { CsvTable::parse("glu,type\n1,Yes\n\0" "2,No\n"s, "nul.csv"); }),
+              AllOf(HasSubstr("File 'nul.csv', line 3"), HasSubstr("NUL byte")));
+  EXPECT_THAT(error_of([] { CsvTable::parse("g\0lu,type\n1,Yes\n"s, "nul.csv"); }),
+              AllOf(HasSubstr("line 1"), HasSubstr("NUL byte")));
+  EXPECT_THAT(error_of([] { CsvTable::parse("a\r1\r\n\0"s, "cr.csv"); }), HasSubstr("line 3"));
+}
+
 TEST(CsvReliability, NumbersAreWholeDecimalTokens) {
   for (const char* ok : {"1", "+1", "-1", "1.5", ".5", "5.", "1e3", "1E-3", "+2.5e+2", " 7 "}) {
     EXPECT_TRUE(looks_numeric(ok)) << ok;

@@ -404,6 +404,16 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
 }
 
 CsvTable CsvTable::parse_owned(std::string text, const std::string& source) {
+  // A NUL byte is not text: it would cut every sentence that quotes the cell and print raw.
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    std::size_t line = 1;
+    for (std::size_t i = 0; i < nul; ++i) {
+      line += text[i] == '\n' || (text[i] == '\r' && (i + 1 >= text.size() || text[i + 1] != '\n'));
+    }
+    throw Error(fmt::format("File '{}', line {}: holds a NUL byte (0x00); blr reads CSV files as "
+                            "text.",
+                            source, line));
+  }
   CsvTable t;
   t.source_ = source;
   Records records = split_records(text, source);
