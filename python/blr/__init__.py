@@ -23,8 +23,9 @@ import torch  # noqa: F401  (loads LibTorch before the extension that links it)
 from . import _blr
 from ._blr import Error
 from .optim import Optimizer, optimizer_classes
-from .predictive import (ensemble, entropy_auroc, fit_temperature, metrics, predictive,
-                         reliability_bins, scale_temperature)
+from .predictive import (ensemble, entropy_auroc, fit_temperature, metrics, ood_metrics,
+                         predictive, reliability_bins, scale_temperature)
+from .plots import reliability_diagram
 from .recipes import Recipe, recipe, recipes
 from . import infer
 from ._blr import data
@@ -44,5 +45,6 @@ def optimizers():
 
 
 __all__ = ["Error", "Optimizer", "predictive", "metrics", "reliability_bins", "entropy_auroc",
+           "ood_metrics", "reliability_diagram",
            "fit_temperature", "scale_temperature", "ensemble",
            "table1", "optimizers", "infer", "data", "recipe", "recipes", "Recipe"] + sorted(optimizer_classes())

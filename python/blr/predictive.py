@@ -5,8 +5,10 @@
 computed as a log-mean-exp of log-softmaxes (no underflow for confident classes); with
 ``samples=0`` or an optimizer without a posterior it is the prediction at the mean. The metrics
 are the C++ library's (the numbers ``blr train`` and ``blr eval`` print): accuracy, NLL, ECE,
-Brier score, predictive entropy, reliability bins and the entropy AUROC for out-of-distribution
-detection.
+adaptive and classwise ECE, AURC, Brier score, predictive entropy, reliability bins, and the
+entropy AUROC, AUPR and FPR95 for out-of-distribution detection. Every metric refuses input that
+is not log-probabilities (logits, NaN, rows not summing to 1) and labels that are not integer
+class indices, with a ``blr.Error``.
 """
 
 import math
@@ -38,7 +40,8 @@ def predictive(model, optimizer, inputs, samples=64, batch_size=None):
 
 
 def metrics(log_probs, labels, ece_bins=15):
-    """Accuracy, NLL, ECE (``ece_bins`` and 20 bins), Brier score and mean entropy (a dict)."""
+    """Accuracy, NLL, ECE (``ece_bins`` and 20 bins), Brier score, mean entropy, adaptive ECE
+    (equal-mass bins), classwise ECE and AURC (area under the risk-coverage curve), a dict."""
     return _blr.classification_metrics(log_probs, labels, ece_bins)
 
 
@@ -50,6 +53,13 @@ def reliability_bins(log_probs, labels, bins=15):
 def entropy_auroc(log_probs_in, log_probs_out):
     """AUROC of the predictive entropy separating a shifted set (out) from the test set (in)."""
     return _blr.entropy_auroc(log_probs_in, log_probs_out)
+
+
+def ood_metrics(log_probs_in, log_probs_out):
+    """OOD detection with predictive entropy as the score, test set (in) against an OOD set (out):
+    a dict with ``auroc``, ``aupr`` (OOD as the positive class) and ``fpr95`` (the share of OOD
+    inputs accepted when 95 % of the test inputs are; lower is better)."""
+    return _blr.entropy_ood_metrics(log_probs_in, log_probs_out)
 
 
 def fit_temperature(log_probs, labels):

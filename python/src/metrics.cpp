@@ -23,11 +23,14 @@ void bind_metrics(py::module_& m) {
         d["ece_bins"] = r.ece_bins;
         d["brier"] = r.brier;
         d["entropy"] = r.entropy;
+        d["adaptive_ece"] = r.adaptive_ece;
+        d["classwise_ece"] = r.classwise_ece;
+        d["aurc"] = r.aurc;
         return d;
       },
       py::arg("log_probs"), py::arg("labels"), py::arg("ece_bins") = 15,
-      "Accuracy, NLL, ECE (ece_bins and 20 bins), Brier score and mean predictive entropy of "
-      "log-probabilities (N x C) against labels (N).");
+      "Accuracy, NLL, ECE (ece_bins and 20 bins), Brier score, mean predictive entropy, adaptive "
+      "and classwise ECE (ece_bins bins) and AURC of log-probabilities (N x C) against labels (N).");
   m.def(
       "reliability_bins",
       [](const ::at::Tensor& log_probs, const ::at::Tensor& labels, int bins) {
@@ -62,6 +65,19 @@ void bind_metrics(py::module_& m) {
         py::arg("temperature"), "log softmax(log_probs / T), double, CPU.");
   m.def("ensemble_log_probs", &::blr::torch::ensemble_log_probs, py::arg("members"),
         "A deep ensemble's log-probabilities: log of the members' averaged probabilities.");
+  m.def(
+      "entropy_ood_metrics",
+      [](const ::at::Tensor& log_probs_in, const ::at::Tensor& log_probs_out) {
+        const auto r = ::blr::torch::entropy_ood_metrics(log_probs_in, log_probs_out);
+        py::dict d;
+        d["auroc"] = r.auroc;
+        d["aupr"] = r.aupr;
+        d["fpr95"] = r.fpr95;
+        return d;
+      },
+      py::arg("log_probs_in"), py::arg("log_probs_out"),
+      "OOD detection by predictive entropy, test set (in) vs OOD set (out): AUROC, AUPR (OOD "
+      "positive) and FPR95.");
   m.def("entropy_auroc", &::blr::torch::entropy_auroc, py::arg("log_probs_in"),
         py::arg("log_probs_out"),
         "AUROC of the predictive entropy for telling a shifted set (out) from the test set (in).");

@@ -13,6 +13,10 @@
 //   AUROC     P(s_out > s_in) + ½ P(s_out = s_in) with score s = predictive entropy: how well the
 //             entropy separates a shifted (out-of-distribution) set from the test set
 //             (Mann–Whitney U / (n_in·n_out)).
+// The adaptive and classwise ECE, AURC, AUPR and FPR95 are in uncertainty_metrics.hpp; every
+// entry refuses input that is not log-probabilities and integer labels in one sentence (NaN, +∞,
+// rows whose probabilities do not sum to 1, float labels, mismatched shapes: see
+// src/torch/metrics/prepared.hpp for the tolerance).
 // Everything is computed in double precision on the CPU whatever the device of the inputs.
 #pragma once
 
@@ -21,6 +25,8 @@
 #include <cmath>
 #include <cstdint>
 #include <vector>
+
+#include "blr/torch/uncertainty_metrics.hpp"
 
 namespace blr::torch {
 
@@ -33,6 +39,9 @@ struct ClassificationMetrics {
   int ece_bins = 15;
   double brier = 0.0;
   double entropy = 0.0;  ///< mean predictive entropy (nats)
+  double adaptive_ece = 0.0;   ///< equal-mass bins, `ece_bins` of them (uncertainty_metrics.hpp)
+  double classwise_ece = 0.0;  ///< `ece_bins` equal-width bins per class
+  double aurc = 0.0;           ///< area under the risk–coverage curve
 };
 
 /// One bin of a reliability diagram.

@@ -14,13 +14,8 @@ namespace blr::torch {
 namespace {
 
 using detail::Prepared;
+using detail::check_bins;
 using detail::prepare;
-
-
-void check_bins(int bins) {
-  check(bins >= 1 && bins <= 10000,
-        fmt::format("The number of calibration bins must lie in [1, 10000]; got {}.", bins));
-}
 
 std::vector<ReliabilityBin> bins_of(const Prepared& p, int bins) {
   check_bins(bins);
@@ -91,6 +86,9 @@ ClassificationMetrics classification_metrics(const at::Tensor& log_probs, const 
   m.entropy = entropy / nd;
   m.ece = ece_of(p, ece_bins);
   m.ece20 = ece_bins == 20 ? m.ece : ece_of(p, 20);
+  m.adaptive_ece = detail::adaptive_ece(p, ece_bins);
+  m.classwise_ece = detail::classwise_ece(p, ece_bins);
+  m.aurc = detail::aurc(p);
   return m;
 }
 
@@ -141,12 +139,11 @@ double auroc(const std::vector<double>& in, const std::vector<double>& out) {
 }
 
 double entropy_auroc(const at::Tensor& log_probs_in, const at::Tensor& log_probs_out) {
-  const auto to_vector = [](const at::Tensor& t) {
-    const auto c = t.contiguous();
+  const auto entropies = [](const at::Tensor& t) {
+    const auto c = predictive_entropy(detail::checked_log_probs(t, "AUROC")).contiguous();
     return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
   };
-  return auroc(to_vector(predictive_entropy(log_probs_in)),
-               to_vector(predictive_entropy(log_probs_out)));
+  return auroc(entropies(log_probs_in), entropies(log_probs_out));
 }
 
 }  // namespace blr::torch
