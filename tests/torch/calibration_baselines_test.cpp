@@ -91,7 +91,7 @@ TEST(Ensemble, EvaluateScoresTheAverageAndScalesOnValidation) {
   const auto expected = classification_metrics(ensemble_log_probs(tests), y);
   EXPECT_EQ(e.members, 3);
   EXPECT_DOUBLE_EQ(e.test.nll, expected.nll);
-  EXPECT_TRUE(std::isnan(e.ood_auroc));
+  EXPECT_TRUE(std::isnan(e.ood.auroc));
   ASSERT_TRUE(e.temperature_scaled);
   EXPECT_DOUBLE_EQ(e.scaled.accuracy, e.test.accuracy);
   // No validation split: no temperature scaling, in one sentence.

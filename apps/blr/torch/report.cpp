@@ -19,8 +19,27 @@ namespace blr::torch {
 nlohmann::json metrics_to_json(const ClassificationMetrics& m) {
   return {{"count", m.count}, {"accuracy", m.accuracy}, {"nll", m.nll},
           {"ece", m.ece},     {"ece_bins", m.ece_bins}, {"ece20", m.ece20},
-          {"brier", m.brier}, {"entropy", m.entropy}};
+          {"brier", m.brier}, {"entropy", m.entropy}, {"adaptive_ece", m.adaptive_ece},
+          {"classwise_ece", m.classwise_ece}, {"aurc", m.aurc}};
 }
+
+namespace {
+
+// The OOD split in words: "inverted" (Fashion-MNIST's test set with inverted intensities) or
+// "x_ood" (the data file's own OOD inputs).
+std::string ood_shift_text(const std::string& shift) {
+  return shift == "x_ood" ? "the data file's x_ood inputs"
+                          : "test images with inverted intensities (1 - x)";
+}
+
+void add_ood_to_json(nlohmann::json& out, const OodMetrics& ood) {
+  if (!std::isfinite(ood.auroc)) return;
+  out["ood_auroc"] = ood.auroc;
+  out["ood_aupr"] = ood.aupr;
+  out["ood_fpr95"] = ood.fpr95;
+}
+
+}  // namespace
 
 nlohmann::json regression_to_json(const RegressionMetrics& m) {
   nlohmann::json coverage = nlohmann::json::object();
@@ -59,15 +78,15 @@ std::string predictive_method(const RunResult& run) {
 // scored by the final evaluation (test and validation, once at the mean and K times for the
 // predictive) over its time.
 // A prediction after temperature scaling: its test metrics, T and the validation NLL before and
-// after (temperature_scaling.hpp), and its OOD AUROC when there is a shifted split.
+// after (temperature_scaling.hpp), and its OOD metrics when there is an OOD split.
 nlohmann::json scaled_to_json(const ClassificationMetrics& m, const TemperatureFit& fit,
-                              double auroc) {
+                              const OodMetrics& ood) {
   nlohmann::json out = metrics_to_json(m);
   out["temperature"] = fit.temperature;
   out["validation_nll_before"] = fit.nll_before;
   out["validation_nll_after"] = fit.nll_after;
   out["temperature_at_bound"] = fit.at_bound;
-  if (std::isfinite(auroc)) out["ood_auroc"] = auroc;
+  add_ood_to_json(out, ood);
   return out;
 }
 
@@ -127,17 +146,21 @@ nlohmann::json run_to_json(const RunResult& run) {
     const bool probit = t.has_predictive && predictive_method(run) == "probit";
     test["predictive"]["samples"] = t.has_predictive && !probit ? t.samples : 0;
     if (t.has_predictive) test["predictive"]["method"] = probit ? "probit" : "mc";
-    if (std::isfinite(t.ood_auroc_mean)) {
-      test["ood"] = {{"shift", "inverted"},
-                     {"auroc_mean", t.ood_auroc_mean},
-                     {"auroc_predictive", t.ood_auroc_predictive}};
+    if (std::isfinite(t.ood_mean.auroc)) {
+      test["ood"] = {{"shift", t.ood_shift},
+                     {"auroc_mean", t.ood_mean.auroc},
+                     {"auroc_predictive", t.ood_predictive.auroc},
+                     {"aupr_mean", t.ood_mean.aupr},
+                     {"aupr_predictive", t.ood_predictive.aupr},
+                     {"fpr95_mean", t.ood_mean.fpr95},
+                     {"fpr95_predictive", t.ood_predictive.fpr95}};
     }
     if (std::isfinite(t.posterior_std_mean)) test["posterior_std_mean"] = t.posterior_std_mean;
     if (t.temperature_scaled) {
       test["temperature_scaled"] = {
-          {"mean", scaled_to_json(t.scaled_mean, t.temperature_mean, t.ood_auroc_scaled_mean)},
+          {"mean", scaled_to_json(t.scaled_mean, t.temperature_mean, t.ood_scaled_mean)},
           {"predictive", scaled_to_json(t.scaled_predictive, t.temperature_predictive,
-                                        t.ood_auroc_scaled_predictive)}};
+                                        t.ood_scaled_predictive)}};
     }
     test["seconds"] = t.seconds;
     j["test"] = test;
@@ -178,8 +201,8 @@ nlohmann::json report_to_json(const std::string& command, const std::vector<RunR
     doc["train_limit"] = c.data_options.train_limit;
     doc["test_samples"] = c.test_samples;
     doc["task"] = task_name(runs.front().test.task);
-    if (std::isfinite(runs.front().test.ood_auroc_mean)) {
-      doc["ood_shift"] = "test images with inverted intensities (1 - x)";
+    if (std::isfinite(runs.front().test.ood_mean.auroc)) {
+      doc["ood_shift"] = ood_shift_text(runs.front().test.ood_shift);
     }
   }
   // What libgomp ran with (main() sets PASSIVE when the user did not choose); null if unset.
@@ -256,11 +279,20 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
   out << fmt::format("{:<9} {:<18} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8}\n", "optimizer",
                      "prediction", "accuracy", "NLL", "ECE", "Brier", "entropy", "OOD-AUROC",
                      "s/epoch", "ms/step");
+  std::vector<std::string> uncertainty;  // the second table's rows
   for (const auto& run : runs) {
     const double mean_epoch = mean_epoch_seconds(run);
-    const auto row = [&](const std::string& mode, const ClassificationMetrics& m, double auroc) {
-      // No shifted test set (text, tensor and CSV data): the column shows a dash, not "nan".
-      const auto auroc_text = std::isfinite(auroc) ? fmt::format("{:.4f}", auroc) : "-";
+    const auto row = [&](const std::string& mode, const ClassificationMetrics& m,
+                         const OodMetrics& ood) {
+      // No OOD split (text, tensor and CSV data without x_ood): a dash, not "nan".
+      const auto ood_text = [](double v) {
+        return std::isfinite(v) ? fmt::format("{:.4f}", v) : std::string("-");
+      };
+      const auto auroc_text = ood_text(ood.auroc);
+      uncertainty.push_back(fmt::format(
+          "{:<9} {:<18} {:>8.4f} {:>8.4f} {:>8.4f} {:>8} {:>8}\n",
+          run.config.origin.empty() ? run.config.optimizer : std::string("merged"), mode,
+          m.adaptive_ece, m.classwise_ece, m.aurc, ood_text(ood.aupr), ood_text(ood.fpr95)));
       out << fmt::format(
           "{:<9} {:<18} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>8.4f} {:>9} "
           "{:>9.2f} {:>8.2f}\n",
@@ -270,17 +302,20 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
     const std::string predictive = predictive_method(run) == "probit"
                                        ? std::string("predictive (probit)")
                                        : fmt::format("predictive (K={})", run.test.samples);
-    row("mean", run.test.mean, run.test.ood_auroc_mean);
-    if (run.test.has_predictive) row(predictive, run.test.predictive, run.test.ood_auroc_predictive);
+    row("mean", run.test.mean, run.test.ood_mean);
+    if (run.test.has_predictive) row(predictive, run.test.predictive, run.test.ood_predictive);
     if (run.test.temperature_scaled) {  // the post-hoc baseline, T from the validation split
       row(fmt::format("mean, T={:.3g}", run.test.temperature_mean.temperature),
-          run.test.scaled_mean, run.test.ood_auroc_scaled_mean);
+          run.test.scaled_mean, run.test.ood_scaled_mean);
       if (run.test.has_predictive) {
         row(fmt::format("{}, T={:.3g}", predictive, run.test.temperature_predictive.temperature),
-            run.test.scaled_predictive, run.test.ood_auroc_scaled_predictive);
+            run.test.scaled_predictive, run.test.ood_scaled_predictive);
       }
     }
   }
+  out << fmt::format("{:<9} {:<18} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "optimizer", "prediction",
+                     "aECE", "cwECE", "AURC", "OOD-AUPR", "FPR95");
+  for (const auto& line : uncertainty) out << line;
   for (const auto& run : runs) {
     if (!is_text_data(run.config.data)) continue;
     const auto lm = language_model_json(run);
@@ -299,11 +334,14 @@ void print_table(std::ostream& out, const std::vector<RunResult>& runs) {
   }
   print_comparisons(out, runs);
   if (!runs.empty()) {
+    const auto& first = runs.front().test;
     out << fmt::format(
-        "ECE with {} equal-width bins; OOD-AUROC: predictive entropy, test set vs "
-        "test set with inverted intensities{}.\n",
+        "ECE with {} equal-width bins, aECE with as many equal-mass bins, cwECE classwise; AURC: "
+        "area under the risk-coverage curve; OOD-AUROC, OOD-AUPR (OOD positive) and FPR95: "
+        "predictive entropy, test set vs {}.\n",
         runs.front().config.ece_bins,
-        std::isfinite(runs.front().test.ood_auroc_mean) ? "" : " (none: no shifted test set)");
+        std::isfinite(first.ood_mean.auroc) ? ood_shift_text(first.ood_shift)
+                                            : std::string("none (no OOD split)"));
   }
 }
 
@@ -330,17 +368,19 @@ struct Spread {
 };
 
 const std::vector<std::string>& summary_metrics() {
-  static const std::vector<std::string> names = {"accuracy", "nll",       "ece",    "brier",
-                                                 "entropy",  "ood_auroc", "s_epoch"};
+  // The first seven are the table's (by index); the rest are in the JSON summary only.
+  static const std::vector<std::string> names = {
+      "accuracy",     "nll",           "ece",  "brier",    "entropy",  "ood_auroc",
+      "s_epoch",      "adaptive_ece",  "classwise_ece", "aurc", "ood_aupr", "ood_fpr95"};
   return names;
 }
 
 // The metrics of one run in one prediction mode, by summary_metrics()'s names.
 std::vector<double> metric_values(const RunResult& r, bool predictive) {
   const auto& m = predictive ? r.test.predictive : r.test.mean;
-  return {m.accuracy, m.nll,  m.ece, m.brier, m.entropy,
-          predictive ? r.test.ood_auroc_predictive : r.test.ood_auroc_mean,
-          mean_epoch_seconds(r)};
+  const auto& ood = predictive ? r.test.ood_predictive : r.test.ood_mean;
+  return {m.accuracy,       m.nll,  m.ece,     m.brier,    m.entropy, ood.auroc,
+          mean_epoch_seconds(r), m.adaptive_ece, m.classwise_ece, m.aurc, ood.aupr, ood.fpr95};
 }
 
 // spreads[metric] over the seeds for optimizer index i.
@@ -437,20 +477,20 @@ void print_ensemble(std::ostream& out, const std::vector<RunResult>& members,
   double auroc_sum = 0.0, seconds_sum = 0.0;
   for (const auto& r : members) {
     row(fmt::format("{} seed {} (mean)", r.config.optimizer, r.config.seed), r.test.mean,
-        r.test.ood_auroc_mean, mean_epoch_seconds(r));
+        r.test.ood_mean.auroc, mean_epoch_seconds(r));
     average.accuracy += r.test.mean.accuracy / members.size();
     average.nll += r.test.mean.nll / members.size();
     average.ece += r.test.mean.ece / members.size();
     average.brier += r.test.mean.brier / members.size();
     average.entropy += r.test.mean.entropy / members.size();
-    auroc_sum += r.test.ood_auroc_mean;
+    auroc_sum += r.test.ood_mean.auroc;
     seconds_sum += mean_epoch_seconds(r);
   }
   row("members' average", average, auroc_sum / members.size(), seconds_sum / members.size());
-  row(fmt::format("ensemble (M={})", e.members), e.test, e.ood_auroc, seconds_sum);
+  row(fmt::format("ensemble (M={})", e.members), e.test, e.ood.auroc, seconds_sum);
   if (e.temperature_scaled) {
     row(fmt::format("ensemble, T={:.3g}", e.temperature.temperature), e.scaled,
-        e.ood_auroc_scaled, seconds_sum);
+        e.ood_scaled.auroc, seconds_sum);
   }
   out << fmt::format(
       "ECE with {} equal-width bins; the ensemble's s/epoch is the members' sum.\n",
@@ -459,10 +499,10 @@ void print_ensemble(std::ostream& out, const std::vector<RunResult>& members,
 
 nlohmann::json ensemble_to_json(const EnsembleEvaluation& e) {
   nlohmann::json j = {{"members", e.members}, {"test", metrics_to_json(e.test)}};
-  if (std::isfinite(e.ood_auroc)) j["ood_auroc"] = e.ood_auroc;
+  add_ood_to_json(j, e.ood);
   if (e.has_validation) j["validation"] = metrics_to_json(e.validation);
   if (e.temperature_scaled) {
-    j["temperature_scaled"] = scaled_to_json(e.scaled, e.temperature, e.ood_auroc_scaled);
+    j["temperature_scaled"] = scaled_to_json(e.scaled, e.temperature, e.ood_scaled);
   }
   nlohmann::json bins = nlohmann::json::array();
   for (const auto& b : e.reliability) {

@@ -2,15 +2,19 @@
 //
 // JSON (train and compare alike):
 //   { "command": ..., "data": ..., "model": ..., "seed": ..., "epochs": ..., ...,
+//     "ood_shift": what the OOD set is (only with one: Fashion-MNIST or a file's x_ood),
 //     "omp_wait_policy": "PASSIVE" (the environment's OMP_WAIT_POLICY; null if unset),
 //     "optimizers": { "<name>": { "options": {...}, "train_size": N,
 //         "epoch_seconds": [...], "step_ms": x, "steps": n,
 //         "history": [{"epoch", "seconds", "train_loss", "learning_rate", "test_accuracy",
 //                      "test_nll", ["validation_accuracy", "validation_nll"], ["clipped_share"],
 //                      ["posterior": posterior_diagnostics.hpp's JSON], ["warning"]}, ...],
-//         "test": { "mean": {accuracy, nll, ece, ece_bins, ece20, brier, entropy, count},
+//         "test": { "mean": {accuracy, nll, ece, ece_bins, ece20, brier, entropy, count,
+//                            adaptive_ece, classwise_ece, aurc},
 //                   "predictive": {... same keys ..., "samples": K},
-//                   "ood": {"shift": "inverted", "auroc_mean": a, "auroc_predictive": b},
+//                   "ood": {"shift": "inverted" | "x_ood", "auroc_mean": a,
+//                           "auroc_predictive": b, "aupr_mean", "aupr_predictive",
+//                           "fpr95_mean", "fpr95_predictive"},
 //                   "posterior_std_mean": s (variational only) },
 //         "checkpoint": path (if written) } } }
 // For point-estimate optimizers (adamw, sgd) "predictive" repeats "mean" with "samples": 0.

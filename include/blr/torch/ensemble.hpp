@@ -34,13 +34,13 @@ struct EnsembleEvaluation {
   int members = 0;
   ClassificationMetrics test;
   std::vector<ReliabilityBin> reliability;
-  double ood_auroc = 0.0;  ///< NaN without a shifted split
+  OodMetrics ood;  ///< entropy AUROC, AUPR, FPR95; NaN without an OOD split
   bool has_validation = false;
   ClassificationMetrics validation;
   bool temperature_scaled = false;
   TemperatureFit temperature;
   ClassificationMetrics scaled;
-  double ood_auroc_scaled = 0.0;
+  OodMetrics ood_scaled;
 };
 
 /// Scores the ensemble of `members` against the test and validation labels (`validation_labels`

@@ -118,6 +118,7 @@ Dataset load_fashion_mnist(const FashionMnistOptions& options) {
   }
   out.test = {standardise(test.x, pixel_mean, pixel_std, false), test.y};
   out.test_shifted = {standardise(test.x, pixel_mean, pixel_std, true), test.y};
+  out.ood_shift = "inverted";
   out.statistics = {{"pixel_mean", pixel_mean},
                     {"pixel_std", pixel_std},
                     {"directory", directory},

@@ -22,7 +22,7 @@
 namespace blr::torch {
 namespace {
 
-const char* const kKeys[] = {"x", "y", "x_test", "y_test"};
+const char* const kKeys[] = {"x", "y", "x_test", "y_test", "x_ood"};
 
 std::string describe(const c10::IValue& v) {
   return v.isNone() ? "None" : v.tagKind();
@@ -88,7 +88,7 @@ c10::IValue unpickle(const std::string& bytes) {
 std::map<std::string, at::Tensor> tensors_of(const c10::IValue& value, const std::string& source) {
   check(value.isGenericDict(),
         "The tensor file '{}' holds a {}, not a dict with keys x, y (and optionally x_test, "
-        "y_test).",
+        "y_test, x_ood).",
         source, describe(value));
   std::map<std::string, at::Tensor> out;
   for (const auto& entry : value.toGenericDict()) {
@@ -96,8 +96,8 @@ std::map<std::string, at::Tensor> tensors_of(const c10::IValue& value, const std
           source, describe(entry.key()));
     const std::string key = entry.key().toStringRef();
     check(std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys),
-          "The tensor file '{}' has a key '{}' that blr does not read; the keys are x, y, x_test "
-          "and y_test.",
+          "The tensor file '{}' has a key '{}' that blr does not read; the keys are x, y, x_test, "
+          "y_test and x_ood.",
           source, key);
     check(entry.value().isTensor(), "The tensor file '{}': key '{}' holds a {}, not a tensor.",
           source, key, describe(entry.value()));
@@ -160,11 +160,29 @@ Dataset parse_tensor_file(const std::string& bytes, const std::string& source,
   d.task = task_text.empty() ? (floating ? Task::kRegression : Task::kClassification)
                              : parse_task(task_text);
   prepare_targets(d, fmt::format("tensor file '{}'", source));
+  if (t.count("x_ood") > 0) {
+    // The OOD inputs have no labels: y is zeros of the targets' shape and dtype, never read.
+    const auto x_ood = inputs(t.at("x_ood"), source, "x_ood");
+    check(x_ood.size(0) > 0, "The tensor file '{}' has no OOD examples (x_ood is empty).", source);
+    check(x_ood.sizes().slice(1) == d.train.x.sizes().slice(1) &&
+              x_ood.scalar_type() == d.train.x.scalar_type(),
+          "The tensor file '{}': x has examples of shape [{}] ({}) but x_ood [{}] ({}).", source,
+          fmt::join(d.train.x.sizes().slice(1), ", "),
+          std::string(c10::toString(d.train.x.scalar_type())), fmt::join(x_ood.sizes().slice(1), ", "),
+          std::string(c10::toString(x_ood.scalar_type())));
+    std::vector<int64_t> shape = {x_ood.size(0)};
+    for (const int64_t s : d.train.y.sizes().slice(1)) shape.push_back(s);
+    d.test_shifted = {x_ood, at::zeros(shape, d.train.y.options())};
+    d.ood_shift = "x_ood";
+  }
   d.statistics["file"] = source;
   return d;
 }
 
-Dataset read_tensor_file(const TensorFileOptions& options) {
+namespace {
+
+// The file's bytes, read within the size limit and unpickled once in a capped child first.
+std::string read_checked_bytes(const TensorFileOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const auto size = fs::file_size(options.path, ec);
@@ -195,7 +213,51 @@ Dataset read_tensor_file(const TensorFileOptions& options) {
         "than {} GiB of memory.",
         options.path, bytes.size(), extra >> 30);
   if (trial.kind == detail::TrialOutcome::kRefused) not_a_tensor_file(options.path, trial.message);
-  return parse_tensor_file(bytes, options.path, options.task);
+  return bytes;
+}
+
+}  // namespace
+
+Dataset read_tensor_file(const TensorFileOptions& options) {
+  return parse_tensor_file(read_checked_bytes(options), options.path, options.task);
+}
+
+at::Tensor read_tensor_file_inputs(const TensorFileOptions& options) {
+  // Python pickles a dict of one key with SETITEM (opcode 's', 0x73), which LibTorch 1.13's
+  // unpickler does not know: say what to do instead of naming the opcode.
+  const auto single_key = [&options](const std::string& why) {
+    if (why.find("Unknown opcode for unpickling at 0x73") == std::string::npos) return;
+    throw Error(fmt::format(
+        "The tensor file '{}' holds a dict with a single key, which LibTorch cannot read; save "
+        "the inputs with a second key, e.g. torch.save({{\"x\": x, \"y\": y}}, ...).",
+        options.path));
+  };
+  std::string bytes;
+  try {
+    bytes = read_checked_bytes(options);
+  } catch (const Error& e) {
+    single_key(e.what());
+    throw;
+  }
+  c10::IValue value;
+  try {
+    value = unpickle(bytes);
+  } catch (const std::exception& e) {
+    single_key(e.what());
+    not_a_tensor_file(options.path, e.what());
+  }
+  check(value.isGenericDict(), "The tensor file '{}' holds a {}, not a dict with the key x.",
+        options.path, describe(value));
+  for (const auto& entry : value.toGenericDict()) {
+    if (!entry.key().isString() || entry.key().toStringRef() != "x") continue;
+    check(entry.value().isTensor(), "The tensor file '{}': key 'x' holds a {}, not a tensor.",
+          options.path, describe(entry.value()));
+    const auto x = inputs(entry.value().toTensor(), options.path, "x");
+    check(x.size(0) > 0, "The tensor file '{}' has no examples (x is empty).", options.path);
+    return x;
+  }
+  throw Error(fmt::format("The tensor file '{}' has no key 'x' (the inputs to predict on).",
+                          options.path));
 }
 
 }  // namespace blr::torch

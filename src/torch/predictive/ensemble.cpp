@@ -43,8 +43,8 @@ EnsembleEvaluation evaluate_ensemble(const std::vector<MemberPredictions>& membe
   const bool has_shifted = members.front().shifted.defined();
   const auto shifted =
       has_shifted ? ensemble_log_probs(gather(&MemberPredictions::shifted)) : at::Tensor();
-  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
-  e.ood_auroc = has_shifted ? entropy_auroc(test, shifted) : kNone;
+  const OodMetrics kNone;  // NaN
+  e.ood = has_shifted ? entropy_ood_metrics(test, shifted) : kNone;
   e.has_validation = members.front().validation.defined() && validation_labels.defined();
   check(!temperature_scaling || e.has_validation,
         "Temperature scaling of an ensemble needs a validation split (--validation FRACTION).");
@@ -56,9 +56,9 @@ EnsembleEvaluation evaluate_ensemble(const std::vector<MemberPredictions>& membe
     e.temperature = fit_temperature(validation, validation_labels);
     const auto scaled = scale_temperature(test, e.temperature.temperature);
     e.scaled = classification_metrics(scaled, test_labels, ece_bins);
-    e.ood_auroc_scaled =
-        has_shifted ? entropy_auroc(scaled, scale_temperature(shifted, e.temperature.temperature))
-                    : kNone;
+    e.ood_scaled = has_shifted ? entropy_ood_metrics(
+                                     scaled, scale_temperature(shifted, e.temperature.temperature))
+                               : kNone;
   }
   return e;
 }

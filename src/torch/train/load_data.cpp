@@ -50,7 +50,8 @@ void keep_classes(Dataset& d, const std::vector<int64_t>& train_classes,
     const auto wanted = at::tensor(scored_classes, at::kLong);
     d.validation = only_classes(d.validation, wanted);
     d.test = only_classes(d.test, wanted);
-    d.test_shifted = only_classes(d.test_shifted, wanted);
+    // x_ood has no labels to select by: it stays whole.
+    if (d.ood_shift != "x_ood") d.test_shifted = only_classes(d.test_shifted, wanted);
     check(d.test.size() > 0, "No test example of '{}' has a label in --classes {}.", d.name,
           fmt::join(scored_classes, ","));
   }

@@ -561,10 +561,11 @@ Evaluation Trainer::evaluate(int samples, const SampleProgress& progress) {
   const int bins = config_.ece_bins;
   const auto lp_mean = predict_log_probs(model_, test_x);
   const auto lp_shifted_mean = has_shifted ? predict_log_probs(model_, shifted_x) : at::Tensor();
-  constexpr double kNoShift = std::numeric_limits<double>::quiet_NaN();
+  const OodMetrics kNoShift;  // NaN
   ev.mean = classification_metrics(lp_mean, labels, bins);
   ev.reliability_mean = reliability_bins(lp_mean, labels, bins);
-  ev.ood_auroc_mean = has_shifted ? entropy_auroc(lp_mean, lp_shifted_mean) : kNoShift;
+  ev.ood_mean = has_shifted ? entropy_ood_metrics(lp_mean, lp_shifted_mean) : kNoShift;
+  ev.ood_shift = has_shifted ? data_->ood_shift : std::string();
   ev.has_validation = data_->validation.size() > 0;
   const auto validation_x =
       ev.has_validation ? data_->validation.x.to(device_) : at::Tensor();
@@ -577,16 +578,17 @@ Evaluation Trainer::evaluate(int samples, const SampleProgress& progress) {
   ev.temperature_scaled = config_.temperature_scaling && ev.has_validation;
   const auto scale = [&](const at::Tensor& lp_validation, const at::Tensor& lp_test,
                          const at::Tensor& lp_shifted, TemperatureFit& fit,
-                         ClassificationMetrics& metrics, double& auroc) {
+                         ClassificationMetrics& metrics, OodMetrics& ood) {
     fit = fit_temperature(lp_validation, data_->validation.y);
     const auto scaled = scale_temperature(lp_test, fit.temperature);
     metrics = classification_metrics(scaled, labels, bins);
-    auroc = has_shifted ? entropy_auroc(scaled, scale_temperature(lp_shifted, fit.temperature))
-                        : kNoShift;
+    ood = has_shifted
+              ? entropy_ood_metrics(scaled, scale_temperature(lp_shifted, fit.temperature))
+              : kNoShift;
   };
   if (ev.temperature_scaled) {
     scale(lp_validation_mean, lp_mean, lp_shifted_mean, ev.temperature_mean, ev.scaled_mean,
-          ev.ood_auroc_scaled_mean);
+          ev.ood_scaled_mean);
   }
   if (auto* v = as_variational(*optimizer_); v != nullptr && v->has_posterior()) {
     // One set of draws for all sets, so their comparison is not blurred by different samples.
@@ -598,13 +600,13 @@ Evaluation Trainer::evaluate(int samples, const SampleProgress& progress) {
     ev.samples = samples;
     ev.predictive = classification_metrics(lp[0], labels, bins);
     ev.reliability_predictive = reliability_bins(lp[0], labels, bins);
-    ev.ood_auroc_predictive = has_shifted ? entropy_auroc(lp[0], lp[1]) : kNoShift;
+    ev.ood_predictive = has_shifted ? entropy_ood_metrics(lp[0], lp[1]) : kNoShift;
     if (ev.has_validation) {
       ev.validation_predictive = classification_metrics(lp.back(), data_->validation.y, bins);
     }
     if (ev.temperature_scaled) {
       scale(lp.back(), lp[0], has_shifted ? lp[1] : at::Tensor(), ev.temperature_predictive,
-            ev.scaled_predictive, ev.ood_auroc_scaled_predictive);
+            ev.scaled_predictive, ev.ood_scaled_predictive);
     }
     double sum = 0.0;
     int64_t count = 0;
@@ -616,11 +618,11 @@ Evaluation Trainer::evaluate(int samples, const SampleProgress& progress) {
   } else {
     ev.predictive = ev.mean;
     ev.reliability_predictive = ev.reliability_mean;
-    ev.ood_auroc_predictive = ev.ood_auroc_mean;
+    ev.ood_predictive = ev.ood_mean;
     ev.validation_predictive = ev.validation_mean;
     ev.temperature_predictive = ev.temperature_mean;
     ev.scaled_predictive = ev.scaled_mean;
-    ev.ood_auroc_scaled_predictive = ev.ood_auroc_scaled_mean;
+    ev.ood_scaled_predictive = ev.ood_scaled_mean;
   }
   ev.seconds = seconds_since(t0);
   result_.test = ev;
@@ -645,7 +647,7 @@ MemberPredictions Trainer::mean_predictions() {
 
 void Trainer::evaluate_regression(Evaluation& ev, int samples, const SampleProgress& progress) {
   ev.task = Task::kRegression;
-  ev.ood_auroc_mean = ev.ood_auroc_predictive = std::numeric_limits<double>::quiet_NaN();
+  ev.ood_mean = ev.ood_predictive = OodMetrics{};
   const auto test_x = data_->test.x.to(device_);
   ev.has_validation = data_->validation.size() > 0;
   const auto validation_x = ev.has_validation ? data_->validation.x.to(device_) : at::Tensor();

@@ -46,7 +46,11 @@ struct Dataset {
   Split train;
   Split validation;    ///< empty without a validation split
   Split test;
-  Split test_shifted;  ///< optional out-of-distribution inputs with test's targets, else empty
+  Split test_shifted;  ///< optional out-of-distribution inputs, else empty (see ood_shift)
+  /// What test_shifted is: "inverted" (Fashion-MNIST's test images with inverted intensities,
+  /// with test's targets) or "x_ood" (a tensor file's x_ood inputs; y holds zeros, never read:
+  /// OOD detection uses only the inputs); "" without one.
+  std::string ood_shift;
   nlohmann::json statistics = nlohmann::json::object();  ///< the loader's transformation
 
   /// Throws blr::Error with a sentence when shapes, dtypes, label ranges or sizes disagree.

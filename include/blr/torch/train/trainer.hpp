@@ -97,10 +97,12 @@ struct Evaluation {
   ClassificationMetrics predictive;   ///< posterior predictive (= mean for point estimates)
   bool has_predictive = false;        ///< false for point-estimate optimizers
   int samples = 0;                    ///< K of the predictive (0 without one)
-  /// Entropy AUROC, test vs shifted test (Fashion-MNIST: inverted), at the mean; NaN when the
-  /// data set has no shifted test split.
-  double ood_auroc_mean = 0.0;
-  double ood_auroc_predictive = 0.0;  ///< same with the predictive
+  /// OOD detection by predictive entropy (AUROC, AUPR, FPR95: uncertainty_metrics.hpp), test vs
+  /// the OOD split (the file's x_ood, or Fashion-MNIST's inverted test set), at the mean; NaN
+  /// when the data set has no OOD split.
+  OodMetrics ood_mean;
+  OodMetrics ood_predictive;  ///< same with the predictive
+  std::string ood_shift;      ///< Dataset::ood_shift ("inverted", "x_ood", "" without one)
   std::vector<ReliabilityBin> reliability_mean, reliability_predictive;
   double posterior_std_mean = std::numeric_limits<double>::quiet_NaN();  ///< mean σ over θ
   /// The same two predictions on the validation split (has_validation: the run has one), so that
@@ -113,7 +115,7 @@ struct Evaluation {
   bool temperature_scaled = false;
   TemperatureFit temperature_mean, temperature_predictive;
   ClassificationMetrics scaled_mean, scaled_predictive;
-  double ood_auroc_scaled_mean = 0.0, ood_auroc_scaled_predictive = 0.0;
+  OodMetrics ood_scaled_mean, ood_scaled_predictive;
   double seconds = 0.0;
 };
 
