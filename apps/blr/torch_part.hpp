@@ -33,6 +33,9 @@ inline constexpr PartCommand kTorchCommands[] = {
      "Evaluate a checkpoint on its run's test set (Fashion-MNIST or the data it was trained on): "
      "accuracy, NLL, ECE, Brier, entropy and OOD AUROC at the mean and with the posterior "
      "predictive."},
+    {"predict", 47,
+     "Predict on new data with a checkpoint: per-row class probabilities and predictive entropy "
+     "(Monte Carlo or linearised probit predictive), as CSV."},
     {"compare", 42,
      "Train several optimizers on the same task (same data, initialisation and minibatch order) "
      "and print one table: accuracy, NLL, ECE, Brier, OOD AUROC, time."},

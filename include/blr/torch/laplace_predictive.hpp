@@ -18,6 +18,7 @@
 #include <ATen/Tensor.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "blr/torch/nn/model.hpp"
 #include "blr/torch/optim/laplace.hpp"
@@ -31,6 +32,14 @@ namespace blr::torch {
 /// The probit approximation's log-probabilities (N×C, double).
 ::at::Tensor laplace_probit_log_probs(const Model& model, LaplacePosterior& posterior,
                                       const ::at::Tensor& inputs, int64_t batch_size = 500);
+
+/// The same linearised probit predictive for a diagonal Gaussian posterior N(μ, diag(σ²)) over
+/// every parameter of the model, at the parameters as they are (μ): `variance` is σ² per
+/// parameter in the order of model.named_parameters() (VariationalOptimizer::posterior_variance()
+/// of IVON, VOGN, Vadam; Σ = diag(σ²) in v_k = Σ_j σ_j² (∂f_k/∂θ_j)²).
+::at::Tensor diagonal_probit_log_probs(const Model& model,
+                                       const std::vector<::at::Tensor>& variance,
+                                       const ::at::Tensor& inputs, int64_t batch_size = 500);
 
 /// log softmax(f / √(1 + π v / 8)) for logits f and variances v (N×C): the formula, once.
 ::at::Tensor probit_log_probs(const ::at::Tensor& logits, const ::at::Tensor& variance);

@@ -44,7 +44,7 @@ io::CsvTable handle_missing(const io::CsvTable& table, const std::vector<std::st
 
 }  // namespace
 
-CsvData read_csv_data(const CsvDataOptions& o) {
+CsvData read_csv_data(const CsvDataOptions& o, const std::string& inputs_path) {
   check(o.missing == "error" || o.missing == "drop",
         "Option 'missing' must be error or drop; got '{}'.", o.missing);
   check(o.task == "classification" || o.task == "regression",
@@ -76,6 +76,10 @@ CsvData read_csv_data(const CsvDataOptions& o) {
   d.task = parse_task(o.task);
   d.train.x = to_tensor(x_train);
   if (test) d.test.x = to_tensor(encoder.transform(*test));
+  if (!inputs_path.empty()) {
+    out.inputs = to_tensor(encoder.transform(handle_missing(io::CsvTable::read(inputs_path),
+                                                            features, "error")));
+  }
   const auto& names = encoder.names();
   for (size_t j = 0; j < names.size(); ++j) {
     if (std::find(o.categorical.begin(), o.categorical.end(), names[j]) == o.categorical.end() &&

@@ -21,6 +21,40 @@ namespace blr::torch {
 
 namespace {
 
+/// The logits (N×C, double) and v_k = Σ_j w_j (∂f_k/∂θ_j)² (N×C, double) in batches, over the
+/// parameters `subset` with weights (σ²) `weights` (and Kronecker bases where given).
+std::pair<::at::Tensor, ::at::Tensor> linearised_logits(const Model& model,
+                                                        const NamedParameters& subset,
+                                                        const std::vector<::at::Tensor>& weights,
+                                                        const std::vector<GradientBasis>& bases,
+                                                        const ::at::Tensor& inputs,
+                                                        int64_t batch_size) {
+  check(batch_size >= 1,
+        fmt::format("The linearised predictive's batch size must be at least 1; got {}.",
+                    batch_size));
+  const EvalMode eval(model);
+  ::at::AutoGradMode grad_mode(true);
+  std::vector<::at::Tensor> logits, variances;
+  const int64_t n = inputs.size(0);
+  for (int64_t begin = 0; begin < n; begin += batch_size) {
+    const int64_t m = std::min(batch_size, n - begin);
+    const auto f = model.forward(inputs.narrow(0, begin, m));
+    check(f.dim() == 2 && f.size(0) == m,
+          fmt::format("The model's output has shape [{}] for {} inputs; the linearised "
+                      "predictive needs N×C logits.",
+                      fmt::join(f.sizes(), ", "), m));
+    const int64_t classes = f.size(1);
+    std::vector<::at::Tensor> v;
+    for (int64_t k = 0; k < classes; ++k) {
+      v.push_back(weighted_squared_gradient_norms(f.select(1, k).sum(), subset, weights, m,
+                                                  /*retain_graph=*/k + 1 < classes, {}, bases));
+    }
+    logits.push_back(f.detach().to(::at::kDouble));
+    variances.push_back(::at::stack(v, 1));
+  }
+  return {::at::cat(logits), ::at::cat(variances)};
+}
+
 /// The logits (N×C, double) and v (N×C, double) in batches.
 std::pair<::at::Tensor, ::at::Tensor> logits_and_variance(const Model& model,
                                                           LaplacePosterior& posterior,
@@ -57,27 +91,7 @@ std::pair<::at::Tensor, ::at::Tensor> logits_and_variance(const Model& model,
       bases.emplace_back();
     }
   }
-  const EvalMode eval(model);
-  ::at::AutoGradMode grad_mode(true);
-  std::vector<::at::Tensor> logits, variances;
-  const int64_t n = inputs.size(0);
-  for (int64_t begin = 0; begin < n; begin += batch_size) {
-    const int64_t m = std::min(batch_size, n - begin);
-    const auto f = model.forward(inputs.narrow(0, begin, m));
-    check(f.dim() == 2 && f.size(0) == m,
-          fmt::format("The model's output has shape [{}] for {} inputs; the linearised "
-                      "predictive needs N×C logits.",
-                      fmt::join(f.sizes(), ", "), m));
-    const int64_t classes = f.size(1);
-    std::vector<::at::Tensor> v;
-    for (int64_t k = 0; k < classes; ++k) {
-      v.push_back(weighted_squared_gradient_norms(f.select(1, k).sum(), subset, weights, m,
-                                                  /*retain_graph=*/k + 1 < classes, {}, bases));
-    }
-    logits.push_back(f.detach().to(::at::kDouble));
-    variances.push_back(::at::stack(v, 1));
-  }
-  return {::at::cat(logits), ::at::cat(variances)};
+  return linearised_logits(model, subset, weights, bases, inputs, batch_size);
 }
 
 }  // namespace
@@ -90,6 +104,23 @@ std::pair<::at::Tensor, ::at::Tensor> logits_and_variance(const Model& model,
 ::at::Tensor laplace_probit_log_probs(const Model& model, LaplacePosterior& posterior,
                                       const ::at::Tensor& inputs, int64_t batch_size) {
   const auto [f, v] = logits_and_variance(model, posterior, inputs, batch_size);
+  return probit_log_probs(f, v);
+}
+
+::at::Tensor diagonal_probit_log_probs(const Model& model, const std::vector<::at::Tensor>& variance,
+                                       const ::at::Tensor& inputs, int64_t batch_size) {
+  const auto named = model.named_parameters();
+  check(variance.size() == named.size(),
+        fmt::format("The posterior has {} parameters but the model has {}; the linearised "
+                    "predictive needs σ² for every parameter.",
+                    variance.size(), named.size()));
+  std::vector<GradientBasis> bases(named.size());
+  for (size_t j = 0; j < named.size(); ++j) {
+    check(variance[j].sizes() == named[j].second.sizes(),
+          fmt::format("The posterior's parameter {} has another shape than the model's '{}'.", j,
+                      named[j].first));
+  }
+  const auto [f, v] = linearised_logits(model, named, variance, bases, inputs, batch_size);
   return probit_log_probs(f, v);
 }
 

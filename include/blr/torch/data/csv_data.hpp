@@ -38,9 +38,12 @@ struct CsvData {
   Dataset data;                            ///< features not standardised yet
   std::vector<int64_t> numeric_columns;    ///< columns of x to standardise
   std::vector<std::string> numeric_names;  ///< their names
+  ::at::Tensor inputs;                     ///< the encoded `inputs_path` table (not standardised)
 };
 
-/// Reads and encodes the table(s); `finish_dataset` standardises.
-CsvData read_csv_data(const CsvDataOptions& options);
+/// Reads and encodes the table(s); `finish_dataset` standardises. A non-empty `inputs_path` is a
+/// table of new inputs (blr predict): its feature columns, encoded as the training table's (the
+/// label column may be absent; a missing cell is an error), go to CsvData::inputs.
+CsvData read_csv_data(const CsvDataOptions& options, const std::string& inputs_path = "");
 
 }  // namespace blr::torch

@@ -1,0 +1,118 @@
+// `blr predict`: a trained classifier's predictive distribution on new data (a torch.save file
+// with key x, or a CSV table with the training table's feature columns), one row per input:
+//
+//   row,p_0,…,p_{C−1},predicted,entropy
+//
+// p_k the predictive probabilities (blr/torch/predict_new_data.hpp: the Monte Carlo predictive
+// with K draws, the linearised probit predictive of a Gaussian posterior, or the prediction at
+// the mean for a point estimate), `predicted` argmax_k p_k, `entropy` −Σ_k p_k log p_k in nats.
+// The inputs are transformed as the run's own (blr/torch/data/new_inputs.hpp). CSV on stdout, or
+// in --out FILE.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "../command.hpp"
+#include "../json_output.hpp"
+#include "../torch_part.hpp"
+#include "blr/core/error.hpp"
+#include "blr/torch/data/new_inputs.hpp"
+#include "blr/torch/predict_new_data.hpp"
+#include "blr/torch/train/trainer.hpp"
+#include "commands.hpp"
+
+namespace {
+
+struct PredictFlags {
+  std::string checkpoint;
+  std::string data;
+  std::string out;
+  int samples = 0;
+  std::string predictive = "mc";
+  blr::torch::RunSettings settings;
+};
+
+// The predictions as CSV text, 17 significant digits (a double read back is the same double).
+std::string prediction_csv(const blr::torch::NewDataPrediction& p) {
+  const auto lp = p.log_probs;
+  const int64_t n = lp.size(0), c = lp.size(1);
+  const double* v = lp.data_ptr<double>();
+  const double* h = p.entropy.data_ptr<double>();
+  std::ostringstream out;
+  out << "row";
+  for (int64_t k = 0; k < c; ++k) out << ",p_" << k;
+  out << ",predicted,entropy\n";
+  for (int64_t i = 0; i < n; ++i) {
+    out << i;
+    int64_t best = 0;
+    for (int64_t k = 0; k < c; ++k) {
+      out << fmt::format(",{:.17g}", std::exp(v[i * c + k]));
+      if (v[i * c + k] > v[i * c + best]) best = k;
+    }
+    out << fmt::format(",{},{:.17g}\n", best, h[i]);
+  }
+  std::string text = out.str();
+  text.pop_back();  // write_json_text adds the last newline
+  return text;
+}
+
+int run_predict(const PredictFlags& f) {
+  using namespace blr::torch;
+  apply_run_settings(f.settings);
+  const auto method = parse_predictive_method(f.predictive);
+  blr::check(f.samples >= 0 && f.samples <= 100000,
+             fmt::format("Option '--samples' must lie in [1, 100000]; got {}.", f.samples));
+  const auto device = parse_device(f.settings.device);
+  const LoadedRun run = load_run(f.checkpoint, f.samples, "", 0);
+  blr::check(run.data->task == Task::kClassification,
+             fmt::format("blr predict scores classifiers; the run of '{}' is a regression, which "
+                         "blr predict does not support yet.",
+                         f.checkpoint));
+  const auto inputs = read_new_inputs(f.data, run.config, *run.data);
+  Trainer trainer(run.config, run.data, device);
+  trainer.restore(run.checkpoint);
+  const auto p = predict_new_data(trainer.model(), trainer.optimizer(), inputs.to(device),
+                                  run.config.test_samples, method);
+  if (!f.settings.quiet) {
+    std::cerr << fmt::format(
+        "blr predict: {} with {}: {} rows of '{}', {} classes, {}\n",
+        trainer.result().model_description, run.config.optimizer, p.log_probs.size(0), f.data,
+        p.log_probs.size(1),
+        p.method == "mc"       ? fmt::format("Monte Carlo predictive (K={})", p.samples)
+        : p.method == "probit" ? std::string("linearised probit predictive")
+                               : std::string("at the mean (no posterior)"));
+  }
+  blr::cli::write_json_text(f.out.empty() ? "-" : f.out, prediction_csv(p));
+  return 0;
+}
+
+void setup_predict(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("predict", blr::cli::torch_command("predict").summary);
+  auto f = std::make_shared<PredictFlags>();
+  cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint (.ckpt) of blr train (required).");
+  cmd->add_option("--data", f->data,
+                  "New inputs: a torch.save file with key x, or a CSV table with the training "
+                  "table's feature columns (required).");
+  cmd->add_option("--out", f->out, "Write the predictions (CSV) to this file (default: stdout).");
+  cmd->add_option("--samples", f->samples,
+                  "Posterior draws K of the Monte Carlo predictive (default: the checkpoint's).");
+  cmd->add_option("--predictive", f->predictive,
+                  "mc (K posterior draws) or probit (linearised probit predictive of a Gaussian "
+                  "posterior: IVON, VOGN, Vadam, Laplace).")
+      ->capture_default_str();
+  cmd->add_option("--threads", f->settings.threads, "LibTorch threads (0 = all cores).");
+  cmd->add_option("--device", f->settings.device, "cpu, cuda or cuda:N.")->capture_default_str();
+  cmd->add_flag("--quiet", f->settings.quiet, "No summary line on stderr.");
+  cmd->callback([f, &exit_code] {
+    blr::check(!f->checkpoint.empty(), "blr predict needs --checkpoint FILE (a .ckpt of blr train).");
+    blr::check(!f->data.empty(),
+               "blr predict needs --data FILE (a torch.save file with key x, or a CSV table).");
+    exit_code = run_predict(*f);
+  });
+}
+
+BLR_REGISTER_COMMAND("predict", blr::cli::torch_command("predict").order, setup_predict);
+
+}  // namespace

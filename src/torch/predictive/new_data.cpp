@@ -1,0 +1,57 @@
+#include "blr/torch/predict_new_data.hpp"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "blr/core/error.hpp"
+#include "blr/torch/laplace_predictive.hpp"
+#include "blr/torch/metrics.hpp"
+#include "blr/torch/optim/laplace.hpp"
+#include "blr/torch/optim/mean_field.hpp"
+#include "blr/torch/optim/variational.hpp"
+#include "blr/torch/predictive.hpp"
+
+namespace blr::torch {
+
+PredictiveMethod parse_predictive_method(const std::string& text) {
+  if (text == "mc") return PredictiveMethod::kMonteCarlo;
+  if (text == "probit") return PredictiveMethod::kProbit;
+  throw Error(fmt::format("Option 'predictive' must be mc or probit; got '{}'.", text));
+}
+
+NewDataPrediction predict_new_data(const Model& model, ::torch::optim::Optimizer& optimizer,
+                                   const at::Tensor& inputs, int samples,
+                                   PredictiveMethod method) {
+  check(samples >= 1, fmt::format("Option 'samples' must be at least 1; got {}.", samples));
+  NewDataPrediction out;
+  auto* v = as_variational(optimizer);
+  const bool posterior = v != nullptr && v->has_posterior();
+  if (method == PredictiveMethod::kProbit) {
+    if (auto* laplace = dynamic_cast<LaplacePosterior*>(v); laplace != nullptr) {
+      out.log_probs = laplace_probit_log_probs(model, *laplace, inputs);
+    } else if (dynamic_cast<MeanFieldOptimizer*>(v) != nullptr && posterior) {
+      out.log_probs = diagonal_probit_log_probs(model, v->posterior_variance(), inputs);
+    } else {
+      throw Error(
+          "The probit predictive needs a Gaussian posterior (IVON, VOGN, Vadam or another "
+          "diagonal-Gaussian optimizer, or a Laplace fit); this checkpoint has none, so use "
+          "--predictive mc.");
+    }
+    out.method = "probit";
+  } else if (posterior) {
+    out.log_probs = predictive_log_probs(model, *v, inputs, samples);
+    out.method = "mc";
+    out.samples = samples;
+  } else {
+    out.log_probs = predict_log_probs(model, inputs);
+    out.method = "mean";
+  }
+  // Renormalised in double: a float32 network's log-softmax leaves Σ p − 1 at float32 round-off
+  // (~1e-7); the rows written out sum to 1 to double precision.
+  const auto lp = out.log_probs.detach().to(at::kCPU, at::kDouble);
+  out.log_probs = (lp - at::logsumexp(lp, {1}, /*keepdim=*/true)).contiguous();
+  out.entropy = predictive_entropy(out.log_probs);
+  return out;
+}
+
+}  // namespace blr::torch
