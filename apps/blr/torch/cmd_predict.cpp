@@ -29,7 +29,8 @@ struct PredictFlags {
   std::string checkpoint;
   std::string data;
   std::string out;
-  int samples = 0;
+  int samples = 0;            ///< 0 when --samples is absent: the checkpoint's K
+  bool samples_given = false;
   std::string predictive = "mc";
   blr::torch::RunSettings settings;
 };
@@ -62,7 +63,7 @@ int run_predict(const PredictFlags& f) {
   using namespace blr::torch;
   apply_run_settings(f.settings);
   const auto method = parse_predictive_method(f.predictive);
-  blr::check(f.samples >= 0 && f.samples <= 100000,
+  blr::check(!f.samples_given || (f.samples >= 1 && f.samples <= 100000),
              fmt::format("Option '--samples' must lie in [1, 100000]; got {}.", f.samples));
   const auto device = parse_device(f.settings.device);
   const LoadedRun run = load_run(f.checkpoint, f.samples, "", 0);
@@ -105,7 +106,8 @@ void setup_predict(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", f->settings.threads, "LibTorch threads (0 = all cores).");
   cmd->add_option("--device", f->settings.device, "cpu, cuda or cuda:N.")->capture_default_str();
   cmd->add_flag("--quiet", f->settings.quiet, "No summary line on stderr.");
-  cmd->callback([f, &exit_code] {
+  cmd->callback([f, cmd, &exit_code] {
+    f->samples_given = cmd->count("--samples") > 0;  // absent: the checkpoint's K (0 below)
     blr::check(!f->checkpoint.empty(), "blr predict needs --checkpoint FILE (a .ckpt of blr train).");
     blr::check(!f->data.empty(),
                "blr predict needs --data FILE (a torch.save file with key x, or a CSV table).");
