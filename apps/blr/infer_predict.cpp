@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 
 #include "blr/core/error.hpp"
+#include "blr/io/output_file.hpp"
 #include "infer_common.hpp"
 
 namespace blr::cli::infer {
@@ -112,19 +112,16 @@ void require_finite_predictions(const PredictionTable& t, const std::string& fil
 }
 
 void write_predictions(const std::string& path, const PredictionTable& t) {
-  std::ofstream out(path, std::ios::binary);
-  check(static_cast<bool>(out), fmt::format("File '{}' cannot be opened for writing.", path));
-  out << "line";
-  for (const auto& c : t.columns) out << ',' << c;
-  out << '\n';
+  std::string out = "line";
+  for (const auto& c : t.columns) out += ',' + c;
+  out += '\n';
   for (Index i = 0; i < t.values.rows(); ++i) {
-    out << t.lines[i];
-    for (Index j = 0; j < t.values.cols(); ++j) out << ',' << fmt::format("{}", t.values(i, j));
-    if (!t.predicted.empty()) out << ',' << csv_field(t.predicted[i]);
-    out << '\n';
+    out += std::to_string(t.lines[i]);
+    for (Index j = 0; j < t.values.cols(); ++j) out += fmt::format(",{}", t.values(i, j));
+    if (!t.predicted.empty()) out += ',' + csv_field(t.predicted[i]);
+    out += '\n';
   }
-  out.flush();
-  check(static_cast<bool>(out), fmt::format("File '{}' could not be written to its end.", path));
+  blr::io::write_output_file(path, out, "the prediction file");
 }
 
 }  // namespace blr::cli::infer

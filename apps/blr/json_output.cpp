@@ -5,10 +5,10 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include "blr/core/error.hpp"
+#include "blr/io/output_file.hpp"
 
 namespace blr::cli {
 namespace {
@@ -41,12 +41,9 @@ void write_json_text(const std::string& path, const std::string& text) {
     }
     return;
   }
-  std::ofstream file(path);  // the directory must exist: a typo in it is not silently created
-  check(static_cast<bool>(file),
-        fmt::format("Cannot write the JSON file '{}' (does its directory exist?).", path));
-  file << text << '\n';
-  file.flush();
-  check(static_cast<bool>(file), fmt::format("Writing the JSON file '{}' failed.", path));
+  // Whole or not at all, never through a link; the directory must exist (a typo in it is not
+  // silently created).
+  blr::io::write_output_file(path, text + '\n', "the JSON file");
 }
 
 }  // namespace blr::cli

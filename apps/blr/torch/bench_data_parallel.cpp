@@ -9,7 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -74,9 +77,12 @@ int run_data_parallel(const DataParallelFlags& f) {
   check(f.model == "mlp" || f.model == "lenet" || f.model == "resnet20",
         fmt::format("--model must be mlp, lenet or resnet20 (the Fashion-MNIST models); got '{}'.",
                     f.model));
-  const auto dir = std::filesystem::temp_directory_path() /
-                   fmt::format("blr-bench-dp-{}", static_cast<long>(::getpid()));
-  std::filesystem::create_directories(dir);
+  // The children's JSON files go to a fresh private directory (mkdtemp: never one planted there).
+  std::string pattern = (std::filesystem::temp_directory_path() / "blr-bench-dp-XXXXXX").string();
+  check(::mkdtemp(pattern.data()) != nullptr,
+        fmt::format("Cannot create a temporary directory for the benchmark's runs: {}.",
+                    std::strerror(errno)));
+  const std::filesystem::path dir = pattern;
   struct Config {
     const char* name;
     int procs, threads;

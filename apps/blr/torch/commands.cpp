@@ -15,6 +15,7 @@
 
 #include "blr/torch/train/load_data.hpp"
 #include "blr/core/error.hpp"
+#include "blr/io/output_file.hpp"
 #include "blr/torch/checkpoint.hpp"
 #include "blr/torch/data/batches.hpp"
 #include "blr/torch/distributed/process_group.hpp"
@@ -81,9 +82,12 @@ void prepare_out(const RunSettings& s) {
     check(!ec, fmt::format("Cannot create the output directory '{}': {}.", s.out, ec.message()));
     // What a killed run left half-written (its final write or a periodic checkpoint) goes now.
     remove_stale_temporaries(s.out);
-    if (fs::is_directory(fs::path(s.out) / "checkpoints", ec)) {
-      remove_stale_temporaries((fs::path(s.out) / "checkpoints").string());
+    const std::string checkpoints = (fs::path(s.out) / "checkpoints").string();
+    // blr makes this directory: a link in its place was planted, and is not written through.
+    if (s.checkpoint_every > 0) {
+      blr::io::make_output_directory(checkpoints, "the checkpoint directory");
     }
+    if (fs::is_directory(checkpoints, ec)) remove_stale_temporaries(checkpoints);
   }
 }
 

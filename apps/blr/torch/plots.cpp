@@ -10,12 +10,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 #include <sstream>
 #include <vector>
 
 #include "blr/core/error.hpp"
+#include "blr/io/output_file.hpp"
 
 namespace blr::torch {
 namespace fs = std::filesystem;
@@ -45,7 +45,7 @@ int spawn_gnuplot(const fs::path& dir, const std::string& script, const std::str
   ::posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
   ::posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   ::posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                                     O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   ::posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   std::string program = "gnuplot", file = script;
   std::vector<char*> argv{program.data(), file.data(), nullptr};
@@ -60,22 +60,32 @@ int spawn_gnuplot(const fs::path& dir, const std::string& script, const std::str
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Refuses a symbolic link at every file gnuplot will write: its log, and each image a
+// `set output '...'` line of the script names (relative to the script's directory). gnuplot opens
+// them itself, so a link planted there would be written through.
+void refuse_links_gnuplot_writes(const fs::path& dir, const std::string& script,
+                                 const fs::path& log) {
+  blr::io::refuse_symbolic_link(log.string(), "the gnuplot log");
+  std::istringstream lines(script);
+  const std::string prefix = "set output '";
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    const auto end = line.find('\'', prefix.size());
+    if (end == std::string::npos) continue;
+    const fs::path image = dir / line.substr(prefix.size(), end - prefix.size());
+    blr::io::refuse_symbolic_link(image.lexically_normal().string(), "the image");
+  }
+}
+
 }  // namespace
 
 void write_text_file(const fs::path& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-  if (!f) throw Error(fmt::format("Cannot write '{}'.", path.string()));
+  blr::io::write_output_file(path.string(), text, "the plot file");
 }
 
 fs::path plot_data_dir(const std::string& dir) {
   const fs::path data = fs::path(dir) / "plot-data";
-  std::error_code ec;
-  fs::create_directories(data, ec);
-  if (ec) {
-    throw Error(
-        fmt::format("Cannot create the plot directory '{}': {}.", data.string(), ec.message()));
-  }
+  blr::io::make_output_directory(data.string(), "the plot directory");
   return data;
 }
 
@@ -89,6 +99,7 @@ bool run_gnuplot(const fs::path& script, const std::string& text, const std::str
     return false;
   }
   const fs::path errors = fs::path(script).replace_extension(".log");
+  refuse_links_gnuplot_writes(script.parent_path(), text, errors);
   if (spawn_gnuplot(script.parent_path(), script.filename().string(),
                     errors.filename().string()) != 0) {
     log << "blr: note: gnuplot failed (see " << errors.string() << "); not drawn: " << what

@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "blr/core/error.hpp"
+#include "blr/io/output_file.hpp"
 #include "blr/torch/data/archive_check.hpp"
 #include "blr/torch/nn/script_file.hpp"
 #include "../trial_in_child.hpp"
@@ -52,15 +53,6 @@ uint32_t crc32_of(const std::string& data) {
     done += chunk;
   }
   return static_cast<uint32_t>(crc);
-}
-
-// fsync of the directory, so that a rename into it is durable; failures are not fatal (some file
-// systems refuse to sync a directory).
-void sync_directory(const std::filesystem::path& directory) {
-  const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
 }
 
 // Decodes the payload as load_checkpoint() and restore() will: the archive, its metadata and the
@@ -157,31 +149,12 @@ void write_checkpoint(const std::string& path, const nlohmann::json& meta,
   const fs::path directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::exists(directory)) fs::create_directories(directory);
   remove_stale_temporaries(directory.string());
-  const std::string temporary = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));
-  {
-    std::FILE* f = std::fopen(temporary.c_str(), "wb");
-    if (f == nullptr) throw Error(fmt::format("Cannot write the checkpoint '{}'.", temporary));
-    bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
-    ok = ok && std::fwrite(payload.data(), 1, payload.size(), f) == payload.size();
-    ok = ok && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-    ok = (std::fclose(f) == 0) && ok;
-    if (!ok) {
-      const int error = errno;
-      std::remove(temporary.c_str());
-      throw Error(fmt::format(
-          "Writing the checkpoint '{}' failed ({}); the disk may be full or a file-size limit "
-          "reached, and the previous checkpoints are untouched.",
-          path, std::strerror(error)));
-    }
-  }
-  std::error_code ec;
-  fs::rename(temporary, target, ec);
-  if (ec) {
-    std::remove(temporary.c_str());
-    throw Error(
-        fmt::format("Cannot move the checkpoint into place at '{}': {}.", path, ec.message()));
-  }
-  sync_directory(directory);  // the rename itself survives a power cut
+  // Written to `<path>.tmp.<pid>` (created exclusively, never through a link) and renamed into
+  // place: a failure leaves the previous checkpoints as they were (blr/io/output_file.hpp).
+  blr::io::OutputFile file(path, "the checkpoint");
+  file.write(header);
+  file.write(payload);
+  file.commit();
 }
 
 }  // namespace detail
