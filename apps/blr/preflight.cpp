@@ -1,14 +1,19 @@
 #include "preflight.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
+#include <vector>
 
 #include "blr/core/error.hpp"
+#include "output_lock.hpp"
 
 namespace blr::cli {
 namespace fs = std::filesystem;
@@ -71,6 +76,59 @@ bool inside(const fs::path& path, const fs::path& directory) {
   return !rel.empty() && *rel.begin() != "..";
 }
 
+// The options that name files blr reads, and those that name files it writes ("-": stdout).
+const char* const kInputOptions[] = {"--train", "--test",  "--predict", "--data",
+                                     "--test-data", "--checkpoint", "--base", "--models",
+                                     "--init",  "--resume", "--model-file"};
+const char* const kFileOutputOptions[] = {"--json", "--predict-out", "--save"};
+
+bool is_one_of(const std::string& name, const char* const* begin, const char* const* end) {
+  for (auto it = begin; it != end; ++it) {
+    if (name == *it) return true;
+  }
+  return false;
+}
+
+// `a` and `b` are one file: the same device and inode when both exist, the same normalised
+// absolute path (symbolic links of existing directories resolved) otherwise.
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  const bool a_exists = ::stat(a.c_str(), &sa) == 0, b_exists = ::stat(b.c_str(), &sb) == 0;
+  if (a_exists && b_exists) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (a_exists != b_exists) return false;
+  std::error_code ea, eb;
+  const fs::path pa = fs::weakly_canonical(fs::absolute(a, ea), ea);
+  const fs::path pb = fs::weakly_canonical(fs::absolute(b, eb), eb);
+  return !ea && !eb && pa.lexically_normal() == pb.lexically_normal();
+}
+
+// Refuses an output file that is a link or that names one of the command's input files.
+void check_output_file(const CLI::App& cmd, const std::string& option, const std::string& path) {
+  struct stat st {};
+  check(::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode),
+        "Option '{}' names a symbolic link ('{}'); blr refuses to write through links.", option,
+        path);
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;  // a device: no data lost
+  for (const CLI::Option* input : cmd.get_options()) {
+    const std::string& name = input->get_name(false, true);
+    if (input->count() == 0 || !is_one_of(name, std::begin(kInputOptions), std::end(kInputOptions))) {
+      continue;
+    }
+    for (const std::string& value : input->results()) {
+      check(value.empty() || !same_file(path, value),
+            "Option '{}' names the same file as option '{}' ('{}'); blr refuses to overwrite an "
+            "input.",
+            option, name, value);
+    }
+  }
+}
+
+// True unless this process is a data-parallel rank other than 0 (those write no output).
+bool writes_outputs() {
+  const char* rank = std::getenv("RANK");
+  return rank == nullptr || std::strcmp(rank, "0") == 0;
+}
+
 }  // namespace
 
 void add_common_option_checks(CLI::App& app) { add_checks(app); }
@@ -78,14 +136,20 @@ void add_common_option_checks(CLI::App& app) { add_checks(app); }
 void check_writable_file(const std::string& path, const std::string& option) {
   const fs::path p(path);
   std::error_code ec;
+  const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
   if (fs::exists(p, ec)) {
     check(!fs::is_directory(p, ec),
           fmt::format("Option '{}' names '{}', which is a directory, not a file.", option, path));
     check(::access(p.c_str(), W_OK) == 0,
           fmt::format("Option '{}': the file '{}' exists and is not writable.", option, path));
+    // A file is replaced by renaming a new one over it (blr/io/output_file.hpp): its directory
+    // must take the new file. A device (/dev/null) is written in place.
+    check(!fs::is_regular_file(p, ec) || writable_directory(parent),
+          fmt::format("Option '{}': the directory '{}' is not writable, so '{}' cannot be "
+                      "replaced.",
+                      option, parent.string(), path));
     return;
   }
-  const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
   check(fs::is_directory(parent, ec),
         fmt::format("Option '{}': the directory '{}' of '{}' does not exist.", option,
                     parent.string(), path));
@@ -143,21 +207,32 @@ void check_output_paths(const CLI::App& app) {
     for (const CLI::Option* option : cmd->get_options()) {
       if (option->count() > 0 && !option->results().empty() &&
           option->get_name(false, true) == "--out" && !option->results().back().empty()) {
-        out = option->results().back();
-        check_writable_directory(out, "--out");
+        if (option->get_type_name() == "FILE") {  // a command whose --out is one file (merge)
+          check_writable_file(option->results().back(), "--out");
+          check_output_file(*cmd, "--out", option->results().back());
+        } else {
+          out = option->results().back();
+          check_writable_directory(out, "--out");
+        }
       }
     }
     for (const CLI::Option* option : cmd->get_options()) {
       if (option->count() == 0 || option->results().empty()) continue;
       const std::string& name = option->get_name(false, true);
       const std::string& value = option->results().back();
-      if ((name != "--json" && name != "--predict-out") || value == "-" || value.empty()) continue;
+      if (!is_one_of(name, std::begin(kFileOutputOptions), std::end(kFileOutputOptions)) ||
+          value == "-" || value.empty()) {
+        continue;
+      }
       if (!out.empty() && inside(fs::path(value).parent_path(), fs::path(out))) {
         check_writable_directory(fs::path(value).parent_path().string(), name);
       } else {
         check_writable_file(value, name);
       }
+      check_output_file(*cmd, name, value);
     }
+    // One run at a time writes a directory (output_lock.hpp).
+    if (!out.empty() && writes_outputs()) lock_output_directory(out);
     const auto subs = cmd->get_subcommands();
     if (subs.empty()) break;
     cmd = subs.front();

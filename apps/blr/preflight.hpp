@@ -7,8 +7,12 @@
 //      --tolerance       a positive finite number
 //      --max-iterations  a positive integer
 //    (Options of one command are checked where they are declared.)
-// 2. Output paths: --json FILE (not "-") must be creatable or writable in an existing directory;
-//    --out DIR must be a writable directory, or creatable under its nearest existing ancestor.
+// 2. Output paths: --json, --predict-out and --save FILE (not "-") must be creatable or
+//    replaceable in an existing writable directory, must not be a symbolic link, and must not be
+//    one of the command's input files (--train, --data, --checkpoint, ...: the same device and
+//    inode, or the same normalised path); --out DIR must be a writable directory, or creatable
+//    under its nearest existing ancestor, and is locked for the run (output_lock.hpp); an --out
+//    declared with type name FILE (merge) is a file output like --json.
 // 3. No option value of any command holds a control character (bytes 0x01–0x1f, 0x7f): no file
 //    name, column or setting needs one, and a line break in a path that reaches a gnuplot
 //    script once ran shell commands (the reliability audit's D1; the scripts now also keep every
@@ -23,7 +27,8 @@ namespace blr::cli {
 /// Adds the range checks of (1) to every option of those names in `app` and its subcommands.
 void add_common_option_checks(CLI::App& app);
 
-/// Throws blr::Error when an output path of a selected (sub)command of `app` cannot be written.
+/// Throws blr::Error when an output path of a selected (sub)command of `app` cannot be written,
+/// is a symbolic link or names an input; then locks its --out directory.
 void check_output_paths(const CLI::App& app);
 
 /// Throws blr::Error naming the option when a value given to a selected (sub)command of `app`

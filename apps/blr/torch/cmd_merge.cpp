@@ -140,7 +140,8 @@ void setup_merge(CLI::App& app, int& exit_code) {
   cmd->add_option("--delta0", f->options.delta0,
                   "δ₀ added to the merged precision (uncertainty merging).")
       ->capture_default_str();
-  cmd->add_option("--out", f->out, "Where the merged checkpoint (.ckpt) goes (required).");
+  cmd->add_option("--out", f->out, "Where the merged checkpoint (.ckpt) goes (required).")
+      ->type_name("FILE");  // one file, not a directory (preflight.hpp)
   cmd->add_option("--data-dir", f->data_dir, "Directory of the Fashion-MNIST files.");
   cmd->add_option("--threads", f->settings.threads, "LibTorch threads (0 = all cores).");
   cmd->add_option("--device", f->settings.device, "cpu, cuda or cuda:N.")->capture_default_str();
