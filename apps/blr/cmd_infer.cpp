@@ -256,16 +256,25 @@ void check_output_options(const Options& o) {
         "Option '--predict-out' needs a file name; stdout carries the tables ('-' is not taken).");
   check(o.model_file.empty() || o.model == "kalman",
         "Option '--model-file' applies only to model 'kalman'.");
+  check(!o.alpha0 || (o.model == "gmm" && (o.method == "vmp" || o.method == "svi")),
+        "Option '--alpha0' applies only to model 'gmm' with method vmp or svi.");
+  if (o.alpha0) check_positive("--alpha0", *o.alpha0);
+  check(!o.rho || supervised(o.model),
+        "Option '--rho' applies to models linreg, logistic, poisson and gpc (their laplace and cvi "
+        "methods).");
+  if (o.rho) check_range("--rho", *o.rho, 0, 1, /*open_low=*/true);
   check(o.cvi_start == "prior" || o.cvi_start == "laplace",
         fmt::format("Option '--cvi-start' must be prior or laplace; got '{}'.", o.cvi_start));
   const bool em = o.model == "gmm" && (o.method.empty() || o.method == "em");
-  check(std::isnan(o.parameter_tolerance) || em,
+  check(!o.parameter_tolerance || em,
         "Option '--parameter-tolerance' applies only to model 'gmm' with method em.");
-  check(o.fixed_iterations == 0 || em,
+  if (o.parameter_tolerance) check_nonnegative("--parameter-tolerance", *o.parameter_tolerance);
+  check(!o.fixed_iterations || em,
         "Option '--fixed-iterations' applies only to model 'gmm' with method em.");
-  check(o.fixed_iterations >= 0, fmt::format("Option '--fixed-iterations' must be a positive "
-                                             "number of EM steps; got {}.", o.fixed_iterations));
-  check(o.fixed_iterations == 0 || o.max_iterations == 0,
+  check(!o.fixed_iterations || *o.fixed_iterations > 0,
+        fmt::format("Option '--fixed-iterations' must be a positive number of EM steps; got {}.",
+                    o.fixed_iterations.value_or(0)));
+  check(!o.fixed_iterations || o.max_iterations == 0,
         "Options '--fixed-iterations' and '--max-iterations' exclude each other: a fixed count "
         "has no limit to stop at.");
 }
@@ -395,11 +404,11 @@ void setup_infer(CLI::App& app, int& exit_code) {
   cmd->add_option("--obs-var", o->obs_var, "kalman: observation noise variance V.");
   cmd->add_option("--state-var", o->state_var, "kalman: level noise variance W.");
   cmd->add_option("--slope-var", o->slope_var,
-                  "kalman: slope noise variance (local-linear-trend).");
+                  "kalman: slope noise variance (local-linear-trend; default 0).");
   cmd->add_option("--init-mean", o->init_mean,
                   "kalman: prior mean of the first level (default: y₁).");
-  cmd->add_option("--init-var", o->init_var, "kalman: prior variance of the first state.")
-      ->capture_default_str();
+  cmd->add_option("--init-var", o->init_var,
+                  "kalman: prior variance of the first state (default 1e7).");
   cmd->add_flag("--fit", o->fit, "kalman: maximum-likelihood noise variances (Nelder–Mead).");
   cmd->add_option("--model-file", o->model_file,
                   "kalman: a general linear-Gaussian model from JSON: A, C, Q, R (arrays of rows), "

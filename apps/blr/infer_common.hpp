@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -38,26 +39,29 @@ struct Options {
   std::uint64_t seed = 0;
   int max_iterations = 0;                 ///< 0: not given (the method's default)
   double tolerance = 0;                   ///< 0: not given (the method's default)
-  double parameter_tolerance = std::numeric_limits<double>::quiet_NaN();  ///< em; NaN: not given
-  int fixed_iterations = 0;               ///< em: > 0: exactly this many steps
-  double rho = 0;                         ///< 0: the method's default (1; mixture VI 0.1)
+  // An option that is not given is empty here (std::optional), never an in-range sentinel: every
+  // value given is checked and used (the reliability audit's D12).
+  std::optional<double> parameter_tolerance;  ///< em (default 1e-9; 0: no parameter condition)
+  std::optional<int> fixed_iterations;        ///< em: exactly this many steps
+  std::optional<double> rho;                  ///< the method's default: 1; mixture VI 0.1
   std::string predictive = "quadrature";  ///< quadrature, monte-carlo, probit
   int samples = 2000;
   int quadrature_nodes = 32;
   std::string cvi_start = "prior";        ///< cvi (GLMs, Gaussian family): prior or laplace
   // kalman
   std::string ssm = "local-level";
-  double obs_var = std::numeric_limits<double>::quiet_NaN();    ///< NaN: not given
-  double state_var = std::numeric_limits<double>::quiet_NaN();  ///< NaN: not given
-  double slope_var = 0;
-  double init_mean = std::numeric_limits<double>::quiet_NaN(), init_var = 1e7;
+  std::optional<double> obs_var, state_var;
+  std::optional<double> slope_var;  ///< default 0
+  std::optional<double> init_mean;  ///< default: the first observation
+  std::optional<double> init_var;   ///< default 1e7
   bool fit = false;
   std::string model_file;  ///< general A, C, Q, R (JSON)
   // gmm
   int components = 2;
   std::string covariance = "full";
   int batch_size = 20, iterations = 2000;
-  double reg_covar = 1e-6, alpha0 = -1;
+  double reg_covar = 1e-6;
+  std::optional<double> alpha0;  ///< vmp/svi (default 1/K)
   // gpc
   std::string kernel = "rbf";  ///< rbf, matern32, matern52
   double lengthscale = 1.0, variance = 1.0;

@@ -73,7 +73,7 @@ nlohmann::json run_mixture(const Options& o, const inference::Glm& model, const 
   }
   inference::MixtureViOptions mo;
   mo.iterations = o.iterations;
-  mo.rho = o.rho > 0 ? o.rho : 0.1;
+  mo.rho = o.rho.value_or(0.1);
   mo.seed = o.seed;
   const auto fit = inference::mixture_vi(inference::LossFunctions::wrap(model),
                                          Vector::Constant(k, 1.0 / k), init, mo);
@@ -180,7 +180,8 @@ RegressionProblem prepare_regression(const Options& o, const std::string& comman
   p.family = parse_family(o.family);
   check(p.method == "cvi" || p.family == 0,
         fmt::format("Option '--family {}' applies only to --method cvi.", o.family));
-  check(o.rho >= 0 && o.rho <= 1, fmt::format("Option '--rho' must lie in (0, 1]; got {}.", o.rho));
+  check(!o.rho || p.method != "exact",
+        "Option '--rho' applies to --method laplace and cvi, not to the exact posterior.");
   check_positive("prior-precision", o.prior_precision);
   check_positive("noise-precision", o.noise_precision);
   check(!o.optimize_evidence || p.method == "exact",
@@ -246,7 +247,7 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
     fmt::print("log evidence {:.9g}\n", j["log_evidence"].get<double>());
   } else if (p.method == "laplace") {
     inference::LaplaceOptions lo;
-    if (o.rho > 0) lo.rho = o.rho;
+    if (o.rho) lo.rho = *o.rho;
     if (o.max_iterations > 0) lo.max_iterations = o.max_iterations;
     if (o.tolerance > 0) lo.tolerance = o.tolerance;
     const auto r = inference::laplace(model, lo);
@@ -267,7 +268,7 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
     inference::CviOptions co;
     co.family =
         family == 0 ? inference::GaussianFamilyKind::full : inference::GaussianFamilyKind::diagonal;
-    if (o.rho > 0) co.rho = o.rho;
+    if (o.rho) co.rho = *o.rho;
     if (o.max_iterations > 0) co.max_iterations = o.max_iterations;
     if (o.tolerance > 0) co.tolerance = o.tolerance;
     co.quadrature_nodes = o.quadrature_nodes;
@@ -343,11 +344,10 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions) {
         "Model 'gpc' uses a full Gaussian over the latent values: --family gaussian-full.");
   inference::Kernel kernel{inference::parse_kernel(o.kernel), o.lengthscale, o.variance};
   kernel.validate();
-  check(o.rho >= 0 && o.rho <= 1, fmt::format("Option '--rho' must lie in (0, 1]; got {}.", o.rho));
-  check(method == "cvi" || o.rho == 0, "Option '--rho' applies only to gpc with --method cvi.");
+  check(method == "cvi" || !o.rho, "Option '--rho' applies only to gpc with --method cvi.");
   const Supervised s = load_supervised(o, Response::binary, false);
   inference::CviOptions co;
-  if (o.rho > 0) co.rho = o.rho;
+  if (o.rho) co.rho = *o.rho;
   if (o.max_iterations > 0) co.max_iterations = o.max_iterations;
   if (o.tolerance > 0) co.tolerance = o.tolerance;
   co.quadrature_nodes = o.quadrature_nodes;

@@ -37,7 +37,7 @@ nlohmann::json run_gpr(const Options& o, PredictionTable* predictions) {
   check(o.noise_precision == 1.0,
         "Model 'gpr' takes its noise as a variance: use --noise-variance instead of "
         "--noise-precision.");
-  check(o.rho == 0, "Option '--rho' does not apply to model 'gpr'.");
+  check(!o.rho, "Option '--rho' does not apply to model 'gpr'.");
   inference::Kernel kernel{inference::parse_kernel(o.kernel), o.lengthscale, o.variance};
   kernel.validate();
   check_positive("noise-variance", o.noise_variance);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
 
 #include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
@@ -81,8 +82,8 @@ ResultDocument run_kalman(const Options& o) {
   int evaluations = 0;
   bool converged = true;
   if (general) {
-    check(o.ssm == "local-level" && std::isnan(o.obs_var) && std::isnan(o.state_var) &&
-              o.slope_var == 0 && std::isnan(o.init_mean) && o.init_var == 1e7 && !o.fit,
+    check(o.ssm == "local-level" && !o.obs_var && !o.state_var && !o.slope_var && !o.init_mean &&
+              !o.init_var && !o.fit,
           "Options --model, --obs-var, --state-var, --slope-var, --init-mean, --init-var and "
           "--fit do not apply with --model-file (the file fixes every matrix).");
     const auto file = io::read_state_space(o.model_file);
@@ -102,22 +103,28 @@ ResultDocument run_kalman(const Options& o) {
                       o.ssm));
     const std::string col = observation_columns(o, table, 1)[0];
     y = observations(o, table, {col}, j);
-    const double m0 = std::isnan(o.init_mean) ? y(0, 0) : o.init_mean;
-    check(std::isfinite(m0) || !std::isnan(o.init_mean),
+    check(!o.slope_var || trend,
+          "Option '--slope-var' applies only to --model local-linear-trend.");
+    if (o.init_mean) {
+      check(std::isfinite(*o.init_mean),
+            fmt::format("Option '--init-mean' must be finite; got {}.", *o.init_mean));
+    }
+    check(o.init_mean || !std::isnan(y(0, 0)),
           "The first observation is missing, so the initial level cannot default to it; give "
           "--init-mean.");
-    check(std::isfinite(m0), "Option '--init-mean' must be finite.");
-    check_positive("init-var", o.init_var);
+    const double m0 = o.init_mean.value_or(y(0, 0));
+    const double init_var = o.init_var.value_or(1e7);
+    check_positive("init-var", init_var);
     auto build = [&](double v, double w, double z) {
-      if (!trend) return inference::StateSpaceModel::local_level(v, w, m0, o.init_var);
+      if (!trend) return inference::StateSpaceModel::local_level(v, w, m0, init_var);
       return inference::StateSpaceModel::local_linear_trend(
-          v, w, z, (Vector(2) << m0, 0.0).finished(), o.init_var * Matrix::Identity(2, 2));
+          v, w, z, (Vector(2) << m0, 0.0).finished(), init_var * Matrix::Identity(2, 2));
     };
-    const bool has_v = !std::isnan(o.obs_var), has_w = !std::isnan(o.state_var);
-    if (has_v) check_positive("obs-var", o.obs_var);
-    if (has_w) check_nonnegative("state-var", o.state_var);
-    check_nonnegative("slope-var", o.slope_var);
-    double v = o.obs_var, w = o.state_var, z = o.slope_var;
+    const bool has_v = o.obs_var.has_value(), has_w = o.state_var.has_value();
+    if (has_v) check_positive("obs-var", *o.obs_var);
+    if (has_w) check_nonnegative("state-var", *o.state_var);
+    if (o.slope_var) check_nonnegative("slope-var", *o.slope_var);
+    double v = o.obs_var.value_or(0), w = o.state_var.value_or(0), z = o.slope_var.value_or(0);
     if (o.fit) {
       // The variance of the observed values (all of them unless --missing drop left gaps).
       Vector observed(y.rows());
@@ -129,9 +136,17 @@ ResultDocument run_kalman(const Options& o) {
       check(var_y > 0,
             fmt::format("Column '{}' is constant; its noise variances cannot be fitted.", col));
       Vector start(trend ? 3 : 2);
-      start[0] = has_v ? o.obs_var : var_y / 2;
-      start[1] = has_w && o.state_var > 0 ? o.state_var : var_y / 10;
-      if (trend) start[2] = o.slope_var > 0 ? o.slope_var : var_y / 1000;
+      // Given variances are the fit's start, on log variances: a zero start has no logarithm.
+      for (const auto& [name, value] : {std::pair{"--state-var", o.state_var},
+                                        std::pair{"--slope-var", o.slope_var}}) {
+        check(!value || *value > 0,
+              fmt::format("Option '{}' is where --fit starts, on log variances, and must be "
+                          "positive; got {}.",
+                          name, value.value_or(0)));
+      }
+      start[0] = o.obs_var.value_or(var_y / 2);
+      start[1] = o.state_var.value_or(var_y / 10);
+      if (trend) start[2] = o.slope_var.value_or(var_y / 1000);
       inference::NelderMeadOptions nm;
       if (o.max_iterations > 0) nm.max_evaluations = o.max_iterations;
       const auto fit = inference::fit_variances(
@@ -160,7 +175,7 @@ ResultDocument run_kalman(const Options& o) {
               {"obs_var", v},
               {"state_var", w},
               {"init_mean", m0},
-              {"init_var", o.init_var}});
+              {"init_var", init_var}});
     if (trend) j["slope_var"] = z;
     title = fmt::format("blr infer kalman — {} on {} ('{}', {} steps); V = {:.6g}, W = {:.6g}{}",
                         o.ssm, o.data, col, y.rows(), v, w,

@@ -72,8 +72,8 @@ nlohmann::json run_gmm(const Options& o) {
     eo.seed = o.seed;
     if (o.max_iterations > 0) eo.max_iterations = o.max_iterations;
     if (o.tolerance > 0) eo.tolerance = o.tolerance;
-    if (!std::isnan(o.parameter_tolerance)) eo.parameter_tolerance = o.parameter_tolerance;
-    eo.fixed_iterations = o.fixed_iterations;
+    if (o.parameter_tolerance) eo.parameter_tolerance = *o.parameter_tolerance;
+    eo.fixed_iterations = o.fixed_iterations.value_or(0);
     const auto r = inference::em(x, eo);
     // A fixed count (--fixed-iterations) is the stopping rule itself, not a cap.
     if (eo.fixed_iterations == 0) {
@@ -101,7 +101,7 @@ nlohmann::json run_gmm(const Options& o) {
                r.log_likelihood);
   } else {
     inference::BayesGmmPrior prior;
-    prior.alpha0 = o.alpha0;
+    if (o.alpha0) prior.alpha0 = *o.alpha0;  // otherwise the library's default, 1/K
     inference::BayesGmmResult r;
     if (method == "vmp") {
       inference::VmpOptions vo;

@@ -83,6 +83,7 @@ int run(int argc, char** argv) {
   app.parse_complete_callback([&app] {
     reserve_stdout_if_json_goes_there(app);
     blr::cli::check_no_control_characters(app);
+    blr::cli::check_no_empty_values(app);
     blr::cli::check_output_paths(app);
   });
   try {

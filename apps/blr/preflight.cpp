@@ -102,6 +102,9 @@ bool same_file(const std::string& a, const std::string& b) {
   return !ea && !eb && pa.lexically_normal() == pb.lexically_normal();
 }
 
+// Options whose empty value has a meaning of its own (an MLP with no hidden layer: a linear model).
+bool empty_value_means_something(const std::string& name) { return name == "--hidden"; }
+
 // Refuses an output file that is a link or that names one of the command's input files.
 void check_output_file(const CLI::App& cmd, const std::string& option, const std::string& path) {
   struct stat st {};
@@ -192,6 +195,22 @@ void check_no_control_characters(const CLI::App& app) {
                             "characters in option values.",
                             option->get_name(false, true), byte));
         }
+      }
+    }
+    const auto subs = cmd->get_subcommands();
+    if (subs.empty()) break;
+    cmd = subs.front();
+  }
+}
+
+void check_no_empty_values(const CLI::App& app) {
+  for (const CLI::App* cmd = &app;;) {
+    for (const CLI::Option* option : cmd->get_options()) {
+      const std::string& name = option->get_name(false, true);
+      if (option->get_expected_min() == 0 || empty_value_means_something(name)) continue;
+      for (const std::string& value : option->results()) {
+        check(!value.empty(),
+              "Option '{}' is empty; give it a value, or leave it out for its default.", name);
       }
     }
     const auto subs = cmd->get_subcommands();

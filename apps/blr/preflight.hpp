@@ -13,6 +13,8 @@
 //    inode, or the same normalised path); --out DIR must be a writable directory, or creatable
 //    under its nearest existing ancestor, and is locked for the run (output_lock.hpp); an --out
 //    declared with type name FILE (merge) is a file output like --json.
+// 4. No option value is empty: an empty string never silently means "not given" (--resume ""
+//    once started a fresh training); the one exception is --hidden "" (no hidden layer).
 // 3. No option value of any command holds a control character (bytes 0x01–0x1f, 0x7f): no file
 //    name, column or setting needs one, and a line break in a path that reaches a gnuplot
 //    script once ran shell commands (the reliability audit's D1; the scripts now also keep every
@@ -30,6 +32,10 @@ void add_common_option_checks(CLI::App& app);
 /// Throws blr::Error when an output path of a selected (sub)command of `app` cannot be written,
 /// is a symbolic link or names an input; then locks its --out directory.
 void check_output_paths(const CLI::App& app);
+
+/// Throws blr::Error naming the option when a value given to a selected (sub)command of `app` is
+/// the empty string.
+void check_no_empty_values(const CLI::App& app);
 
 /// Throws blr::Error naming the option when a value given to a selected (sub)command of `app`
 /// holds a control character.
