@@ -55,11 +55,16 @@ std::string OptionInfo::format(const OptionValue& value) {
 
 OptionValue OptionInfo::coerce(const OptionValue& value) const {
   auto fail = [&] {
+    // Text where a number or switch belongs is named as text: "got 0.1" would hide the quotes
+    // (Python's lr="0.1", a JSON "0.1").
+    const auto* text = std::get_if<std::string>(&value);
     return Error(fmt::format("Option '{}' takes a {}{}; got {}.", key, type_name(type),
                              type == OptionType::kChoice
                                  ? fmt::format(" (one of {})", fmt::join(choices, ", "))
                                  : std::string(),
-                             format(value)));
+                             text != nullptr && type != OptionType::kChoice
+                                 ? fmt::format("the text '{}'", *text)
+                                 : format(value)));
   };
   switch (type) {
     case OptionType::kNumber:
