@@ -13,13 +13,16 @@
   conjugate models on disjoint data the full-data posterior.
 
 Results are dicts of NumPy arrays and Python numbers.
+Arguments that do not fit (an array of the wrong dimension, a misspelled keyword, ...) raise
+``blr.Error`` with one sentence naming the argument (``_arguments.py``).
 """
 
+from ._arguments import wrap
 from ._blr import infer as _infer
 
-glm = _infer.glm
-kalman = _infer.kalman
-gmm = _infer.gmm
-merge = _infer.merge
+glm = wrap(_infer.glm, "blr.infer.glm")
+kalman = wrap(_infer.kalman, "blr.infer.kalman")
+gmm = wrap(_infer.gmm, "blr.infer.gmm")
+merge = wrap(_infer.merge, "blr.infer.merge")
 
 __all__ = ["glm", "kalman", "gmm", "merge"]

@@ -16,6 +16,13 @@ sample and step. The sampling API is the Python ``ivon`` package's::
 restores μ and collects the gradient at θ as one Monte Carlo sample; ``step()`` updates from the
 samples collected. With ``train=False`` nothing is collected (prediction). An exception inside the
 block restores μ and discards the sample.
+
+The C++ optimizer keeps state per parameter, so what it assumes is checked at every entry: a
+parameter appears once in an optimizer (construction and ``add_param_group``), param groups are
+added only between steps, the ``params`` lists of ``param_groups`` are not edited afterwards (each
+sample and step compares them with the parameters the C++ groups hold and refuses an edit: new
+parameters go in with ``add_param_group``), and a parameter keeps the size, dtype and device its
+state was made for (checked in C++, python/src/optimizers.cpp). A refusal is a ``blr.Error``.
 """
 
 import contextlib
@@ -25,6 +32,7 @@ import re
 import torch
 
 from . import _blr
+from ._arguments import call
 
 
 def _class_name(owner):
@@ -48,6 +56,7 @@ class Optimizer(torch.optim.Optimizer):
         defaults = {key: o["default"] for key, o in self._table.items()}
         defaults.update(options)
         self._impl = None
+        self._params = []  # per group, the parameters the C++ group holds (in its order)
         super().__init__(params, defaults)
         self._impl = _blr.Optimizer(entry["name"], [g["params"] for g in self.param_groups],
                                     [self._group_values(g) for g in self.param_groups],
@@ -71,13 +80,85 @@ class Optimizer(torch.optim.Optimizer):
 
     def _sync(self):
         """Passes edits of param_groups (schedulers, users) to the C++ groups."""
+        self._check_params()
         for index, group in enumerate(self.param_groups):
             snapshot = self._snapshot(group)
             if snapshot != self._synced[index]:
                 self._impl.set_group_options(index, self._group_values(group))
                 self._synced[index] = snapshot
 
+    def _owner(self):
+        return self._entry["owner"]
+
+    def _check_params(self):
+        """Refuses edits of param_groups' params lists (and groups added or removed other than by
+        add_param_group): the C++ groups hold the parameters they were given."""
+        if len(self.param_groups) != len(self._params):
+            raise _blr.Error(
+                f"{self._owner()} holds {len(self._params)} param groups but param_groups has "
+                f"{len(self.param_groups)}: param groups are added with add_param_group() and "
+                "cannot be removed.")
+        for index, (group, held) in enumerate(zip(self.param_groups, self._params)):
+            params = group["params"]
+            if isinstance(params, list) and len(params) == len(held) and all(
+                    a is b for a, b in zip(params, held)):
+                continue
+            if not isinstance(params, list):
+                change = f"it is now a {type(params).__name__}, not a list"
+            elif len(params) != len(held):
+                change = f"it has {len(params)} parameters instead of {len(held)}"
+            else:
+                k = next(k for k, (a, b) in enumerate(zip(params, held)) if a is not b)
+                change = f"parameter {k} was replaced by another tensor"
+            raise _blr.Error(
+                f"The params list of param group {index} was edited after the group joined "
+                f"{self._owner()} ({change}); blr optimizers keep state per parameter and do not "
+                "follow such edits (refused, not ignored): restore the list, add new parameters "
+                "with add_param_group(), or build a new optimizer.")
+
+    @staticmethod
+    def _param_list(params):
+        # As torch.optim.Optimizer.add_param_group reads "params" (one tensor or an ordered
+        # collection; torch refuses sets itself).
+        if isinstance(params, torch.Tensor):
+            return [params]
+        if isinstance(params, set):
+            return params
+        return list(params)
+
+    def _check_duplicates(self, params):
+        """A parameter may appear once in an optimizer: listed twice, it would get two states
+        and two updates per step (torch.optim: "some parameters appear in more than one
+        parameter group")."""
+        new_group = len(self.param_groups)
+        seen = {}
+        for g, group in enumerate(self.param_groups):
+            for i, p in enumerate(group["params"]):
+                seen.setdefault(id(p), (g, i))
+        for i, p in enumerate(params):
+            if id(p) in seen:
+                g, j = seen[id(p)]
+                raise _blr.Error(
+                    f"Parameter {i} of param group {new_group} is also parameter {j} of param "
+                    f"group {g}: a parameter may appear only once in {self._owner()}, which keeps "
+                    "one state per parameter (listed twice, it would be updated twice per step).")
+            seen[id(p)] = (new_group, i)
+
     def add_param_group(self, param_group):
+        if self._impl is not None and self._impl.sampled:
+            raise _blr.Error(f"{self._owner()}: add_param_group() was called while the parameters "
+                             "hold a sample (inside sampled_params()); add param groups between "
+                             "steps.")
+        if not isinstance(param_group, dict):
+            raise _blr.Error(f"A param group is a dict with the key 'params'; got a "
+                             f"{type(param_group).__name__}.")
+        if "params" not in param_group:
+            raise _blr.Error("A param group needs the key 'params' (its list of parameters).")
+        if self._impl is not None:
+            self._check_params()
+        param_group["params"] = self._param_list(param_group["params"])
+        if isinstance(param_group["params"], list):
+            self._check_duplicates(param_group["params"])
         given = set(k for k in param_group if k != "params")
         super().add_param_group(param_group)
         group = self.param_groups[-1]
@@ -87,8 +168,13 @@ class Optimizer(torch.optim.Optimizer):
             _blr.check_options(self._entry["name"], {k: param_group[k] for k in unknown})
         group["_blr_given"] = tuple(sorted(given))
         if self._impl is not None:
-            self._impl.add_param_group(group["params"], self._group_values(group))
+            try:
+                self._impl.add_param_group(group["params"], self._group_values(group))
+            except BaseException:
+                self.param_groups.pop()  # a refused group leaves the optimizer as it was
+                raise
             self._synced.append(self._snapshot(group))
+        self._params.append(list(group["params"]))
 
     # ---- sampling and stepping -------------------------------------------------------------------
     @contextlib.contextmanager
@@ -101,7 +187,8 @@ class Optimizer(torch.optim.Optimizer):
         update with another implementation on identical noise.
         """
         self._sync()
-        self._impl.sample(bool(train), None if noise is None else list(noise))
+        call(self._impl.sample, f"blr.{type(self).__name__}.sampled_params", bool(train),
+             None if noise is None else list(noise))
         try:
             yield
         except BaseException:
@@ -168,7 +255,8 @@ class Optimizer(torch.optim.Optimizer):
     def set_prior(self, means, precisions):
         """Replaces the prior N(0, 1/(ess·weight_decay)) by N(m₀, diag(1/(ess·p₀))) per coordinate
         (IVON): one mean and one precision tensor per parameter, param-group order."""
-        self._impl.set_prior(list(means), list(precisions))
+        call(self._impl.set_prior, f"blr.{type(self).__name__}.set_prior", list(means),
+             list(precisions))
 
     def set_prior_from_posterior(self):
         """The current posterior becomes the prior (m₀ = μ, p₀ = h + δ): continual learning's
@@ -182,7 +270,8 @@ class Optimizer(torch.optim.Optimizer):
     def add_squared_gradients(self, squared):
         """VOGN/OGN: the mean over the minibatch of each example's squared gradient, one tensor
         per parameter, given inside ``sampled_params(train=True)`` after backward."""
-        self._impl.add_squared_gradients(list(squared))
+        call(self._impl.add_squared_gradients, f"blr.{type(self).__name__}.add_squared_gradients",
+             list(squared))
 
     # ---- state -----------------------------------------------------------------------------------
     def state_dict(self):
@@ -203,8 +292,13 @@ class Optimizer(torch.optim.Optimizer):
         if blob is None:
             raise _blr.Error("This state dict holds no blr optimizer state (its 'state' has no "
                              "'blr' entry): was it saved by another optimizer?")
+        old_groups, old_state = self.param_groups, self.state
         super().load_state_dict({"state": {}, "param_groups": state_dict["param_groups"]})
-        self._impl.load_state_bytes(bytes(blob.numpy().tobytes()))
+        try:
+            self._impl.load_state_bytes(bytes(blob.numpy().tobytes()))
+        except BaseException:  # a refused state leaves the optimizer as it was
+            self.param_groups, self.state = old_groups, old_state
+            raise
         self.state.clear()
         self._synced = [None] * len(self.param_groups)
         self._sync()

@@ -1,21 +1,31 @@
 // The registry's optimizers for Python: `_blr.Optimizer` owns one C++ optimizer built by name
 // from the registry over the Python parameters themselves (the same tensors, not copies: sampling
 // writes θ into them and restoring puts μ back, as in C++). python/blr/optim.py wraps it in a
-// torch.optim.Optimizer subclass per registry entry; this file only forwards. The GIL is released
-// during sampling, restoring and the step (the fused passes run on LibTorch's threads).
+// torch.optim.Optimizer subclass per registry entry; this file forwards, after checking what the
+// C++ optimizers assume of their parameters and inputs. The GIL is released during sampling,
+// restoring and the step (the fused passes run on LibTorch's threads).
+//
+// Python code can change a parameter behind the optimizer's back (`p.data = t` replaces the
+// tensor's storage, size, dtype and device in place), while the C++ state was made for the
+// parameter as it was: every entry that touches that state first compares each parameter's size,
+// dtype, device and layout with those it had when it joined the optimizer (a comparison per
+// parameter, no copies) and refuses a change with one sentence; inside a sample, the sample is
+// discarded first so the optimizer stays usable. A state coming back through load_state_dict is
+// read behind a checkpoint's defences (blr/torch/optim/state_bytes.hpp).
 #include <torch/csrc/utils/pybind.h>
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
+#include <torch/csrc/utils/tensor_dtypes.h>
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
-#include <sstream>
+#include <cmath>
 
 #include "bindings.hpp"
 #include "blr/torch/train/recipe.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/mean_field.hpp"
 #include "blr/torch/optim/registry.hpp"
+#include "blr/torch/optim/state_bytes.hpp"
 #include "blr/torch/posterior_diagnostics.hpp"
 
 namespace blr::python {
@@ -37,6 +47,39 @@ const OptimizerEntry& python_entry(const std::string& name) {
   return entry;
 }
 
+/// What the C++ state of a parameter was made for: its size, dtype, device and layout.
+struct ParameterLayout {
+  std::vector<int64_t> sizes;
+  ::at::ScalarType dtype;
+  ::at::Device device;
+  ::at::Layout layout;
+
+  explicit ParameterLayout(const ::at::Tensor& p)
+      : sizes(p.sizes().vec()), dtype(p.scalar_type()), device(p.device()), layout(p.layout()) {}
+  bool matches(const ::at::Tensor& p) const {
+    return p.defined() && p.sizes() == ::at::IntArrayRef(sizes) && p.scalar_type() == dtype &&
+           p.device() == device && p.layout() == layout;
+  }
+};
+
+/// "size [3] (torch.float32, cpu)" of a recorded layout.
+std::string describe_layout(::at::IntArrayRef sizes, ::at::ScalarType dtype,
+                            const ::at::Device& device, ::at::Layout layout) {
+  std::string shape = "[";
+  for (size_t k = 0; k < sizes.size(); ++k) shape += (k ? ", " : "") + std::to_string(sizes[k]);
+  shape += "]";
+  std::string layout_name;
+  if (layout != ::at::kStrided) layout_name = fmt::format(", {}", fmt::streamed(layout));
+  return fmt::format("size {} (torch.{}, {}{})", shape, ::torch::utils::getDtypeNames(dtype).first,
+                     device.str(), layout_name);
+}
+
+/// The same of a tensor.
+std::string describe_tensor(const ::at::Tensor& t) {
+  return t.defined() ? describe_layout(t.sizes(), t.scalar_type(), t.device(), t.layout())
+                     : "nothing (undefined)";
+}
+
 class PyOptimizer {
  public:
   PyOptimizer(const std::string& name, const std::vector<Tensors>& groups,
@@ -45,15 +88,19 @@ class PyOptimizer {
     check(groups.size() == group_options.size(), "Internal: one options dict per param group.");
     std::vector<::torch::optim::OptimizerParamGroup> param_groups;
     for (size_t g = 0; g < groups.size(); ++g) {
+      for (size_t i = 0; i < groups[g].size(); ++i) check_parameter(groups[g][i], g, i);
       param_groups.emplace_back(groups[g], make_options(group_options[g]));
     }
     optimizer_ = entry_->make(std::move(param_groups), to_option_values(defaults), {});
     variational_ = dynamic_cast<VariationalOptimizer*>(optimizer_.get());
     mean_field_ = dynamic_cast<MeanFieldOptimizer*>(optimizer_.get());
+    for (const auto& group : optimizer_->param_groups()) record_layouts(group.params());
   }
 
   void sample(bool train, const std::optional<Tensors>& standard_normal) {
     VariationalOptimizer& v = variational();
+    check_layouts();
+    train_sample_ = train;
     if (standard_normal) {
       check(mean_field_ != nullptr,
             fmt::format("{} takes no given noise: only the Gaussian mean-field optimizers have the "
@@ -64,9 +111,20 @@ class PyOptimizer {
       v.sample_parameters(train);
     }
   }
-  void restore() { variational().restore_parameters(); }
-  void discard() { variational().discard_sample(); }
-  void step() { optimizer_->step(); }
+  void restore() {
+    VariationalOptimizer& v = variational();
+    check_layouts_in_sample(/*gradients=*/v.sampled() && train_sample_);
+    v.restore_parameters();
+  }
+  void discard() {
+    VariationalOptimizer& v = variational();
+    check_layouts_in_sample(/*gradients=*/false);
+    v.discard_sample();
+  }
+  void step() {
+    check_layouts(/*gradients=*/true);
+    optimizer_->step();
+  }
 
   bool is_variational() const { return variational_ != nullptr; }
   bool sampled() const { return variational_ != nullptr && variational_->sampled(); }
@@ -76,26 +134,46 @@ class PyOptimizer {
     return variational_ != nullptr && variational_->needs_squared_gradients();
   }
   void add_squared_gradients(const Tensors& squared) {
-    variational().add_squared_gradients(squared);
+    VariationalOptimizer& v = variational();
+    check_layouts_in_sample(/*gradients=*/false);
+    if (v.needs_squared_gradients()) check_squared_gradients(squared);
+    v.add_squared_gradients(squared);
   }
   int64_t step_count() const { return mean_field().step_count(); }
 
-  Tensors posterior_variance() { return variational().posterior_variance(); }
-  Tensors posterior_precision() { return mean_field().posterior_precision(); }
-  Tensors curvature() { return mean_field().curvature(); }
-  Tensors momentum() { return mean_field().momentum(); }
+  Tensors posterior_variance() {
+    check_layouts();
+    return variational().posterior_variance();
+  }
+  Tensors posterior_precision() {
+    check_layouts();
+    return mean_field().posterior_precision();
+  }
+  Tensors curvature() {
+    check_layouts();
+    return mean_field().curvature();
+  }
+  Tensors momentum() {
+    check_layouts();
+    return mean_field().momentum();
+  }
   /// What the posterior has learned (posterior_diagnostics.hpp), as a dict; the same numbers as
   /// `blr train --verbose` and the JSON history.
   py::object posterior_diagnostics() {
     mean_field();  // a sentence for an optimizer without a mean-field posterior
+    check_layouts();
     const auto d = ::blr::torch::posterior_diagnostics(*optimizer_, entry_->name);
     return py::module_::import("json").attr("loads")(d->to_json().dump());
   }
   void set_fused_kernels(bool fused) { mean_field().set_fused_kernels(fused); }
   void set_prior(const Tensors& means, const Tensors& precisions) {
+    check_layouts();
     mean_field().set_prior(means, precisions);
   }
-  void set_prior_from_posterior() { mean_field().set_prior_from_posterior(); }
+  void set_prior_from_posterior() {
+    check_layouts();
+    mean_field().set_prior_from_posterior();
+  }
   void clear_prior() { mean_field().clear_prior(); }
 
   /// Replaces the options of param group `g` (schedulers and users edit the Python dicts).
@@ -114,40 +192,153 @@ class PyOptimizer {
     return out;
   }
   void add_param_group(const Tensors& params, const py::dict& options) {
+    check(!sampled(),
+          fmt::format("{}: add_param_group() was called while the parameters hold a sample "
+                      "(inside sampled_params()); add param groups between steps.",
+                      entry_->options->owner()));
+    check_layouts();
+    const size_t g = optimizer_->param_groups().size();
+    for (size_t i = 0; i < params.size(); ++i) check_parameter(params[i], g, i);
     ::torch::optim::OptimizerParamGroup group(params, make_options(options));
     if (mean_field_ != nullptr) {
       mean_field_->add_param_group(group);  // keeps the group's own options (see mean_field.hpp)
     } else {
       optimizer_->add_param_group(group);
     }
+    record_layouts(optimizer_->param_groups().back().params());
   }
 
   /// The state (step counters, noise draws, per-parameter averages) as the bytes of a LibTorch
   /// archive: what C++ checkpoints hold, so Python and C++ states are one format.
   py::bytes state_bytes() const {
-    ::torch::serialize::OutputArchive archive;
-    optimizer_->save(archive);
-    std::ostringstream out;
-    archive.save_to(out);
-    return py::bytes(out.str());
+    check_layouts();
+    return py::bytes(::blr::torch::save_optimizer_state(*optimizer_));
   }
   void load_state_bytes(const std::string& bytes) {
-    ::torch::serialize::InputArchive archive;
-    std::istringstream in(bytes);
-    try {
-      archive.load_from(in);
-    } catch (const c10::Error&) {
-      throw Error(fmt::format("The {} state in this state dict is not a LibTorch archive (corrupt "
-                              "or from another program).",
-                              entry_->options->owner()));
-    }
-    optimizer_->load(archive);
+    check_layouts();
+    ::blr::torch::load_optimizer_state(
+        *optimizer_, bytes,
+        fmt::format("The {} state in this state dict", entry_->options->owner()));
   }
 
  private:
   std::unique_ptr<::torch::optim::OptimizerOptions> make_options(const py::dict& options) const {
     return entry_->group_options.make(to_option_values(options), {});
   }
+  /// What every C++ optimizer takes as a parameter: a dense (strided) floating-point tensor.
+  void check_parameter(const ::at::Tensor& p, size_t g, size_t i) const {
+    check(p.defined() && p.layout() == ::at::kStrided && ::at::isFloatingType(p.scalar_type()),
+          fmt::format("{}: parameter {} of param group {} is {}; the optimizer takes dense "
+                      "floating-point tensors.",
+                      entry_->options->owner(), i, g,
+                      p.defined() ? "a tensor of " + describe_tensor(p) : "undefined"));
+  }
+
+  void record_layouts(const Tensors& params) {
+    std::vector<ParameterLayout> group;
+    for (const auto& p : params) group.emplace_back(p);
+    layouts_.push_back(std::move(group));
+  }
+
+  /// The sentence for parameter i of group g, which no longer matches its recorded layout, or ""
+  /// when it does (and, with `gradients`, its gradient has its size and is dense).
+  std::string layout_problem(size_t g, size_t i, bool gradients) const {
+    const ::at::Tensor& p = optimizer_->param_groups()[g].params()[i];
+    const ParameterLayout& l = layouts_[g][i];
+    const std::string owner = entry_->options->owner();
+    if (!l.matches(p)) {
+      return fmt::format(
+          "{} holds its state of parameter {} in param group {} for a tensor of {}, but the "
+          "parameter is now a tensor of {}: a parameter's .data cannot be replaced by a tensor of "
+          "another size, dtype or device while an optimizer holds it (build a new optimizer for "
+          "the new parameters).",
+          owner, i, g, describe_layout(l.sizes, l.dtype, l.device, l.layout), describe_tensor(p));
+    }
+    if (gradients && p.grad().defined()) {
+      const ::at::Tensor& grad = p.grad();
+      if (grad.layout() != ::at::kStrided) {
+        return fmt::format(
+            "{}: parameter {} in param group {} has a sparse gradient; the optimizer takes dense "
+            "gradients (e.g. torch.nn.Embedding(sparse=False)).",
+            owner, i, g);
+      }
+      if (grad.sizes() != p.sizes()) {
+        return fmt::format(
+            "{}: the gradient of parameter {} in param group {} has {}, but the parameter has "
+            "{}.",
+            owner, i, g, describe_tensor(grad), describe_tensor(p));
+      }
+    }
+    return {};
+  }
+
+  /// Refuses, with the first mismatch's sentence, when a parameter (or with `gradients` its
+  /// gradient) is no longer what the C++ state was made for.
+  void check_layouts(bool gradients = false) const {
+    const auto& groups = optimizer_->param_groups();
+    check(groups.size() == layouts_.size(),
+          "Internal: the param groups changed without add_param_group().");
+    for (size_t g = 0; g < groups.size(); ++g) {
+      for (size_t i = 0; i < groups[g].params().size(); ++i) {
+        const std::string problem = layout_problem(g, i, gradients);
+        if (!problem.empty()) throw Error(problem);
+      }
+    }
+  }
+
+  /// check_layouts() while a sample may be held: on a mismatch the parameters that changed get a
+  /// buffer of their recorded layout back, the sample is discarded (μ restored, nothing
+  /// collected), and then the mismatch is refused, so that the optimizer stays usable.
+  void check_layouts_in_sample(bool gradients) {
+    std::string problem;
+    const auto& groups = optimizer_->param_groups();
+    for (size_t g = 0; g < groups.size() && problem.empty(); ++g) {
+      for (size_t i = 0; i < groups[g].params().size() && problem.empty(); ++i) {
+        problem = layout_problem(g, i, gradients);
+      }
+    }
+    if (problem.empty()) return;
+    if (sampled()) {
+      ::at::NoGradGuard no_grad;
+      for (size_t g = 0; g < groups.size(); ++g) {
+        for (size_t i = 0; i < groups[g].params().size(); ++i) {
+          ::at::Tensor p = groups[g].params()[i];
+          const ParameterLayout& l = layouts_[g][i];
+          if (!l.matches(p)) {
+            p.set_data(::at::zeros(l.sizes, ::at::TensorOptions().dtype(l.dtype).device(l.device)));
+          }
+        }
+      }
+      variational_->discard_sample();
+      problem += " The sample was discarded.";
+    }
+    throw Error(problem);
+  }
+
+  /// VOGN and OGN's squared gradients: finite and not negative (a negative one would make the
+  /// posterior variance negative).
+  void check_squared_gradients(const Tensors& squared) const {
+    for (size_t j = 0; j < squared.size(); ++j) {
+      const ::at::Tensor& sq = squared[j];
+      if (!sq.defined()) continue;
+      check(sq.layout() == ::at::kStrided && (::at::isFloatingType(sq.scalar_type()) ||
+                                               ::at::isIntegralType(sq.scalar_type(), false)),
+            fmt::format("{}: squared gradient {} is a tensor of {}; give dense real tensors.",
+                        entry_->options->owner(), j, describe_tensor(sq)));
+      if (sq.numel() == 0) continue;
+      ::at::NoGradGuard no_grad;
+      const auto [low, high] = ::at::aminmax(sq.detach());
+      const double lowest = low.item<double>(), highest = high.item<double>();
+      check(std::isfinite(lowest) && std::isfinite(highest),
+            fmt::format("{}: squared gradient {} holds a value that is not finite (NaN or inf).",
+                        entry_->options->owner(), j));
+      check(lowest >= 0.0,
+            fmt::format("{}: squared gradient {} holds a negative value ({:g}); squared gradients "
+                        "are never negative.",
+                        entry_->options->owner(), j, lowest));
+    }
+  }
+
   VariationalOptimizer& variational() const {
     check(variational_ != nullptr,
           fmt::format("{} is a point estimate: it has no posterior to sample.",
@@ -166,6 +357,8 @@ class PyOptimizer {
   std::unique_ptr<::torch::optim::Optimizer> optimizer_;
   VariationalOptimizer* variational_ = nullptr;
   MeanFieldOptimizer* mean_field_ = nullptr;
+  std::vector<std::vector<ParameterLayout>> layouts_;  ///< per group and parameter, as it joined
+  bool train_sample_ = false;  ///< the current (or last) sample collects gradients
 };
 
 py::dict option_info(const OptionInfo& info) {

@@ -1,6 +1,8 @@
 // Option values between Python and the option tables (bindings.hpp).
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "bindings.hpp"
 #include "blr/core/error.hpp"
 
@@ -9,7 +11,16 @@ namespace blr::python {
 OptionValue to_option_value(const std::string& key, const py::handle& value) {
   // bool before int: Python's True is also an int.
   if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
-  if (py::isinstance<py::int_>(value)) return value.cast<int64_t>();
+  if (py::isinstance<py::int_>(value)) {
+    try {
+      return value.cast<int64_t>();
+    } catch (const py::cast_error&) {  // beyond int64 (seed=2**64)
+      throw Error(fmt::format("Option '{}' takes an integer from {} to {}; got {}.", key,
+                              std::numeric_limits<int64_t>::min(),
+                              std::numeric_limits<int64_t>::max(),
+                              py::str(value).cast<std::string>()));
+    }
+  }
   if (py::isinstance<py::float_>(value)) return value.cast<double>();
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
   // NumPy scalars and 0-d tensors: whatever converts to a float.
