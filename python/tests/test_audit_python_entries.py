@@ -223,6 +223,31 @@ def test_a_crafted_state_that_trips_libtorchs_type_parser_is_one_sentence():
     train_step(optimizer, model, x, y)  # still usable
 
 
+@pytest.mark.parametrize("key,value,words", [
+    ("precision", -5.0, "posterior precision positive"),   # main: a negative variance, then NaN
+    ("precision", float("nan"), "must be finite"),
+    ("average", float("inf"), "must be finite"),
+])
+def test_a_state_with_impossible_values_is_refused(key, value, words):
+    import io
+    model, x, y = model_and_data()
+    optimizer = blr.IVON(model.parameters(), lr=0.1, ess=32)
+    train_step(optimizer, model, x, y)
+    state = optimizer.state_dict()
+    archive = torch.jit.load(io.BytesIO(state["state"]["blr"].numpy().tobytes()))
+    with torch.no_grad():
+        for name, tensor in archive.named_parameters():
+            if name == "group0/param1/" + key:
+                tensor[0] = value
+    edited = io.BytesIO()
+    torch.jit.save(archive, edited)
+    state["state"]["blr"] = torch.frombuffer(bytearray(edited.getvalue()), dtype=torch.uint8)
+    with pytest.raises(blr.Error, match="parameter 1 in group 0 is corrupt.*" + words):
+        optimizer.load_state_dict(state)
+    assert min(v.min().item() for v in optimizer.posterior_variance()) > 0
+    train_step(optimizer, model, x, y)
+
+
 # ---- D13: add_param_group inside a sample; exceptions of other types -------------------------------
 
 def test_add_param_group_inside_a_sample_is_refused_and_leaves_the_optimizer_usable():

@@ -6,6 +6,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/distributed/communicator.hpp"
+#include "all_finite.hpp"
 #include "dispatch.hpp"
 #include "state_archive.hpp"
 #include "kernels.hpp"
@@ -736,6 +737,16 @@ void MeanFieldOptimizer::load(::torch::serialize::InputArchive& archive) {
       if (version == 1) precision = precision.to(::at::kDouble).add(curvature_offset(g));
       slots[g][i].average = conform_state(average, params[i]);
       slots[g][i].precision = conform_state(precision, params[i]);
+      // The values too: a crafted state with a negative or NaN precision would load and sample
+      // NaN (√ of a negative posterior precision), reported much later as a diverged step.
+      const Affine prec = posterior(g);
+      const Slot& loaded = slots[g][i];
+      check(detail::all_finite(loaded.average) && detail::all_finite(loaded.precision) &&
+                (loaded.precision.mul(prec.a).add(prec.b) > 0).all().item<bool>(),
+            fmt::format("The saved {} state of parameter {} in group {} is corrupt: its gradient "
+                        "average and precision must be finite and its posterior precision "
+                        "positive.",
+                        name(), i, g));
       if (reduced_precision(params[i])) {
         // The float32 mean; a state saved without it (or by a float32 run) starts from p.
         ::at::Tensor master;
@@ -746,6 +757,10 @@ void MeanFieldOptimizer::load(::torch::serialize::InputArchive& archive) {
                             name(), i, g, shape_string(master.sizes()),
                             shape_string(params[i].sizes())));
           slots[g][i].master = conform_state(master, params[i]);
+          check(detail::all_finite(slots[g][i].master),
+                fmt::format("The saved {} master weights of parameter {} in group {} are not "
+                            "finite; the state is corrupt.",
+                            name(), i, g));
         } else {
           slots[g][i].master = conform_state(params[i].detach(), params[i]);
         }
@@ -765,6 +780,12 @@ void MeanFieldOptimizer::load(::torch::serialize::InputArchive& archive) {
                           shape_string(params[i].sizes())));
         slots[g][i].prior_mean = conform_state(prior_mean, params[i]);
         slots[g][i].prior_precision = conform_state(prior_precision, params[i]);
+        check(detail::all_finite(slots[g][i].prior_mean) &&
+                  detail::all_finite(slots[g][i].prior_precision) &&
+                  (slots[g][i].prior_precision >= 0).all().item<bool>(),
+              fmt::format("The saved {} prior of parameter {} in group {} is corrupt: its mean "
+                          "must be finite and its precision finite and >= 0.",
+                          name(), i, g));
       }
     }
   }
