@@ -134,11 +134,13 @@ def lm_rows(directory):
     for f in sorted(pathlib.Path(directory).glob("*-seed*.json")):
         d = json.load(open(f))
         (name, run), = d["optimizers"].items()
-        groups.setdefault((name, run["options"]["lr"]), []).append(run)
-    for (name, lr), runs in sorted(groups.items(), key=lambda item: item[0][0]):
-        if len(runs) < 3:
-            continue
-        for run in runs:
+        groups.setdefault((name, run["options"]["lr"]), {})[d["seed"]] = run
+    chosen = {key: runs for key, runs in groups.items() if len(runs) >= 3}
+    # The seeds every chosen rate was run with, so that the rows compare the same seeds.
+    seeds = set.intersection(*(set(runs) for runs in chosen.values())) if chosen else set()
+    for (name, lr), runs in sorted(chosen.items(), key=lambda item: item[0][0]):
+        for seed in sorted(seeds):
+            run = runs[seed]
             lm = run["language_model"]
             seconds = statistics.fmean(run["epoch_seconds"])
             label = f"{LABELS.get(name, name)} (lr {lr:g})"
