@@ -76,6 +76,15 @@ Outcome reference(const std::string& text, const std::string& source) {
     field.clear();
     quoted = after_quote = content = false;
   };
+  // A NUL byte anywhere is refused first, with its line (issue 34, D19).
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    long at = 1;
+    for (std::size_t k = 0; k < nul; ++k) {
+      if (text[k] == '\n' || (text[k] == '\r' && (k + 1 >= text.size() || text[k + 1] != '\n'))) ++at;
+    }
+    fail(at, "holds a NUL byte (0x00); blr reads CSV files as text.");
+    return out;
+  }
   std::size_t i = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
   for (; i < text.size(); ++i) {
     const char c = text[i];
