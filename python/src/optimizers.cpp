@@ -19,6 +19,8 @@
 #include <fmt/ostream.h>
 
 #include <cmath>
+#include <optional>
+#include <sstream>
 
 #include "bindings.hpp"
 #include "blr/torch/train/recipe.hpp"
@@ -213,6 +215,80 @@ class PyOptimizer {
   py::bytes state_bytes() const {
     check_layouts();
     return py::bytes(::blr::torch::save_optimizer_state(*optimizer_));
+  }
+  /// Replaces the curvature (IVON's h, VOGN's s) and the gradient average of every parameter
+  /// (param-group order, each with its parameter's shape), and with `step` the step counter: the
+  /// ivon package's param_groups "hess" and "momentum" (python/blr/optim.py). Written as a
+  /// version-1 archive of the mean-field state (curvature and momentum per parameter, which
+  /// MeanFieldOptimizer::load converts to its precision P with the groups' current options; the
+  /// layout of src/torch/optim/mean_field.cpp's save and load) and loaded with load(), so the
+  /// load's checks of shapes and values apply. The noise-draw counter is kept.
+  void set_curvature_and_momentum(const Tensors& curvature, const Tensors& momentum,
+                                  std::optional<int64_t> step) {
+    MeanFieldOptimizer& mf = mean_field();
+    check_layouts();
+    const std::string owner = entry_->options->owner();
+    check(!mf.sampled(), fmt::format("{}: the curvature and momentum cannot be set while the "
+                                     "parameters hold a sample (inside sampled_params()).",
+                                     owner));
+    check(!mf.has_prior(), fmt::format("{}: the curvature and momentum cannot be set while a prior "
+                                       "of its own is set (call clear_prior() first).",
+                                       owner));
+    std::string current;
+    try {
+      current = ::blr::torch::save_optimizer_state(*optimizer_);
+    } catch (const Error&) {
+      throw Error(fmt::format("{}: the curvature and momentum can be set only between steps (samples "
+                              "were collected since the last step).",
+                              owner));
+    }
+    ::torch::serialize::InputArchive old;
+    old.load_from(current.data(), current.size(), ::at::Device(::at::kCPU));
+    c10::IValue draws, old_step;
+    old.read("blr/draws", draws);
+    old.read("blr/step", old_step);
+    const auto& groups = optimizer_->param_groups();
+    size_t count = 0;
+    for (const auto& group : groups) count += group.params().size();
+    check(curvature.size() == count && momentum.size() == count,
+          fmt::format("{}: give one curvature and one momentum tensor per parameter ({}); got {} "
+                      "and {}.",
+                      owner, count, curvature.size(), momentum.size()));
+    check(!step || *step >= 0,
+          fmt::format("{}: the step counter cannot be negative (got {}).", owner, step.value_or(0)));
+    ::torch::serialize::OutputArchive archive;
+    archive.write("blr/format_version", c10::IValue(int64_t{1}));
+    archive.write("blr/optimizer", c10::IValue(mf.name()));
+    archive.write("blr/step", step ? c10::IValue(*step) : old_step);
+    archive.write("blr/draws", draws);
+    archive.write("blr/groups", c10::IValue(static_cast<int64_t>(groups.size())));
+    size_t k = 0;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      archive.write(fmt::format("group{}/lr", g), c10::IValue(groups[g].options().get_lr()));
+      archive.write(fmt::format("group{}/params", g),
+                    c10::IValue(static_cast<int64_t>(groups[g].params().size())));
+      for (size_t i = 0; i < groups[g].params().size(); ++i, ++k) {
+        const ::at::Tensor& p = groups[g].params()[i];
+        for (const ::at::Tensor* t : {&curvature[k], &momentum[k]}) {
+          check(t->defined() && t->layout() == ::at::kStrided && t->sizes() == p.sizes() &&
+                    ::at::isFloatingType(t->scalar_type()),
+                fmt::format("{}: the curvature and momentum of parameter {} in param group {} must "
+                            "be dense floating-point tensors of its {}; got {}.",
+                            owner, i, g, describe_tensor(p), describe_tensor(*t)));
+        }
+        ::at::NoGradGuard no_grad;
+        archive.write(fmt::format("group{}/param{}/curvature", g, i),
+                      curvature[k].detach().to(::at::kCPU).clone());
+        archive.write(fmt::format("group{}/param{}/momentum", g, i),
+                      momentum[k].detach().to(::at::kCPU).clone());
+      }
+    }
+    std::ostringstream out;
+    archive.save_to(out);
+    const std::string bytes = out.str();
+    ::torch::serialize::InputArchive in;
+    in.load_from(bytes.data(), bytes.size(), ::at::Device(::at::kCPU));
+    optimizer_->load(in);
   }
   void load_state_bytes(const std::string& bytes) {
     check_layouts();
@@ -465,7 +541,9 @@ void bind_optimizers(py::module_& m) {
       .def("group_options", &PyOptimizer::group_options)
       .def("add_param_group", &PyOptimizer::add_param_group)
       .def("state_bytes", &PyOptimizer::state_bytes)
-      .def("load_state_bytes", &PyOptimizer::load_state_bytes);
+      .def("load_state_bytes", &PyOptimizer::load_state_bytes)
+      .def("set_curvature_and_momentum", &PyOptimizer::set_curvature_and_momentum,
+           py::arg("curvature"), py::arg("momentum"), py::arg("step") = py::none());
 }
 
 }  // namespace blr::python
