@@ -28,6 +28,7 @@ state was made for (checked in C++, python/src/optimizers.cpp). A refusal is a `
 import contextlib
 import inspect
 import re
+import weakref
 
 import torch
 
@@ -46,10 +47,11 @@ class Optimizer(torch.optim.Optimizer):
 
     _entry = None  # the registry entry (dict from _blr.optimizers())
 
-    def __init__(self, params, **options):
+    def __init__(self, params, *args, **options):
         entry = self._entry
         if entry is None:
             raise TypeError("blr.Optimizer is abstract: use one of its subclasses (blr.IVON, ...).")
+        options = self._positional_options(args, options)
         _blr.check_options(entry["name"], options)  # unknown keys and bad values, one sentence
         self._table = {o["key"]: o for o in entry["options"]}
         self._given = set(options)
@@ -64,6 +66,34 @@ class Optimizer(torch.optim.Optimizer):
         self._synced = [self._snapshot(g) for g in self.param_groups]
 
     # ---- options -------------------------------------------------------------------------------
+    @classmethod
+    def _positional_order(cls):
+        """The options that may be given by position after params, in order: the reference
+        package's order where blr has one (ivon.IVON), none otherwise."""
+        return _POSITIONAL.get(cls._entry["name"], ())
+
+    def _positional_options(self, args, options):
+        order = self._positional_order()
+        name = f"blr.{type(self).__name__}"
+        if len(args) > len(order):
+            takes = (f"at most {len(order)} after params ({', '.join(order)})" if order
+                     else "only params by position (its options are keywords)")
+            plural = "s" if len(args) > 1 else ""
+            raise _blr.Error(f"{name}() takes {takes}; got {len(args)} positional "
+                             f"argument{plural} after params.")
+        options = dict(options)
+        for key, value in zip(order, args):
+            if key in options:
+                raise _blr.Error(f"{name}() got the option '{key}' twice (by position and by "
+                                 "keyword).")
+            options[key] = value
+        if "sync" in order and "sync" in options:
+            if options.pop("sync"):
+                raise _blr.Error(f"{name}(sync=True) is not supported: blr's data-parallel "
+                                 "training is the C++ trainer's (blr launch, docs/torch.md), "
+                                 "not the Python optimizer's.")
+        return options
+
     def _group_values(self, group):
         # Values the user gave (in the constructor or the group) or changed since: what differs
         # from the table's default, plus every given key. A required option left at its
@@ -167,6 +197,7 @@ class Optimizer(torch.optim.Optimizer):
             self.param_groups.pop()
             _blr.check_options(self._entry["name"], {k: param_group[k] for k in unknown})
         group["_blr_given"] = tuple(sorted(given))
+        group = self.param_groups[-1] = _Group(self, group)
         if self._impl is not None:
             try:
                 self._impl.add_param_group(group["params"], self._group_values(group))
@@ -273,6 +304,70 @@ class Optimizer(torch.optim.Optimizer):
         call(self._impl.add_squared_gradients, f"blr.{type(self).__name__}.add_squared_gradients",
              list(squared))
 
+    # ---- ivon's param_groups["hess"] and ["momentum"] ---------------------------------------------
+    def _mean_field(self):
+        return self._impl is not None and self._impl.variational and _is_mean_field(self._impl)
+
+    def _group_index(self, group):
+        for index, g in enumerate(self.param_groups):
+            if g is group:
+                return index
+        raise _blr.Error(f"This param group is no longer one of {self._owner()}'s param groups "
+                         "(load_state_dict replaced them): read param_groups again.")
+
+    def _group_ranges(self):
+        """Per group, the (start, end) of its parameters in the parameter-order lists."""
+        ranges, start = [], 0
+        for held in self._params:
+            ranges.append((start, start + len(held)))
+            start += len(held)
+        return ranges
+
+    def _flat(self, group, which):
+        # ivon's layout: one flat tensor per group, its parameters' coordinates in order.
+        index = self._group_index(group)
+        self._check_params()
+        start, end = self._group_ranges()[index]
+        tensors = (self._impl.curvature() if which == "hess" else self._impl.momentum())[start:end]
+        if not tensors:
+            return torch.zeros(0)
+        return torch.cat([t.reshape(-1) for t in tensors])
+
+    def _split(self, index, which, flat):
+        """`flat` (one tensor over group `index`'s coordinates, ivon's layout) as one tensor per
+        parameter; a mismatch is one sentence."""
+        params = self._params[index]
+        numel = sum(p.numel() for p in params)
+        if not isinstance(flat, torch.Tensor):
+            raise _blr.Error(f"param_groups[{index}]['{which}'] of {self._owner()} is a tensor "
+                             f"(one value per coordinate of the group's parameters); got a "
+                             f"{type(flat).__name__}.")
+        if flat.numel() != numel or flat.dim() != 1:
+            shape = "x".join(str(n) for n in flat.shape) or "scalar"
+            raise _blr.Error(f"param_groups[{index}]['{which}'] of {self._owner()} must be a flat "
+                             f"tensor of {numel} values (the coordinates of its {len(params)} "
+                             f"parameters in order); got shape {shape}.")
+        out, start = [], 0
+        for p in params:
+            out.append(flat[start:start + p.numel()].reshape(p.shape).to(p.device))
+            start += p.numel()
+        return out
+
+    def _set_state(self, hess, momentum, step=None):
+        """Per parameter (parameter order), h and the gradient average into the C++ state."""
+        call(self._impl.set_curvature_and_momentum,
+             f"blr.{type(self).__name__}.load_state_dict", list(hess), list(momentum), step)
+
+    def _assign(self, group, which, value):
+        index = self._group_index(group)
+        self._check_params()
+        hess, momentum = self._impl.curvature(), self._impl.momentum()
+        start, end = self._group_ranges()[index]
+        target = hess if which == "hess" else momentum
+        target[start:end] = self._split(index, which, value)
+        self._sync()  # h + δ with the group's current weight decay
+        self._set_state(hess, momentum)
+
     # ---- state -----------------------------------------------------------------------------------
     def state_dict(self):
         """``param_groups`` as torch keeps them, and under ``state`` the library's state (step
@@ -288,20 +383,135 @@ class Optimizer(torch.optim.Optimizer):
         return state
 
     def load_state_dict(self, state_dict):
-        blob = state_dict.get("state", {}).get("blr")
+        """Loads a state dict that ``state_dict()`` made, or (Gaussian mean-field optimizers) one
+        in the ivon package's form: param_groups carrying the flat tensors "hess" and "momentum"
+        and the hyperparameters, no "blr" state. The step counter of an ivon dict is
+        ``state["step"]`` when present; otherwise the optimizer keeps its own."""
+        if not isinstance(state_dict, dict) or not isinstance(state_dict.get("param_groups"), list):
+            raise _blr.Error("A state dict is a dict with the key 'param_groups' (a list of "
+                             "dicts), as state_dict() makes it.")
+        state = state_dict.get("state") or {}
+        blob = state.get("blr")
+        groups = state_dict["param_groups"]
+        if blob is None and groups and all(isinstance(g, dict) and "hess" in g and "momentum" in g
+                                           for g in groups):
+            return self._load_ivon_state_dict(state, groups)
         if blob is None:
             raise _blr.Error("This state dict holds no blr optimizer state (its 'state' has no "
-                             "'blr' entry): was it saved by another optimizer?")
+                             "'blr' entry) and is not in the ivon package's form (param_groups "
+                             "with 'hess' and 'momentum'): was it saved by another optimizer?")
         old_groups, old_state = self.param_groups, self.state
-        super().load_state_dict({"state": {}, "param_groups": state_dict["param_groups"]})
+        super().load_state_dict({"state": {}, "param_groups": groups})
         try:
             self._impl.load_state_bytes(bytes(blob.numpy().tobytes()))
         except BaseException:  # a refused state leaves the optimizer as it was
             self.param_groups, self.state = old_groups, old_state
             raise
+        self._after_load()
+
+    def _after_load(self):
         self.state.clear()
+        self.param_groups = [_Group(self, g) for g in self.param_groups]
         self._synced = [None] * len(self.param_groups)
         self._sync()
+
+    def _load_ivon_state_dict(self, state, groups):
+        owner = self._owner()
+        if not self._mean_field():
+            raise _blr.Error(f"{owner} is not a Gaussian mean-field optimizer: it cannot load a "
+                             "state dict in the ivon package's form ('hess' and 'momentum').")
+        if self._impl.sampled:
+            raise _blr.Error(f"{owner}: cannot load a state while the parameters hold a sample "
+                             "(inside sampled_params()).")
+        self._check_params()
+        if len(groups) != len(self.param_groups):
+            raise _blr.Error(f"The ivon state dict has {len(groups)} param groups; {owner} has "
+                             f"{len(self.param_groups)}.")
+        for index, (saved, held) in enumerate(zip(groups, self._params)):
+            count = len(saved.get("params", held))
+            if count != len(held):
+                raise _blr.Error(f"Param group {index} of the ivon state dict has {count} "
+                                 f"parameters; {owner}'s has {len(held)}.")
+        hess, momentum = [], []
+        for index, saved in enumerate(groups):
+            hess += self._split(index, "hess", saved["hess"])
+            momentum += self._split(index, "momentum", saved["momentum"])
+        step = state.get("step")
+        if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
+            raise _blr.Error(f"The ivon state dict's state['step'] is the step counter, an "
+                             f"integer; got {step!r}.")
+        # The hyperparameters blr's table has (ivon's numel, hess and momentum are not options).
+        kept = [{k: v for k, v in saved.items() if k in self._table or k == "initial_lr"}
+                for saved in groups]
+        old_groups, old_synced = self.param_groups, self._synced
+        try:
+            self.param_groups = [_Group(self, dict(g, **k, params=g["params"]))
+                                 for g, k in zip(old_groups, kept)]
+            self._synced = [None] * len(self.param_groups)
+            self._sync()  # the options first: h + δ uses the loaded weight decay
+            self._set_state(hess, momentum, step)
+        except BaseException:  # a refused state leaves the optimizer as it was
+            self.param_groups, self._synced = old_groups, [None] * len(old_groups)
+            self._sync()
+            raise
+        self.state.clear()
+
+
+# The options given by position after params, per registry entry: ivon.IVON's order (its sync
+# is accepted as False only).
+_POSITIONAL = {
+    "ivon": ("lr", "ess", "hess_init", "beta1", "beta2", "weight_decay", "mc_samples",
+             "hess_approx", "clip_radius", "sync", "debias", "rescale_lr"),
+}
+
+
+def _is_mean_field(impl):
+    try:
+        impl.step_count
+    except _blr.Error:
+        return False
+    return True
+
+
+class _Group(dict):
+    """A param group (a dict, as torch keeps it) whose "hess" and "momentum" are the ivon
+    package's: reading gives the optimizer's current h (curvature) and gradient average as one
+    flat tensor over the group's coordinates (a copy: read it again after a step); assigning a
+    tensor of that layout sets the state. Other keys are the dict's."""
+
+    _VIEWS = ("hess", "momentum")
+
+    def __init__(self, optimizer, group):
+        super().__init__(group)
+        self._optimizer = weakref.ref(optimizer)
+
+    def _owner(self, key):
+        optimizer = self._optimizer()
+        if key in self._VIEWS and optimizer is not None and optimizer._mean_field():
+            return optimizer
+        return None
+
+    def __getitem__(self, key):
+        optimizer = self._owner(key)
+        if optimizer is not None:
+            return optimizer._flat(self, key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def __contains__(self, key):
+        return self._owner(key) is not None or super().__contains__(key)
+
+    def __setitem__(self, key, value):
+        optimizer = self._owner(key)
+        if optimizer is not None:
+            optimizer._assign(self, key, value)
+            return
+        super().__setitem__(key, value)
+
+    def __reduce__(self):  # copies and pickles are plain dicts (state_dict's param_groups)
+        return (dict, (dict(self),))
 
 
 def _make_class(entry):
@@ -313,13 +523,37 @@ def _make_class(entry):
         needed = " (required)" if o["required"] else ""
         lines.append(f"    {o['key']} = {o['default']!r}{needed}: {allowed}; {o['help']}")
     parameters = [inspect.Parameter("params", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    table = {o["key"]: o for o in options}
+    order = _POSITIONAL.get(entry["name"], ())
+    for key in order:
+        if key == "sync":  # ivon's, accepted as False
+            parameters.append(inspect.Parameter(key, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                default=False))
+            continue
+        o = table[key]
+        # A required option after one with a default (ivon's ess after lr) shows REQUIRED.
+        default = REQUIRED if o["required"] else o["default"]
+        parameters.append(inspect.Parameter(key, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                            default=default))
     for o in options:
+        if o["key"] in order:
+            continue
         default = inspect.Parameter.empty if o["required"] else o["default"]
         parameters.append(inspect.Parameter(o["key"], inspect.Parameter.KEYWORD_ONLY, default=default))
     cls = type(name, (Optimizer,), {"_entry": entry, "__doc__": "\n".join(lines),
                                     "__module__": "blr"})
     cls.__signature__ = inspect.Signature(parameters)
     return name, cls
+
+
+class _Required:
+    def __repr__(self):
+        return "REQUIRED"
+
+
+# The default shown in a signature for a required option that may be given by position after
+# one with a default (blr.IVON's ess after lr): give it, by position or keyword.
+REQUIRED = _Required()
 
 
 def optimizer_classes():

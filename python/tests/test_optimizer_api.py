@@ -27,7 +27,8 @@ def test_every_registry_optimizer_is_a_torch_optimizer_with_its_table():
     for cls in (blr.IVON, blr.VOGN, blr.OGN, blr.Vadam, blr.BayesBiNN):
         assert issubclass(cls, torch.optim.Optimizer)
     signature = inspect.signature(blr.IVON)
-    assert signature.parameters["ess"].default is inspect.Parameter.empty  # required
+    assert signature.parameters["ess"].default is blr.optim.REQUIRED  # required (after lr, ivon's order)
+    assert inspect.signature(blr.VOGN).parameters["ess"].default is inspect.Parameter.empty
     assert signature.parameters["beta2"].default == 0.99999
     assert signature.parameters["hess_approx"].default == "price"
 
