@@ -41,7 +41,7 @@ class CMakeBuild(build_ext):
         target = Path(self.get_ext_fullpath(ext.name)).parent
         target.mkdir(parents=True, exist_ok=True)
         for item in package.iterdir():
-            if item.suffix in (".py", ".so"):
+            if item.suffix in (".py", ".pyi", ".so") or item.name == "py.typed":
                 shutil.copy2(item, target / item.name)
         for library in build.glob("libblr_torch.so*"):
             shutil.copy2(library, target / library.name, follow_symlinks=True)
