@@ -23,6 +23,11 @@ added only between steps, the ``params`` lists of ``param_groups`` are not edite
 sample and step compares them with the parameters the C++ groups hold and refuses an edit: new
 parameters go in with ``add_param_group``), and a parameter keeps the size, dtype and device its
 state was made for (checked in C++, python/src/optimizers.cpp). A refusal is a ``blr.Error``.
+
+For ivon users (docs/python.md, "From ivon.IVON to blr.IVON"): ``blr.IVON`` takes ivon.IVON's
+positional order; ``param_groups[i]["hess"]`` and ``["momentum"]`` of the Gaussian mean-field
+optimizers are views of the C++ state in ivon's layout (one flat tensor per group; assigning sets
+the state); ``load_state_dict`` also reads ivon's state dicts (those tensors in param_groups).
 """
 
 import contextlib

@@ -184,3 +184,24 @@ def test_a_mismatched_ivon_state_dict_is_refused_and_changes_nothing():
     with pytest.raises(blr.Error, match=r"not a Gaussian mean-field optimizer"):
         blr.MCDropout(small_model().parameters(), lr=0.1).load_state_dict(
             ivon_state_dict(model, torch.ones(n), torch.zeros(n)))
+
+
+def test_setting_the_state_is_refused_inside_a_step_or_under_a_prior(problem):
+    x, y = problem
+    model = small_model()
+    optimizer = blr.IVON(model.parameters(), lr=0.1, ess=64)
+    n = sum(p.numel() for p in model.parameters())
+    with optimizer.sampled_params(train=True):
+        with pytest.raises(blr.Error, match=r"while the parameters hold a sample"):
+            optimizer.param_groups[0]["hess"] = torch.ones(n)
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+    with pytest.raises(blr.Error, match=r"only between steps"):
+        optimizer.param_groups[0]["hess"] = torch.ones(n)
+    optimizer.step()
+    optimizer.set_prior_from_posterior()
+    with pytest.raises(blr.Error, match=r"clear_prior\(\) first"):
+        optimizer.param_groups[0]["momentum"] = torch.zeros(n)
+    optimizer.clear_prior()
+    optimizer.param_groups[0]["momentum"] = torch.zeros(n)
+    assert torch.equal(optimizer.param_groups[0]["momentum"], torch.zeros(n, dtype=torch.float64))
