@@ -193,9 +193,11 @@ std::string random_text(std::mt19937_64& rng, bool structured) {
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); };
   std::string out = pick(8) == 0 ? "\xEF\xBB\xBF" : "";
   if (!structured) {
-    static const char kChars[] = {'a', '1', ' ', '\t', ',', '"', '\r', '\n', '\0', 'x'};
+    static const char kChars[] = {'a', '1', ' ', '\t', ',', '"', '\r', '\n', 'x'};
     const int n = pick(120);
     for (int k = 0; k < n; ++k) out += kChars[pick(sizeof kChars)];
+    // A NUL byte in one text of 10, anywhere (it is refused first, naming its line).
+    if (pick(10) == 0) out.insert(static_cast<std::size_t>(pick(static_cast<int>(out.size()) + 1)), 1, '\0');
     return out;
   }
   static const char* const kBreaks[] = {"\n", "\r\n", "\r"};
@@ -212,11 +214,11 @@ std::string random_text(std::mt19937_64& rng, bool structured) {
       const int len = pick(4) == 0 ? pick(81) : pick(24);
       std::string body;
       if (pick(3) == 0) {
-        static const char kQuoted[] = {'a', '7', ' ', ',', '\n', '\r', '\0', '.', 'e'};
+        static const char kQuoted[] = {'a', '7', ' ', ',', '\n', '\r', '.', 'e'};
         for (int k = 0; k < len; ++k) body += pick(10) == 0 ? std::string("\"\"") : std::string(1, kQuoted[pick(sizeof kQuoted)]);
         out += pad_before + "\"" + body + "\"" + pad_after;
       } else {
-        static const char kPlain[] = {'0', '1', '9', '.', '-', 'e', 'a', ' ', '\t', '\0'};
+        static const char kPlain[] = {'0', '1', '9', '.', '-', 'e', 'a', ' ', '\t'};
         for (int k = 0; k < len; ++k) body += kPlain[pick(sizeof kPlain)];
         out += pad_before + body + pad_after;
       }
@@ -226,6 +228,8 @@ std::string random_text(std::mt19937_64& rng, bool structured) {
   }
   if (pick(4) == 0) out.resize(out.size() - static_cast<std::size_t>(pick(3)));  // cut short
   if (pick(10) == 0 && !out.empty()) out.insert(static_cast<std::size_t>(pick(static_cast<int>(out.size()))), 1, '"');
+  // A NUL byte in one text of 20, anywhere (it is refused first, naming its line).
+  if (pick(20) == 0) out.insert(static_cast<std::size_t>(pick(static_cast<int>(out.size()) + 1)), 1, '\0');
   return out;
 }
 

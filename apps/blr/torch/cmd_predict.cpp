@@ -18,6 +18,7 @@
 #include "../json_output.hpp"
 #include "../torch_part.hpp"
 #include "blr/core/error.hpp"
+#include "blr/io/output_file.hpp"
 #include "blr/torch/data/new_inputs.hpp"
 #include "blr/torch/predict_new_data.hpp"
 #include "blr/torch/train/trainer.hpp"
@@ -55,7 +56,7 @@ std::string prediction_csv(const blr::torch::NewDataPrediction& p) {
     out << fmt::format(",{},{:.17g}\n", best, h[i]);
   }
   std::string text = out.str();
-  text.pop_back();  // write_json_text adds the last newline
+  text.pop_back();  // the writers add the last newline
   return text;
 }
 
@@ -85,7 +86,11 @@ int run_predict(const PredictFlags& f) {
         : p.method == "probit" ? std::string("linearised probit predictive")
                                : std::string("at the mean (no posterior)"));
   }
-  blr::cli::write_json_text(f.out.empty() ? "-" : f.out, prediction_csv(p));
+  if (f.out.empty()) {
+    blr::cli::write_json_text("-", prediction_csv(p));  // stdout; main() checks its close
+  } else {
+    blr::io::write_output_file(f.out, prediction_csv(p) + '\n', "the predictions file");
+  }
   return 0;
 }
 
@@ -96,7 +101,8 @@ void setup_predict(CLI::App& app, int& exit_code) {
   cmd->add_option("--data", f->data,
                   "New inputs: a torch.save file with key x, or a CSV table with the training "
                   "table's feature columns (required).");
-  cmd->add_option("--out", f->out, "Write the predictions (CSV) to this file (default: stdout).");
+  cmd->add_option("--out", f->out, "Write the predictions (CSV) to this file (default: stdout).")
+      ->type_name("FILE");  // one file, not a directory (preflight.hpp)
   cmd->add_option("--samples", f->samples,
                   "Posterior draws K of the Monte Carlo predictive (default: the checkpoint's).");
   cmd->add_option("--predictive", f->predictive,
