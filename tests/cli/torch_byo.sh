@@ -94,6 +94,7 @@ torch.save({"x": x, "y": y - 1}, f"{d}/negative.pt")
 torch.save({"x": x, "z": y}, f"{d}/nokey.pt")
 torch.save([x, y], f"{d}/list.pt")
 torch.save({"x": x > 0, "y": y}, f"{d}/bool.pt")
+torch.save({"x": (x * 40 + 100).clamp(0, 255).to(torch.uint8), "y": y}, f"{d}/uint8.pt")
 PY
 lr=(--ivon-lr 0.1 --adamw-lr 0.01)
 for o in ivon adamw; do
@@ -131,6 +132,9 @@ expect_fail pt-negative "class labels must be 0, 1, 2" train --data "$work/negat
 expect_fail pt-unknown-key "key 'z' that blr does not read" train --data "$work/nokey.pt" "${quiet[@]}"
 expect_fail pt-list "not a dict" train --data "$work/list.pt" "${quiet[@]}"
 expect_fail pt-bool "inputs must be floating point or integer" train --data "$work/bool.pt" "${quiet[@]}"
+# Issue 34, D19 (pt-uint8): integer images are read as token ids; the sentence says so
+expect_fail pt-uint8 "the inputs are integers, which blr reads as token ids" \
+  train --data "$work/uint8.pt" --hidden 8 "${quiet[@]}"
 printf 'not a zip' >"$work/junk.pt"
 expect_fail pt-junk "is not a data set written by torch.save" train --data "$work/junk.pt" "${quiet[@]}"
 expect_fail pt-missing-file "Cannot read the tensor file" train --data "$work/none.pt" "${quiet[@]}"

@@ -29,9 +29,15 @@ at::Tensor probe_model_output(const Model& model, const at::Tensor& x, const std
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {  // LibTorch's message with its backtrace: one sentence
-    throw Error(fmt::format("{} fails on an input batch of shape [{}] ({}): {}.", name,
+    // Integer inputs are token ids (docs/data.md); images saved as uint8 are the usual slip.
+    const bool integers = at::isIntegralType(x.scalar_type(), /*includeBool=*/true);
+    throw Error(fmt::format("{} fails on an input batch of shape [{}] ({}): {}{}.", name,
                             fmt::join(x.sizes(), ", "), c10::toString(x.scalar_type()),
-                            short_libtorch_message(e)));
+                            short_libtorch_message(e),
+                            integers ? " (the inputs are integers, which blr reads as token ids "
+                                       "for a language model; for images or features save "
+                                       "x.float())"
+                                     : ""));
   }
 }
 
