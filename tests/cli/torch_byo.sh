@@ -95,6 +95,8 @@ torch.save({"x": x, "z": y}, f"{d}/nokey.pt")
 torch.save([x, y], f"{d}/list.pt")
 torch.save({"x": x > 0, "y": y}, f"{d}/bool.pt")
 torch.save({"x": (x * 40 + 100).clamp(0, 255).to(torch.uint8), "y": y}, f"{d}/uint8.pt")
+torch.save({"x": x[:, 0].contiguous(), "y": y}, f"{d}/x1d.pt")
+torch.save({"x": x, "y": torch.tensor(3)}, f"{d}/yscalar.pt")
 PY
 lr=(--ivon-lr 0.1 --adamw-lr 0.01)
 for o in ivon adamw; do
@@ -135,6 +137,9 @@ expect_fail pt-bool "inputs must be floating point or integer" train --data "$wo
 # Issue 34, D19 (pt-uint8): integer images are read as token ids; the sentence says so
 expect_fail pt-uint8 "the inputs are integers, which blr reads as token ids" \
   train --data "$work/uint8.pt" --hidden 8 "${quiet[@]}"
+# Issue 34, D19 (pt-1d, pt-yscalar): one number per example, and a scalar y, said as such
+expect_fail pt-1d "the inputs have one number per example" train --data "$work/x1d.pt" --hidden 8 "${quiet[@]}"
+expect_fail pt-yscalar "'y' is a scalar; it needs one label per example" train --data "$work/yscalar.pt" "${quiet[@]}"
 printf 'not a zip' >"$work/junk.pt"
 expect_fail pt-junk "is not a data set written by torch.save" train --data "$work/junk.pt" "${quiet[@]}"
 expect_fail pt-missing-file "Cannot read the tensor file" train --data "$work/none.pt" "${quiet[@]}"

@@ -145,7 +145,11 @@ Dataset parse_tensor_file(const std::string& bytes, const std::string& source,
   if (has_test) d.test = {inputs(t.at("x_test"), source, "x_test"), t.at("y_test")};
   for (const auto& [split, key] : {std::pair{&d.train, "x"}, std::pair{&d.test, "x_test"}}) {
     if (!split->x.defined()) continue;
-    check(split->y.dim() >= 1 && split->x.size(0) == split->y.size(0),
+    const char* label_key = key == std::string("x") ? "y" : "y_test";
+    check(split->y.dim() >= 1,
+          "The tensor file '{}': '{}' is a scalar; it needs one label per example, shape (N,).",
+          source, label_key);
+    check(split->x.size(0) == split->y.size(0),
           "The tensor file '{}': '{}' has {} examples but '{}' has {}.", source, key,
           split->x.size(0), key == std::string("x") ? "y" : "y_test",
           split->y.dim() >= 1 ? split->y.size(0) : 0);

@@ -37,7 +37,10 @@ at::Tensor probe_model_output(const Model& model, const at::Tensor& x, const std
                             integers ? " (the inputs are integers, which blr reads as token ids "
                                        "for a language model; for images or features save "
                                        "x.float())"
-                                     : ""));
+                            : x.dim() == 1 ? " (the inputs have one number per example; a model "
+                                             "of features needs shape (N, features): save "
+                                             "x.unsqueeze(1))"
+                                           : ""));
   }
 }
 
