@@ -15,7 +15,6 @@
 #include <sstream>
 
 #include "../command.hpp"
-#include "../json_output.hpp"
 #include "../torch_part.hpp"
 #include "blr/core/error.hpp"
 #include "blr/io/output_file.hpp"
@@ -87,7 +86,7 @@ int run_predict(const PredictFlags& f) {
                                : std::string("at the mean (no posterior)"));
   }
   if (f.out.empty()) {
-    blr::cli::write_json_text("-", prediction_csv(p));  // stdout; main() checks its close
+    std::cout << prediction_csv(p) << '\n';  // main() checks stdout's writes at its close
   } else {
     blr::io::write_output_file(f.out, prediction_csv(p) + '\n', "the predictions file");
   }

@@ -530,17 +530,15 @@ void Trainer::check_divergence(const EpochRecord& record, double factor) {
   if (what == nullptr) return;
   const double value = record.train_loss > limit ? record.train_loss : record.test_nll;
   result_.diverged = true;
-  result_.divergence =
+  const std::string against =
       reference > result_.initial_loss
-          ? fmt::format("{} diverged at epoch {}: the {} is {:.4g}, more than {} times ln {} = "
-                        "{:.4g}, the loss of the uniform prediction; try a smaller learning rate "
-                        "(--{}-lr)",
-                        config_.optimizer, record.epoch, what, value, factor, data_->outputs,
-                        reference, config_.optimizer)
-          : fmt::format("{} diverged at epoch {}: the {} is {:.4g}, more than {} times the first "
-                        "step's loss {:.4g}; try a smaller learning rate (--{}-lr)",
-                        config_.optimizer, record.epoch, what, value, factor, result_.initial_loss,
-                        config_.optimizer);
+          ? fmt::format("ln {} = {:.4g}, the loss of the uniform prediction", data_->outputs,
+                        reference)
+          : fmt::format("the first step's loss {:.4g}", result_.initial_loss);
+  result_.divergence = fmt::format(
+      "{} diverged at epoch {}: the {} is {:.4g}, more than {} times {}; try a smaller learning "
+      "rate (--{}-lr)",
+      config_.optimizer, record.epoch, what, value, factor, against, config_.optimizer);
 }
 
 Evaluation Trainer::evaluate(int samples, const SampleProgress& progress) {
