@@ -35,7 +35,8 @@ inline constexpr PartCommand kTorchCommands[] = {
      "predictive."},
     {"predict", 47,
      "Predict on new data with a checkpoint: per-row class probabilities and predictive entropy "
-     "(Monte Carlo or linearised probit predictive), as CSV."},
+     "(Monte Carlo or linearised probit predictive), or a regression's predictive mean and sd, "
+     "as CSV."},
     {"compare", 42,
      "Train several optimizers on the same task (same data, initialisation and minibatch order) "
      "and print one table: accuracy, NLL, ECE, Brier, OOD AUROC, time."},

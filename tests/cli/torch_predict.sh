@@ -134,6 +134,61 @@ assert len(t) == 20 and all(abs(float(r['p_0']) + float(r['p_1']) - 1) < 1e-12 f
 " "$work/csv.csv" || fail "predict csv: wrong rows"
 expect_exit2 csv-nan "not a finite number" predict --checkpoint "$work/csv/ivon.ckpt" --data "$work/nan.csv" "${quiet[@]}"
 
+# ---- predict: regression (mean and sd per row) --------------------------------------------------
+# y = 2·x1 − x2 + 3 + ε, sd(ε) = 0.5. AdamW at the mean: every row's sd is the fitted noise σ, and
+# the rows reproduce train's test RMSE and Gaussian NLL. IVON: the sd adds the K draws' spread,
+# so it exceeds that run's σ on every row; the mean's RMSE against the targets is σ-sized.
+/usr/bin/python3 - "$work" <<'PY'
+import random, sys
+rng = random.Random(11)
+d = sys.argv[1]
+with open(f"{d}/reg.csv", "w") as f, open(f"{d}/reg_test.csv", "w") as t, open(f"{d}/reg_new.csv", "w") as n:
+    f.write("x1,x2,colour,y\n"); t.write("x1,x2,colour,y\n"); n.write("colour,x2,x1\n")
+    for i in range(1300):
+        x1, x2 = rng.gauss(0, 1), rng.gauss(5, 3)
+        colour = rng.choice(["red", "blue"])
+        row = f"{x1},{x2},{colour},{2 * x1 - x2 + 3 + rng.gauss(0, 0.5)}\n"
+        if i < 1000: f.write(row)
+        else: t.write(row); n.write(f"{colour},{x2},{x1}\n")
+PY
+"$blr" train --data "$work/reg.csv" --test-data "$work/reg_test.csv" --task regression \
+  --categorical colour --hidden "" --optimizer adamw --adamw-lr 0.05 --schedule cosine --epochs 10 \
+  --batch-size 50 --out "$work/reg_adamw" --json "$work/reg_adamw.json" "${quiet[@]}" >/dev/null 2>"$work/err" ||
+  { fail "train regression adamw: exit $?"; cat "$work/err" >&2; }
+"$blr" train --data "$work/reg.csv" --test-data "$work/reg_test.csv" --task regression \
+  --categorical colour --hidden "" --optimizer ivon --ivon-ess 1000 --epochs 10 --batch-size 50 \
+  --out "$work/reg_ivon" --json "$work/reg_ivon.json" "${quiet[@]}" >/dev/null 2>"$work/err" ||
+  { fail "train regression ivon: exit $?"; cat "$work/err" >&2; }
+for o in adamw ivon; do
+  "$blr" predict --checkpoint "$work/reg_$o/$o.ckpt" --data "$work/reg_new.csv" --samples 16 \
+    --out "$work/reg_$o.csv" "${quiet[@]}" 2>"$work/err" || { fail "predict regression $o: exit $?"; cat "$work/err" >&2; }
+done
+/usr/bin/python3 - "$work" <<'PY' 2>"$work/py.err" || fail "regression predictions: $(tail -1 "$work/py.err")"
+import csv, json, math, sys
+d = sys.argv[1]
+y = [float(r["y"]) for r in csv.DictReader(open(f"{d}/reg_test.csv"))]
+a = list(csv.DictReader(open(f"{d}/reg_adamw.csv")))
+v = list(csv.DictReader(open(f"{d}/reg_ivon.csv")))
+assert len(a) == len(v) == len(y) == 300 and list(a[0]) == ["row", "mean_0", "sd_0"], list(a[0])
+m = json.load(open(f"{d}/reg_adamw.json"))["optimizers"]["adamw"]["test"]
+sigma = m["noise_std"][0]
+assert all(abs(float(r["sd_0"]) - sigma) <= 1e-12 * sigma for r in a), (a[0], sigma)  # √(σ²)·s: round-off
+rmse = math.sqrt(sum((float(r["mean_0"]) - t) ** 2 for r, t in zip(a, y)) / len(y))
+nll = sum(math.log(sigma * math.sqrt(2 * math.pi)) + 0.5 * ((t - float(r["mean_0"])) / sigma) ** 2
+          for r, t in zip(a, y)) / len(y)
+# float32 network outputs, destandardised in double: agreement to float32 round-off.
+assert abs(rmse - m["mean"]["rmse"]) < 1e-5 * m["mean"]["rmse"], (rmse, m["mean"]["rmse"])
+assert abs(nll - m["mean"]["nll"]) < 1e-5, (nll, m["mean"]["nll"])
+sd = [float(r["sd_0"]) for r in v]
+sigma_ivon = json.load(open(f"{d}/reg_ivon.json"))["optimizers"]["ivon"]["test"]["noise_std"][0]
+assert all(s > sigma_ivon for s in sd), (min(sd), sigma_ivon)   # σ² plus the draws' variance > 0
+assert max(sd) < 3 * sigma_ivon, (max(sd), sigma_ivon)
+rmse_ivon = math.sqrt(sum((float(r["mean_0"]) - t) ** 2 for r, t in zip(v, y)) / len(y))
+assert 0.4 < rmse_ivon < 0.7, rmse_ivon
+PY
+expect_exit2 regression-probit "for classifiers" predict --checkpoint "$work/reg_ivon/ivon.ckpt" \
+  --data "$work/reg_new.csv" --predictive probit "${quiet[@]}"
+
 # ---- bad input: one sentence, exit 2 ------------------------------------------------------------
 expect_exit2 missing-checkpoint "no-such.ckpt" predict --checkpoint "$work/no-such.ckpt" --data "$work/new.pt"
 expect_exit2 no-data "needs --data" predict --checkpoint "$ckpt"

@@ -1,11 +1,14 @@
-// `blr predict`: a trained classifier's predictive distribution on new data (a torch.save file
+// `blr predict`: a trained network's predictive distribution on new data (a torch.save file
 // with key x, or a CSV table with the training table's feature columns), one row per input:
 //
-//   row,p_0,…,p_{C−1},predicted,entropy
+//   classifier  row,p_0,…,p_{C−1},predicted,entropy
+//   regression  row,mean_0,…,mean_{D−1},sd_0,…,sd_{D−1}
 //
 // p_k the predictive probabilities (blr/torch/predict_new_data.hpp: the Monte Carlo predictive
 // with K draws, the linearised probit predictive of a Gaussian posterior, or the prediction at
-// the mean for a point estimate), `predicted` argmax_k p_k, `entropy` −Σ_k p_k log p_k in nats.
+// the mean for a point estimate), `predicted` argmax_k p_k, `entropy` −Σ_k p_k log p_k in nats;
+// for a regression, the predictive's mean and standard deviation per output in the targets'
+// units (the fitted noise and the spread of the K draws).
 // The inputs are transformed as the run's own (blr/torch/data/new_inputs.hpp). CSV on stdout, or
 // in --out FILE.
 #include <fmt/format.h>
@@ -59,6 +62,62 @@ std::string prediction_csv(const blr::torch::NewDataPrediction& p) {
   return text;
 }
 
+// The regression predictions as CSV text, 17 significant digits.
+std::string regression_csv(const blr::torch::NewDataRegression& p) {
+  const int64_t n = p.mean.size(0), d = p.mean.size(1);
+  const double* m = p.mean.data_ptr<double>();
+  const double* s = p.sd.data_ptr<double>();
+  std::ostringstream out;
+  out << "row";
+  for (int64_t k = 0; k < d; ++k) out << ",mean_" << k;
+  for (int64_t k = 0; k < d; ++k) out << ",sd_" << k;
+  out << '\n';
+  for (int64_t i = 0; i < n; ++i) {
+    out << i;
+    for (int64_t k = 0; k < d; ++k) out << fmt::format(",{:.17g}", m[i * d + k]);
+    for (int64_t k = 0; k < d; ++k) out << fmt::format(",{:.17g}", s[i * d + k]);
+    out << '\n';
+  }
+  std::string text = out.str();
+  text.pop_back();  // the writers add the last newline
+  return text;
+}
+
+std::string describe(const std::string& method, int samples) {
+  return method == "mc"       ? fmt::format("Monte Carlo predictive (K={})", samples)
+         : method == "probit" ? std::string("linearised probit predictive")
+                              : std::string("at the mean (no posterior)");
+}
+
+void write_predictions(const PredictFlags& f, const std::string& csv) {
+  if (f.out.empty()) {
+    std::cout << csv << '\n';  // main() checks stdout's writes at its close
+  } else {
+    blr::io::write_output_file(f.out, csv + '\n', "the predictions file");
+  }
+}
+
+// A regression run: the targets' standardisation from the data set's statistics.
+int predict_regression(const PredictFlags& f, const blr::torch::LoadedRun& run,
+                       blr::torch::Trainer& trainer, const at::Tensor& inputs) {
+  using namespace blr::torch;
+  const auto d = static_cast<size_t>(run.data->outputs);
+  const auto& st = run.data->statistics;
+  const auto mean = st.value("target_mean", std::vector<double>(d, 0.0));
+  const auto sd = st.value("target_std", std::vector<double>(d, 1.0));
+  const auto p = predict_new_regression(trainer.model(), trainer.optimizer(), inputs,
+                                        run.config.test_samples,
+                                        parse_predictive_method(f.predictive), mean, sd,
+                                        trainer.noise_std());
+  if (!f.settings.quiet) {
+    std::cerr << fmt::format("blr predict: {} with {}: {} rows of '{}', {} outputs, {}\n",
+                             trainer.result().model_description, run.config.optimizer,
+                             p.mean.size(0), f.data, p.mean.size(1), describe(p.method, p.samples));
+  }
+  write_predictions(f, regression_csv(p));
+  return 0;
+}
+
 int run_predict(const PredictFlags& f) {
   using namespace blr::torch;
   apply_run_settings(f.settings);
@@ -67,29 +126,19 @@ int run_predict(const PredictFlags& f) {
              fmt::format("Option '--samples' must lie in [1, 100000]; got {}.", f.samples));
   const auto device = parse_device(f.settings.device);
   const LoadedRun run = load_run(f.checkpoint, f.samples, "", 0);
-  blr::check(run.data->task == Task::kClassification,
-             fmt::format("blr predict scores classifiers; the run of '{}' is a regression, which "
-                         "blr predict does not support yet.",
-                         f.checkpoint));
   const auto inputs = read_new_inputs(f.data, run.config, *run.data);
   Trainer trainer(run.config, run.data, device);
   trainer.restore(run.checkpoint);
+  if (run.data->task == Task::kRegression) return predict_regression(f, run, trainer, inputs.to(device));
   const auto p = predict_new_data(trainer.model(), trainer.optimizer(), inputs.to(device),
                                   run.config.test_samples, method);
   if (!f.settings.quiet) {
-    std::cerr << fmt::format(
-        "blr predict: {} with {}: {} rows of '{}', {} classes, {}\n",
-        trainer.result().model_description, run.config.optimizer, p.log_probs.size(0), f.data,
-        p.log_probs.size(1),
-        p.method == "mc"       ? fmt::format("Monte Carlo predictive (K={})", p.samples)
-        : p.method == "probit" ? std::string("linearised probit predictive")
-                               : std::string("at the mean (no posterior)"));
+    std::cerr << fmt::format("blr predict: {} with {}: {} rows of '{}', {} classes, {}\n",
+                             trainer.result().model_description, run.config.optimizer,
+                             p.log_probs.size(0), f.data, p.log_probs.size(1),
+                             describe(p.method, p.samples));
   }
-  if (f.out.empty()) {
-    std::cout << prediction_csv(p) << '\n';  // main() checks stdout's writes at its close
-  } else {
-    blr::io::write_output_file(f.out, prediction_csv(p) + '\n', "the predictions file");
-  }
+  write_predictions(f, prediction_csv(p));
   return 0;
 }
 
@@ -106,7 +155,7 @@ void setup_predict(CLI::App& app, int& exit_code) {
                   "Posterior draws K of the Monte Carlo predictive (default: the checkpoint's).");
   cmd->add_option("--predictive", f->predictive,
                   "mc (K posterior draws) or probit (linearised probit predictive of a Gaussian "
-                  "posterior: IVON, VOGN, Vadam, Laplace).")
+                  "posterior of a classifier: IVON, VOGN, Vadam, Laplace).")
       ->capture_default_str();
   cmd->add_option("--threads", f->settings.threads, "LibTorch threads (0 = all cores).");
   cmd->add_option("--device", f->settings.device, "cpu, cuda or cuda:N.")->capture_default_str();

@@ -12,12 +12,20 @@
 // The log-probabilities are renormalised in double (lp − logsumexp lp), so that each row's
 // probabilities sum to 1 to double precision whatever precision the network computed in. Each
 // row's predictive entropy −Σ_k p_k log p_k (nats) comes with it.
+//
+// A regression network's predictive on new inputs (Gaussian likelihood with the run's fitted
+// noise σ, on the standardised scale): the mixture (1/K) Σ_k N(f(x; θ_k), σ²) over K posterior
+// draws, summarised by its mean f̄ = (1/K) Σ_k f_k and its standard deviation
+// √(σ² + (1/K) Σ_k (f_k − f̄)²) (the law of total variance); N(f(x; μ), σ²) for a point estimate.
+// Both are returned in the targets' units: y = m + s·f and sd_y = s·sd, with m and s the
+// training targets' mean and standard deviation.
 #pragma once
 
 #include <ATen/Tensor.h>
 #include <torch/optim/optimizer.h>
 
 #include <string>
+#include <vector>
 
 #include "blr/torch/nn/model.hpp"
 
@@ -40,5 +48,22 @@ struct NewDataPrediction {
 NewDataPrediction predict_new_data(const Model& model, ::torch::optim::Optimizer& optimizer,
                                    const ::at::Tensor& inputs, int samples,
                                    PredictiveMethod method);
+
+struct NewDataRegression {
+  ::at::Tensor mean;  ///< N×D, double, CPU, in the targets' units
+  ::at::Tensor sd;    ///< N×D, double, CPU: the predictive's standard deviation
+  std::string method; ///< "mean" (no posterior) or "mc"
+  int samples = 0;    ///< K of "mc", else 0
+};
+
+/// The predictive of a regression `model` (D outputs) on `inputs`: `samples` ≥ 1 draws for a
+/// posterior, the mean for a point estimate. `target_mean`, `target_sd` (D each) undo the
+/// standardisation of the targets; `noise_std` > 0 is σ on the standardised scale. The probit
+/// method is for classifiers (one sentence).
+NewDataRegression predict_new_regression(const Model& model, ::torch::optim::Optimizer& optimizer,
+                                         const ::at::Tensor& inputs, int samples,
+                                         PredictiveMethod method,
+                                         const std::vector<double>& target_mean,
+                                         const std::vector<double>& target_sd, double noise_std);
 
 }  // namespace blr::torch

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "blr/core/error.hpp"
 #include "blr/torch/laplace_predictive.hpp"
 #include "blr/torch/metrics.hpp"
@@ -51,6 +53,45 @@ NewDataPrediction predict_new_data(const Model& model, ::torch::optim::Optimizer
   const auto lp = out.log_probs.detach().to(at::kCPU, at::kDouble);
   out.log_probs = (lp - at::logsumexp(lp, {1}, /*keepdim=*/true)).contiguous();
   out.entropy = predictive_entropy(out.log_probs);
+  return out;
+}
+
+NewDataRegression predict_new_regression(const Model& model, ::torch::optim::Optimizer& optimizer,
+                                         const at::Tensor& inputs, int samples,
+                                         PredictiveMethod method,
+                                         const std::vector<double>& target_mean,
+                                         const std::vector<double>& target_sd, double noise_std) {
+  check(samples >= 1, fmt::format("Option 'samples' must be at least 1; got {}.", samples));
+  check(method != PredictiveMethod::kProbit,
+        "The probit predictive is for classifiers; a regression's predictive is the Gaussian "
+        "mixture of its posterior draws, so use --predictive mc.");
+  const auto d = static_cast<int64_t>(target_sd.size());
+  check(d >= 1 && target_mean.size() == target_sd.size(),
+        "A regression's target mean and standard deviation must have one entry per output.");
+  check(noise_std > 0 && std::isfinite(noise_std),
+        fmt::format("The noise standard deviation must be positive and finite; got {}.", noise_std));
+  const int64_t n = inputs.size(0);
+  NewDataRegression out;
+  auto* v = as_variational(optimizer);
+  at::Tensor mean;      // N×D, standardised
+  at::Tensor variance;  // N×D, standardised: σ² + the draws' variance
+  if (v != nullptr && v->has_posterior()) {
+    const auto draws =
+        predictive_outputs(model, *v, {inputs}, samples)[0].detach().to(at::kCPU, at::kDouble);
+    const auto f = draws.reshape({samples, n, d});
+    mean = f.mean(0);
+    variance = (f - mean).pow(2).mean(0) + noise_std * noise_std;
+    out.method = "mc";
+    out.samples = samples;
+  } else {
+    mean = predict_outputs(model, inputs).detach().to(at::kCPU, at::kDouble).reshape({n, d});
+    variance = at::full({n, d}, noise_std * noise_std, at::kDouble);
+    out.method = "mean";
+  }
+  const auto m = at::tensor(target_mean, at::kDouble);
+  const auto s = at::tensor(target_sd, at::kDouble);
+  out.mean = (mean * s + m).contiguous();
+  out.sd = (variance.sqrt() * s).contiguous();
   return out;
 }
 

@@ -217,6 +217,8 @@ class Trainer {
   const TrainConfig& config() const { return config_; }
   const Dataset& data() const { return *data_; }
   int64_t epoch() const { return epoch_; }
+  /// Regression: the noise σ on the standardised scale (fitted, or --noise-std).
+  double noise_std() const { return noise_std_; }
   RunResult& result() { return result_; }
   const RunResult& result() const { return result_; }
 
