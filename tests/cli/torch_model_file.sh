@@ -106,6 +106,48 @@ class TwoInputs(nn.Module):
     def forward(self, x, y):
         return self.out(x) + y
 
+class ThrowsLater(nn.Module):  # fails at its 4th call: the probe and 2 training steps pass
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(784, 10)
+        self.calls = 0
+    def forward(self, x):
+        self.calls += 1
+        if self.calls > 3:
+            raise RuntimeError("boom later")
+        return self.out(x.flatten(1))
+
+class IntOut(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(784, 10)
+    def forward(self, x):
+        return self.out(x.flatten(1)).long()
+
+class Detached(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(784, 10)
+    def forward(self, x):
+        return self.out(x.flatten(1)).detach()
+
+class Alloc(nn.Module):  # 160 GB in one allocation
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(784, 10)
+    def forward(self, x):
+        return self.out(x.flatten(1)) + torch.ones(200000, 200000).sum()
+
+class DoubleParams(nn.Module):  # saved in float64, casts its input itself
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(784, 10).double()
+    def forward(self, x):
+        return self.out(x.flatten(1).double()).float()
+
+for name, module in (("throwslater", ThrowsLater()), ("intout", IntOut()), ("detached", Detached()),
+                     ("alloc", Alloc()), ("double", DoubleParams())):
+    torch.jit.script(module).save(f"{d}/{name}.pt")
 for name, module in (("mlp", Mlp()), ("cnn", Cnn()), ("reg", Regression()), ("bn", Norm()),
                      ("gru", Recurrent()), ("noforward", NoForward()), ("two", TwoInputs()),
                      ("seven", nn.Sequential(nn.Flatten(), nn.Linear(784, 7))),
@@ -265,4 +307,23 @@ for o in mc-dropout bayesbinn ste; do
 done
 expect_error resume-model-file "drop --model-file" train --resume "$work/run/ivon.ckpt" \
   --model-file "$work/mlp.pt" "${quiet[@]}"
+
+# ---- a forward that goes wrong later or quietly: named at the call that fails ---------------------
+# (before 2026-11-28: LibTorch's "The following operation failed in the TorchScript interpreter",
+# "log_softmax_lastdim_kernel_impl not implemented for 'Long'", "element 0 of tensors does not
+# require grad", the allocator's enforce text, and "mat1 and mat2 must have the same dtype")
+expect_error throws-later "The model in '$work/throwslater.pt' fails on an input batch of shape [32, 1, 28, 28] (Float): boom later." \
+  train --model-file "$work/throwslater.pt" "${small[@]}"
+expect_error int-out "returns Long outputs for an input batch of shape [2, 1, 28, 28]; blr needs floating-point logits" \
+  train --model-file "$work/intout.pt" "${small[@]}"
+expect_error detached "returns outputs without an autograd graph to its parameters" \
+  train --model-file "$work/detached.pt" "${small[@]}"
+expect_error double "blr converted the model's Double parameters to Float; if its forward casts its inputs to Double" \
+  train --model-file "$work/double.pt" "${small[@]}"
+# One 160 GB allocation fails at once only where the kernel refuses what it cannot back
+# (vm.overcommit_memory 0 or 2); with 1 it would be granted and filled.
+if [ "$(cat /proc/sys/vm/overcommit_memory 2>/dev/null)" != 1 ]; then
+  expect_error alloc "it ran out of memory (one allocation of 160000000000 bytes, 160 GB)" \
+    train --model-file "$work/alloc.pt" "${small[@]}"
+fi
 finish

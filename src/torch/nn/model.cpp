@@ -2,9 +2,11 @@
 #include "blr/torch/nn/model.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/script.h>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/nn/script_file.hpp"
 #include "blr/torch/nn/script_module.hpp"
 
 namespace blr::torch {
@@ -23,14 +25,70 @@ Model Model::script(const ::torch::jit::Module& module) {
   return m;
 }
 
+namespace {
+
+// The first parameter type of `module` other than float32 (as saved), else empty.
+std::string saved_non_float_type(const ::torch::jit::Module& module) {
+  for (const auto& p : module.parameters()) {
+    if (p.scalar_type() != ::at::kFloat) return c10::toString(p.scalar_type());
+  }
+  return {};
+}
+
+// When blr has converted the parameters from the type they were saved in (`saved`), the note
+// that names the conversion; else empty.
+std::string conversion_note(const std::string& saved, const ::torch::jit::Module& module) {
+  if (saved.empty()) return {};
+  for (const auto& p : module.parameters()) {
+    const std::string now = c10::toString(p.scalar_type());
+    if (now == saved) return {};
+    return fmt::format(" (blr converted the model's {} parameters to {}; if its forward casts its "
+                       "inputs to {}, remove the cast or save the model after model.float())",
+                       saved, now, saved);
+  }
+  return {};
+}
+
+// Outputs blr can train on: floating point, and with an autograd graph to the parameters that
+// require gradients while gradients are recorded.
+void check_output(const std::string& name, const ::at::Tensor& x, const ::at::Tensor& out,
+                  const ::torch::jit::Module& module) {
+  check(out.is_floating_point(),
+        "{} returns {} outputs for an input batch of shape [{}]; blr needs floating-point logits "
+        "(or regression outputs), so return a float tensor (no .long(), .int() or argmax at the "
+        "end of forward).",
+        name, c10::toString(out.scalar_type()), fmt::join(x.sizes(), ", "));
+  if (!::at::GradMode::is_enabled() || out.requires_grad()) return;
+  for (const auto& p : module.parameters()) {
+    check(!p.requires_grad(),
+          "{} returns outputs without an autograd graph to its parameters for an input batch of "
+          "shape [{}] (a .detach(), .data or torch.no_grad() in its forward?), so blr cannot "
+          "compute their gradients.",
+          name, fmt::join(x.sizes(), ", "));
+  }
+}
+
+}  // namespace
+
 Model Model::script(const ::torch::jit::Module& module, std::shared_ptr<const std::string> archive,
                     std::string origin) {
   Model m = script(module);
   m.archive_ = std::move(archive);
   m.origin_ = std::move(origin);
-  m.forward_ = [plain = std::move(m.forward_)](const ::at::Tensor& x) {
+  m.forward_ = [plain = std::move(m.forward_), script = m.script_,
+                name = fmt::format("The model in '{}'", m.origin_),
+                saved = saved_non_float_type(module)](const ::at::Tensor& x) {
     const UnoptimizedScriptExecution unoptimized;
-    return plain(x);
+    ::at::Tensor out;
+    try {
+      out = plain(x);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {  // at any call, not only the first (probe_model_output)
+      throw Error(forward_failure(name, x, e, conversion_note(saved, *script)));
+    }
+    check_output(name, x, out, *script);
+    return out;
   };
   return m;
 }

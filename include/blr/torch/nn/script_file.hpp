@@ -16,6 +16,11 @@
 //
 // The model's forward always runs under UnoptimizedScriptExecution (nn/script_module.hpp), so that
 // VOGN/OGN/kfac read their per-example statistics off its autograd graph from the first call on.
+// Every call of it, not only the first, is checked: a forward that throws (at any step), returns
+// integer outputs, or returns outputs without an autograd graph to its parameters while gradients
+// are recorded is one sentence naming the file; a failure after blr converted the parameters'
+// precision (a float64 model trained in float32) names that conversion, and a failed allocation
+// names its size.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +69,12 @@ std::string describe_script_model(const Model& model);
 /// throws becomes one blr::Error sentence naming `name` ("The model in 'model.pt'"), the input's
 /// shape and LibTorch's reason.
 at::Tensor probe_model_output(const Model& model, const at::Tensor& x, const std::string& name);
+
+/// The sentence for a forward of the model `name` ("The model in 'model.pt'") that threw `e` on
+/// the input batch `x`: the input's shape and type, LibTorch's reason (a failed allocation as its
+/// size), the hint for integer or one-number inputs, and `note` (e.g. a precision conversion).
+std::string forward_failure(const std::string& name, const at::Tensor& x, const std::exception& e,
+                            const std::string& note = "");
 
 /// LibTorch's message of `e` reduced to one line without backtrace or TorchScript traceback
 /// (the last "...Error: ..." line of the interpreter's report, else the first line), at most 300
