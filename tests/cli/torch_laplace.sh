@@ -63,6 +63,11 @@ grep -q "Kronecker-factored" "$work/kron.err" || fail "laplace kron: the structu
   >"$work/probit_eval.out" 2>/dev/null || fail "eval of the probit posterior: exit $?"
 grep -q "predictive (probit)" "$work/probit_eval.out" || fail "eval: the probit predictive is not named"
 expect_fail laplace-of-laplace "already holds a laplace posterior" laplace --checkpoint "$work/post.ckpt"
+# Directions the data give no curvature (zero eigenvalues of the Kronecker factors) keep the
+# variance 1/δ, which overflows float32 for δ = 1e-320 (before 2026-11-28: "AUROC scores must not
+# be NaN").
+expect_fail laplace-prior-tiny "leaves weights with an infinite posterior variance" laplace \
+  --checkpoint "$work/run/adamw.ckpt" --structure kron --prior-precision 1e-320 --threads 1 --quiet
 python3 - "$work" <<'PY' || fail "laplace: JSON checks failed (see above)"
 import json, math, sys
 w = sys.argv[1]

@@ -137,6 +137,16 @@ void LaplacePosterior::set_curvature(const std::vector<::at::Tensor>& curvature,
   factors_ = std::move(checked_factors);
   eigen_ = std::move(eigen);
   fitted_ = true;
+  // A weight without curvature from the data has the variance 1/δ: a δ below the parameters'
+  // smallest number (1e-320 in float32 rounds to 0) leaves it infinite, and every draw NaN.
+  for (const auto& v : posterior_variance()) {
+    if (v.isfinite().all().item<bool>()) continue;
+    fitted_ = false;
+    throw Error(fmt::format("{}: the prior precision {} leaves weights with an infinite posterior "
+                            "variance (the data give them no curvature, and 1/{} overflows); "
+                            "choose a larger prior precision.",
+                            name(), options().prior_precision, options().prior_precision));
+  }
 }
 
 ::at::Tensor LaplacePosterior::kronecker_precision(size_t j) const {
