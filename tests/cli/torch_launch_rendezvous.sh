@@ -63,6 +63,21 @@ done
 [ "$seen" -eq 1 ] || fail "D6 control: the check does not see rank 0's TCP store listening"
 wait "$alone" && fail "D6 control: rank 0 without its peer exited 0"
 
+# ---- D19 (dp-port-in-use): a taken MASTER_PORT is blr's one sentence, without LibTorch's log lines
+python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+print(s.getsockname()[1], flush=True); time.sleep(30)' >"$work/holder.port" &
+holder=$!
+for _ in $(seq 1 50); do [ -s "$work/holder.port" ] && break; sleep 0.1; done
+RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(cat "$work/holder.port") "$blr" train \
+  --train-limit 64 --test-limit 64 --threads 1 --quiet --dist-timeout 5 >/dev/null 2>"$work/taken.err"
+rc=$?
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+[ "$rc" -eq 2 ] || fail "dp-port-in-use: exit status $rc, expected 2"
+grep -q "Address already in use" "$work/taken.err" || { fail "dp-port-in-use: the cause is not named:"; cat "$work/taken.err" >&2; }
+[ "$(wc -l <"$work/taken.err")" -eq 1 ] || { fail "dp-port-in-use: stderr is not one line:"; cat "$work/taken.err" >&2; }
+
 # ---- D7: ranks with different configurations ---------------------------------------------------
 c=(--train-limit 512 --test-limit 200 --batch-size 64 --threads 1 --epochs 1 --quiet --dist-timeout 20)
 pair() {  # NAME "ENV..." "RANK-0 FLAGS" "RANK-1 FLAGS": both ranks must exit 2 with the sentence

@@ -17,10 +17,15 @@
 #define BLR_HAS_GLOO 0
 #endif
 
+#include <c10/util/Logging.h>
+#include <dlfcn.h>
+
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <type_traits>
 
 #include "blr/core/error.hpp"
 
@@ -29,6 +34,42 @@ namespace blr::torch::distributed {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// c10's log level: a gflags flag (global namespace) in Debian's LibTorch, c10's own elsewhere.
+auto& c10_log_level() {
+  using namespace c10;  // NOLINT: finds c10::FLAGS_caffe2_log_level where gflags is not used
+  return FLAGS_caffe2_log_level;
+}
+
+/// While alive, LibTorch logs nothing below FATAL: TCPStore writes each failed bind as a warning
+/// (glog's "W… socket.cpp:426]" lines, with "Logging before InitGoogleLogging()", in Debian's
+/// LibTorch; c10's own "[W socket.cpp…]" in PyTorch's wheels) before blr's sentence says the
+/// same once. glog's level is found at run time (dlsym), as LibTorch links glog only in some
+/// builds; c10's level exists in all.
+class QuietLibTorchLog {
+ public:
+  QuietLibTorchLog()
+      : glog_(static_cast<int32_t*>(dlsym(RTLD_DEFAULT, "_ZN3fLI17FLAGS_minloglevelE"))),
+        c10_level_(c10_log_level()) {
+    constexpr int kFatal = 3;
+    c10_log_level() = kFatal;
+    if (glog_ != nullptr) {
+      glog_level_ = *glog_;
+      *glog_ = kFatal;
+    }
+  }
+  ~QuietLibTorchLog() {
+    c10_log_level() = static_cast<std::remove_reference_t<decltype(c10_log_level())>>(c10_level_);
+    if (glog_ != nullptr) *glog_ = glog_level_;
+  }
+  QuietLibTorchLog(const QuietLibTorchLog&) = delete;
+  QuietLibTorchLog& operator=(const QuietLibTorchLog&) = delete;
+
+ private:
+  int32_t* glog_;
+  int32_t glog_level_ = 0;
+  int64_t c10_level_;
+};
 
 /// The integer value of environment variable `name`, or nullopt when unset; an Error when it is
 /// not an integer in [lo, hi].
@@ -148,6 +189,7 @@ ProcessGroup::ProcessGroup(const Environment& env, std::chrono::milliseconds tim
     o.numWorkers = static_cast<std::size_t>(env.world_size);
     o.waitWorkers = true;
     o.timeout = timeout;
+    const QuietLibTorchLog quiet;  // the failure is blr's sentence below, once
     impl_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, o);
     impl_->group = make_gloo(impl_->store, rank_, world_size_, timeout, env.master_addr);
   } catch (const Error&) {
