@@ -57,6 +57,21 @@ inline const std::vector<std::string>& configuration_flags() {
 }
 
 /// Adds --data-dir, --model and --hidden (also used by `blr bench epoch|predict`).
+/// The check of a flag generated from an option table: the value parses and lies in its range
+/// (CLI11 then names the flag in the refusal: "--gpt-width: Option 'width' takes an integer; got ''.").
+inline CLI::Validator table_validator(const OptionInfo& info) {
+  return CLI::Validator(
+      [info](std::string& text) -> std::string {
+        try {
+          info.check(info.parse(text));
+        } catch (const Error& e) {
+          return e.what();
+        }
+        return {};
+      },
+      "", "option table");
+}
+
 inline void add_model_flags(CLI::App* cmd, TrainFlags& f) {
   auto& c = f.config;
   cmd->add_option("--data-dir", c.data_options.directory,
@@ -75,6 +90,7 @@ inline void add_model_flags(CLI::App* cmd, TrainFlags& f) {
            },
            fmt::format("--model gpt: {} (default {})", info.help,
                        OptionInfo::format(info.default_value)))
+        ->check(table_validator(info))  // the flag named in its refusal, before the parse
         ->type_name("INT")
         ->group("Options of the language model (--model gpt)");
   }
@@ -237,16 +253,7 @@ inline void add_optimizer_flags(CLI::App* cmd, TrainFlags& f) {
             (*values)[name].emplace_back(info.key, info.parse(text));
           },
           fmt::format("{} (default {})", info.help, default_text));
-      option->check(CLI::Validator(
-          [info](std::string& text) -> std::string {
-            try {
-              info.check(info.parse(text));
-            } catch (const Error& e) {
-              return e.what();
-            }
-            return {};
-          },
-          "", "option table"));
+      option->check(table_validator(info));
       switch (info.type) {
         case OptionType::kNumber: option->type_name("FLOAT"); break;
         case OptionType::kInteger: option->type_name("INT"); break;

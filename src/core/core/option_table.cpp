@@ -13,10 +13,10 @@ namespace blr {
 
 std::string_view type_name(OptionType type) {
   switch (type) {
-    case OptionType::kNumber: return "number";
-    case OptionType::kInteger: return "integer";
-    case OptionType::kSwitch: return "switch";
-    case OptionType::kChoice: return "choice";
+    case OptionType::kNumber: return "a number";
+    case OptionType::kInteger: return "an integer";
+    case OptionType::kSwitch: return "a switch";
+    case OptionType::kChoice: return "a choice";
   }
   return "?";
 }
@@ -58,7 +58,7 @@ OptionValue OptionInfo::coerce(const OptionValue& value) const {
     // Text where a number or switch belongs is named as text: "got 0.1" would hide the quotes
     // (Python's lr="0.1", a JSON "0.1").
     const auto* text = std::get_if<std::string>(&value);
-    return Error(fmt::format("Option '{}' takes a {}{}; got {}.", key, type_name(type),
+    return Error(fmt::format("Option '{}' takes {}{}; got {}.", key, type_name(type),
                              type == OptionType::kChoice
                                  ? fmt::format(" (one of {})", fmt::join(choices, ", "))
                                  : std::string(),
@@ -103,7 +103,7 @@ OptionValue OptionInfo::coerce(const OptionValue& value) const {
 
 OptionValue OptionInfo::parse(const std::string& text) const {
   auto fail = [&] {
-    return Error(fmt::format("Option '{}' takes a {}{}; got '{}'.", key, type_name(type),
+    return Error(fmt::format("Option '{}' takes {}{}; got '{}'.", key, type_name(type),
                              type == OptionType::kChoice
                                  ? fmt::format(" (one of {})", fmt::join(choices, ", "))
                                  : std::string(),
