@@ -46,5 +46,17 @@ check ensemble 'd["ensemble"]["members"] == 3 and "temperature" in d["ensemble"]
 check ensemble 'len({m["parameter_digest"] for m in d["members"]}) == 3'
 check ensemble 'd["ensemble"]["temperature_scaled"]["accuracy"] == d["ensemble"]["test"]["accuracy"]'
 grep -q "^ensemble (M=3)" "$work/ensemble.out" || { fail "ensemble: no ensemble row"; cat "$work/ensemble.out" >&2; }
+# The second table: the ensemble's aECE, cwECE, AURC, OOD-AUPR and FPR95 as in its JSON.
+python3 - "$work" <<'PY' 2>"$work/py.err" || { fail "ensemble: second table: $(tail -1 "$work/py.err")"; cat "$work/ensemble.out" >&2; }
+import json, sys
+w = sys.argv[1]
+lines = open(f"{w}/ensemble.out").read().splitlines()
+head = next(i for i, l in enumerate(lines) if l.split()[1:6] == ["aECE", "cwECE", "AURC", "OOD-AUPR", "FPR95"])
+cells = lines[head + 1].split()[2:]
+e = json.load(open(f"{w}/ensemble.json"))["ensemble"]["test"]
+assert lines[head + 1].startswith("ensemble (M=3)")
+for cell, key in zip(cells, ["adaptive_ece", "classwise_ece", "aurc"]):
+    assert float(cell) == round(e[key], 4), (key, cell, e[key])
+PY
 finish
 echo "all calibration-baseline checks passed"

@@ -96,6 +96,18 @@ check seeds 'len({r["parameter_digest"] for r in d["seeds"]["runs"]["adamw"]}) =
 check seeds 'abs(d["seeds"]["summary"]["ivon"]["predictive"]["nll"]["mean"] - sum(r["test"]["predictive"]["nll"] for r in d["seeds"]["runs"]["ivon"]) / 2) < 1e-12'
 grep -qE "^ivon's predictive against adamw over 2 seeds: NLL [0-9.]+ vs [0-9.]+ \(lower in [012] of 2\)" "$work/seeds.out" ||
   { fail "compare --seeds: no comparison over the seeds"; cat "$work/seeds.out" >&2; }
+# The second table (aECE, cwECE, AURC, OOD-AUPR, FPR95): its cells are the JSON summary's means.
+python3 - "$work" <<'PY' 2>"$work/py.err" || { fail "compare --seeds: second table: $(tail -1 "$work/py.err")"; cat "$work/seeds.out" >&2; }
+import json, sys
+w = sys.argv[1]
+lines = open(f"{w}/seeds.out").read().splitlines()
+head = next(i for i, l in enumerate(lines) if l.split()[2:7] == ["aECE", "cwECE", "AURC", "OOD-AUPR", "FPR95"])
+row = next(l for l in lines[head:] if l.startswith("ivon") and "predictive" in l)
+cells = [c.split("±")[0].strip() for c in row.split(")", 1)[1].split("  ") if c.strip()]
+s = json.load(open(f"{w}/seeds.json"))["seeds"]["summary"]["ivon"]["predictive"]
+for cell, key in zip(cells, ["adaptive_ece", "classwise_ece", "aurc", "ood_aupr", "ood_fpr95"]):
+    assert float(cell) == round(s[key]["mean"], 4), (key, cell, s[key]["mean"])
+PY
 
 # continual: the recipe's IVON options
 "$blr" continual --recipe image-small --tasks split --task-count 2 --epochs 1 --hidden 16 \

@@ -414,6 +414,23 @@ void print_seed_summary(std::ostream& out, const std::vector<std::vector<RunResu
                          sp[2].text(4), sp[3].text(4), auroc, sp[6].mean());
     }
   }
+  // The uncertainty toolkit's metrics (summary_metrics() 7–11), as in train's second table.
+  out << fmt::format("{:<9} {:<18} {:>17} {:>17} {:>17} {:>17} {:>17}\n", "optimizer",
+                     "prediction", "aECE", "cwECE", "AURC", "OOD-AUPR", "FPR95");
+  for (size_t i = 0; i < first.size(); ++i) {
+    for (const bool predictive : {false, true}) {
+      if (predictive && !first[i].test.has_predictive) continue;
+      const auto sp = spreads_of(by_seed, i, predictive);
+      const auto text = [](const Spread& s) {
+        return std::isfinite(s.mean()) ? s.text(4) : std::string("-");
+      };
+      out << fmt::format("{:<9} {:<18} {:>17} {:>17} {:>17} {:>17} {:>17}\n",
+                         first[i].config.optimizer,
+                         predictive ? fmt::format("predictive (K={})", first[i].test.samples)
+                                    : std::string("mean"),
+                         text(sp[7]), text(sp[8]), text(sp[9]), text(sp[10]), text(sp[11]));
+    }
+  }
   const size_t n = by_seed.size();
   for (size_t v = 0; v < first.size(); ++v) {
     if (!first[v].test.has_predictive) continue;
@@ -491,6 +508,21 @@ void print_ensemble(std::ostream& out, const std::vector<RunResult>& members,
   if (e.temperature_scaled) {
     row(fmt::format("ensemble, T={:.3g}", e.temperature.temperature), e.scaled,
         e.ood_scaled.auroc, seconds_sum);
+  }
+  // The uncertainty toolkit's metrics of the ensemble, as in train's second table.
+  out << fmt::format("{:<24} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "prediction", "aECE", "cwECE",
+                     "AURC", "OOD-AUPR", "FPR95");
+  const auto ood_text = [](double v) {
+    return std::isfinite(v) ? fmt::format("{:.4f}", v) : std::string("-");
+  };
+  const auto second = [&](const std::string& label, const ClassificationMetrics& m,
+                          const OodMetrics& ood) {
+    out << fmt::format("{:<24} {:>8.4f} {:>8.4f} {:>8.4f} {:>8} {:>8}\n", label, m.adaptive_ece,
+                       m.classwise_ece, m.aurc, ood_text(ood.aupr), ood_text(ood.fpr95));
+  };
+  second(fmt::format("ensemble (M={})", e.members), e.test, e.ood);
+  if (e.temperature_scaled) {
+    second(fmt::format("ensemble, T={:.3g}", e.temperature.temperature), e.scaled, e.ood_scaled);
   }
   out << fmt::format(
       "ECE with {} equal-width bins; the ensemble's s/epoch is the members' sum.\n",
