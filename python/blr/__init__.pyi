@@ -90,7 +90,7 @@ class IVON(Optimizer):
                  mc_samples: int = 1,
                  hess_approx: Literal['price', 'gradsq'] = 'price',
                  clip_radius: float = math.inf,
-                 sync: Literal[False] = False,
+                 sync: bool = False,
                  debias: bool = True,
                  rescale_lr: bool = True,
                  *,
@@ -111,7 +111,7 @@ class IVON(Optimizer):
                  rescale_lr: bool = True,
                  hess_approx: Literal['price', 'gradsq'] = 'price',
                  seed: int = 0,
-                 sync: Literal[False] = False) -> None: ...
+                 sync: bool = False) -> None: ...
 
 
 class KFAC(Optimizer):

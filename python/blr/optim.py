@@ -69,6 +69,10 @@ class Optimizer(torch.optim.Optimizer):
                                     [self._group_values(g) for g in self.param_groups],
                                     {k: defaults[k] for k in self._given})
         self._synced = [self._snapshot(g) for g in self.param_groups]
+        self._processes = None  # sync=True: (rank, world size) of torch.distributed
+        if self._sync_processes:
+            self._processes = _distributed_processes(type(self).__name__)
+            self._impl.set_noise_shard(*self._processes)
 
     # ---- options -------------------------------------------------------------------------------
     @classmethod
@@ -92,11 +96,7 @@ class Optimizer(torch.optim.Optimizer):
                 raise _blr.Error(f"{name}() got the option '{key}' twice (by position and by "
                                  "keyword).")
             options[key] = value
-        if "sync" in order and "sync" in options:
-            if options.pop("sync"):
-                raise _blr.Error(f"{name}(sync=True) is not supported: blr's data-parallel "
-                                 "training is the C++ trainer's (blr launch, docs/torch.md), "
-                                 "not the Python optimizer's.")
+        self._sync_processes = bool(options.pop("sync", False)) if "sync" in order else False
         return options
 
     def _group_values(self, group):
@@ -251,6 +251,9 @@ class Optimizer(torch.optim.Optimizer):
                 with torch.enable_grad():
                     loss = closure()
         self._sync()
+        if self._processes is not None:  # sync=True: the statistics of every process
+            call(self._impl.reduce_statistics, f"blr.{type(self).__name__}.step", _all_reduce_sum,
+                 *self._processes)
         self._impl.step()
         return loss
 
@@ -462,8 +465,28 @@ class Optimizer(torch.optim.Optimizer):
         self.state.clear()
 
 
-# The options given by position after params, per registry entry: ivon.IVON's order (its sync
-# is accepted as False only).
+def _distributed_processes(name):
+    """(rank, world size) of the default torch.distributed group, for sync=True."""
+    dist = torch.distributed
+    if not (dist.is_available() and dist.is_initialized()):
+        raise _blr.Error(f"blr.{name}(sync=True) all-reduces the step's statistics over the "
+                         "processes of torch.distributed, which is not initialised: call "
+                         "torch.distributed.init_process_group first.")
+    return dist.get_rank(), dist.get_world_size()
+
+
+def _all_reduce_sum(tensors):
+    """Sums each tensor in place over the processes (sync=True); an empty list is a barrier."""
+    dist = torch.distributed
+    if not tensors:
+        dist.barrier()
+        return
+    for t in tensors:
+        dist.all_reduce(t, op=dist.ReduceOp.SUM)
+
+
+# The options given by position after params, per registry entry: ivon.IVON's order, whose sync
+# (ivon's multi-process training) all-reduces the step's statistics over torch.distributed.
 _POSITIONAL = {
     "ivon": ("lr", "ess", "hess_init", "beta1", "beta2", "weight_decay", "mc_samples",
              "hess_approx", "clip_radius", "sync", "debias", "rescale_lr"),

@@ -88,7 +88,7 @@ def _class(entry):
             out = ["params: _Params"]
             for key in order:
                 if key == "sync":
-                    out.append("sync: Literal[False] = False")
+                    out.append("sync: bool = False")
                     continue
                 out.append(_parameter(table[key], table[key]["required"] or
                                       (required_first and key == "lr")))
@@ -97,7 +97,7 @@ def _class(entry):
         keyword = ["params: _Params", "*"]
         keyword += [_parameter(o, True) for o in options if o["required"]]
         keyword += [_parameter(o, False) for o in options if not o["required"]]
-        keyword.append("sync: Literal[False] = False")
+        keyword.append("sync: bool = False")
         lines += ["    @overload"] + _init(positional(True))
         lines += ["    @overload"] + _init(keyword)
     else:

@@ -25,6 +25,7 @@
 #include "bindings.hpp"
 #include "blr/torch/train/recipe.hpp"
 #include "blr/core/error.hpp"
+#include "blr/torch/distributed/communicator.hpp"
 #include "blr/torch/optim/mean_field.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/state_bytes.hpp"
@@ -82,6 +83,28 @@ std::string describe_tensor(const ::at::Tensor& t) {
                      : "nothing (undefined)";
 }
 
+// A Communicator (blr/torch/distributed/communicator.hpp) over a Python function that sums a list
+// of tensors in place over the processes (torch.distributed.all_reduce in blr.optim): what
+// sync=True needs, the ivon package's multi-process training.
+class PythonCommunicator final : public ::blr::torch::distributed::Communicator {
+ public:
+  PythonCommunicator(py::function all_reduce, int rank, int world)
+      : all_reduce_(std::move(all_reduce)), rank_(rank), world_(world) {}
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_; }
+  void sum(const std::vector<::at::Tensor>& tensors, double weight) override {
+    if (weight != 1.0) {
+      for (const auto& t : tensors) t.mul_(weight);
+    }
+    all_reduce_(tensors);
+  }
+  void barrier() override { all_reduce_(std::vector<::at::Tensor>{}); }
+
+ private:
+  py::function all_reduce_;
+  int rank_, world_;
+};
+
 class PyOptimizer {
  public:
   PyOptimizer(const std::string& name, const std::vector<Tensors>& groups,
@@ -126,6 +149,20 @@ class PyOptimizer {
   void step() {
     check_layouts(/*gradients=*/true);
     optimizer_->step();
+  }
+  /// sync=True: this process draws the noise that rank `rank` of `world` draws in blr's
+  /// data-parallel runs (MeanFieldOptimizer::set_noise_shard).
+  void set_noise_shard(int rank, int world) {
+    check(world >= 1 && rank >= 0 && rank < world,
+          fmt::format("The rank must lie in [0, world size); got rank {} of {}.", rank, world));
+    mean_field().set_noise_shard(rank, world);
+  }
+  /// sync=True, before step(): the step's gradient and curvature sums all-reduced over the
+  /// processes by `all_reduce` (a Python function summing a list of tensors in place over the
+  /// ranks, e.g. with torch.distributed), this process's weighted by `weight`.
+  void reduce_statistics(const py::function& all_reduce, int rank, int world, double weight) {
+    PythonCommunicator communicator(all_reduce, rank, world);
+    mean_field().reduce_statistics(communicator, weight);
   }
 
   bool is_variational() const { return variational_ != nullptr; }
@@ -521,6 +558,9 @@ void bind_optimizers(py::module_& m) {
       .def("restore", &PyOptimizer::restore, Release())
       .def("discard", &PyOptimizer::discard, Release())
       .def("step", &PyOptimizer::step, Release())
+      .def("set_noise_shard", &PyOptimizer::set_noise_shard, py::arg("rank"), py::arg("world"))
+      .def("reduce_statistics", &PyOptimizer::reduce_statistics, py::arg("all_reduce"),
+           py::arg("rank"), py::arg("world"), py::arg("weight") = 1.0)
       .def_property_readonly("variational", &PyOptimizer::is_variational)
       .def_property_readonly("sampled", &PyOptimizer::sampled)
       .def_property_readonly("has_posterior", &PyOptimizer::has_posterior)

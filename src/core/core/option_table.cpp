@@ -13,13 +13,22 @@ namespace blr {
 
 std::string_view type_name(OptionType type) {
   switch (type) {
-    case OptionType::kNumber: return "a number";
-    case OptionType::kInteger: return "an integer";
-    case OptionType::kSwitch: return "a switch";
-    case OptionType::kChoice: return "a choice";
+    case OptionType::kNumber: return "number";
+    case OptionType::kInteger: return "integer";
+    case OptionType::kSwitch: return "switch";
+    case OptionType::kChoice: return "choice";
   }
   return "?";
 }
+
+namespace {
+
+// "a number", "an integer": the type with its article, for sentences.
+std::string a_type(OptionType type) {
+  return std::string(type == OptionType::kInteger ? "an " : "a ") + std::string(type_name(type));
+}
+
+}  // namespace
 
 bool Range::contains(double v) const {
   if (std::isnan(v)) return false;
@@ -58,7 +67,7 @@ OptionValue OptionInfo::coerce(const OptionValue& value) const {
     // Text where a number or switch belongs is named as text: "got 0.1" would hide the quotes
     // (Python's lr="0.1", a JSON "0.1").
     const auto* text = std::get_if<std::string>(&value);
-    return Error(fmt::format("Option '{}' takes {}{}; got {}.", key, type_name(type),
+    return Error(fmt::format("Option '{}' takes {}{}; got {}.", key, a_type(type),
                              type == OptionType::kChoice
                                  ? fmt::format(" (one of {})", fmt::join(choices, ", "))
                                  : std::string(),
@@ -103,7 +112,7 @@ OptionValue OptionInfo::coerce(const OptionValue& value) const {
 
 OptionValue OptionInfo::parse(const std::string& text) const {
   auto fail = [&] {
-    return Error(fmt::format("Option '{}' takes {}{}; got '{}'.", key, type_name(type),
+    return Error(fmt::format("Option '{}' takes {}{}; got '{}'.", key, a_type(type),
                              type == OptionType::kChoice
                                  ? fmt::format(" (one of {})", fmt::join(choices, ", "))
                                  : std::string(),
