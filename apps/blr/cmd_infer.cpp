@@ -130,25 +130,14 @@ void print_table(const std::vector<std::string>& names, const Marginals& m,
 io::CsvTable handle_missing(const Options& o, const io::CsvTable& table,
                             const std::vector<std::string>& used, const std::string& role,
                             nlohmann::json& dropped) {
-  for (const auto& c : used) table.column_index(c);  // names the file and its columns
-  if (o.missing == "error") {
-    if (const auto m = table.first_missing(used)) {
-      throw Error(fmt::format(
-          "File '{}', line {}, column '{}': the value is missing; give --missing drop to leave "
-          "out the rows with a missing value.",
-          table.source(), table.line_of(m->row), m->column));
-    }
-    return table;
+  io::CsvTable kept = io::apply_missing_policy(table, used, o.missing);
+  if (o.missing == "drop") {
+    const Index n = table.rows() - kept.rows();
+    dropped[role] = n;
+    fmt::print(
+        "--missing drop: {} of {} rows of '{}' dropped (a missing value in the columns used)\n", n,
+        table.rows(), table.source());
   }
-  io::CsvTable kept = table.without_missing(used);
-  const Index n = table.rows() - kept.rows();
-  check(kept.rows() > 0,
-        fmt::format("Every row of '{}' has a missing value in the columns used, so --missing drop "
-                    "leaves nothing.",
-                    table.source()));
-  dropped[role] = n;
-  fmt::print("--missing drop: {} of {} rows of '{}' dropped (a missing value in the columns used)\n",
-             n, table.rows(), table.source());
   return kept;
 }
 
@@ -178,6 +167,14 @@ Supervised load_supervised(const Options& o, Response response, bool intercept) 
       io::DesignEncoder::fit_transform(train, {features, categorical, o.standardize, intercept});
   s.names = encoder.names();
   s.x_train = std::move(x_train);
+  for (Index i = 0; i < train.rows(); ++i) s.train_lines.push_back(train.line_of(i));
+  for (const auto& v : encoder.dominant_values()) {
+    s.warnings.push_back(fmt::format(
+        "column '{}', line {} of '{}': the value {:g} swamps the column; standardised, its other "
+        "{} rows agree to six digits, so the fit cannot tell them apart by '{}'",
+        v.column, train.line_of(v.row), o.train, v.value, train.rows() - 1, v.column));
+    std::cerr << fmt::format("blr: warning: {}.\n", s.warnings.back());
+  }
   std::optional<io::CsvTable> test;
   if (!o.test.empty()) {
     test = handle_missing(o, io::CsvTable::read(o.test), used, "test", s.dropped);
@@ -233,6 +230,23 @@ Supervised load_supervised(const Options& o, Response response, bool intercept) 
   return s;
 }
 
+void add_prior_options(CLI::App* cmd, Options& o) {
+  cmd->add_option("--prior-precision", o.prior_precision,
+                  "Gaussian prior precision δ of the coefficients (default 1; linreg with the noise "
+                  "estimated: in units of the noise precision, w | τ ~ N(0, (δτ)⁻¹)).");
+  cmd->add_option("--intercept-prior-precision", o.intercept_prior_precision,
+                  fmt::format("Prior precision of the intercept (default {:g}: weak, a prior sd of "
+                              "1000, so the intercept is not shrunk towards 0 like the "
+                              "coefficients; give δ to treat it like them).",
+                              inference::kInterceptPriorPrecision));
+  cmd->add_option("--noise-precision", o.noise_precision,
+                  "linreg: a known noise precision β (default: the noise is estimated, by the "
+                  "exact Normal–Gamma posterior with Student-t coefficients).");
+  cmd->add_option("--noise-prior", o.noise_prior,
+                  "linreg: Gamma(A, rate B) prior A,B of the unknown noise precision τ (default "
+                  "0,0: Jeffreys' p(τ) ∝ 1/τ).");
+}
+
 namespace {
 
 bool supervised(const std::string& model) {
@@ -259,11 +273,18 @@ void check_output_options(const Options& o) {
   check(!o.alpha0 || (o.model == "gmm" && (o.method == "vmp" || o.method == "svi")),
         "Option '--alpha0' applies only to model 'gmm' with method vmp or svi.");
   if (o.alpha0) check_positive("--alpha0", *o.alpha0);
+  const bool glm = o.model == "linreg" || o.model == "logistic" || o.model == "poisson";
+  check(!o.prior_precision || glm,
+        "Option '--prior-precision' applies to models linreg, logistic and poisson.");
+  check(!o.intercept_prior_precision || glm,
+        "Option '--intercept-prior-precision' applies to models linreg, logistic and poisson.");
+  check(!o.optimize_evidence || o.model == "linreg",
+        "Option '--optimize-evidence' applies only to linreg with --method exact.");
   check(!o.rho || supervised(o.model),
         "Option '--rho' applies to models linreg, logistic, poisson and gpc (their laplace and cvi "
         "methods).");
   if (o.rho) check_range("--rho", *o.rho, 0, 1, /*open_low=*/true);
-  check(o.cvi_start == "prior" || o.cvi_start == "laplace",
+  check(o.cvi_start.empty() || o.cvi_start == "prior" || o.cvi_start == "laplace",
         fmt::format("Option '--cvi-start' must be prior or laplace; got '{}'.", o.cvi_start));
   const bool em = o.model == "gmm" && (o.method.empty() || o.method == "em");
   check(!o.parameter_tolerance || em,
@@ -366,13 +387,10 @@ void setup_infer(CLI::App& app, int& exit_code) {
   cmd->add_option("--predict-out", o->predict_out, "Where --predict writes its CSV.");
   cmd->add_option("--json", o->json, "Write the results as JSON to this file ('-' = stdout, the table then goes to stderr).");
   // priors and solver
-  cmd->add_option("--prior-precision", o->prior_precision,
-                  "Gaussian prior precision δ of the weights.")
-      ->capture_default_str();
-  cmd->add_option("--noise-precision", o->noise_precision, "linreg: known noise precision β.")
-      ->capture_default_str();
+  add_prior_options(cmd, *o);
   cmd->add_flag("--optimize-evidence", o->optimize_evidence,
-                "linreg: maximise the evidence over δ and β (MacKay's fixed point).");
+                "linreg: maximise the evidence over δ and β (MacKay's fixed point; --prior-precision "
+                "and --noise-precision give the start).");
   cmd->add_option("--seed", o->seed, "Random seed (k-means++, Monte Carlo, minibatches).")
       ->capture_default_str();
   cmd->add_option("--max-iterations", o->max_iterations,
@@ -395,9 +413,9 @@ void setup_infer(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--cvi-start", o->cvi_start,
                   "cvi for linreg/logistic/poisson with a Gaussian family: start from the prior "
-                  "(prior) or from the Laplace posterior (laplace: fewer iterations on large "
-                  "data, more on small); the fixed point is the same.")
-      ->capture_default_str();
+                  "(prior; the default for linreg and logistic) or from the Laplace posterior "
+                  "(laplace: the default for poisson; fewer iterations on large data, more on "
+                  "small); the fixed point is the same.");
   // kalman
   cmd->add_option("--model", o->ssm, "kalman: local-level or local-linear-trend.")
       ->capture_default_str();

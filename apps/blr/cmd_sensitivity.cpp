@@ -63,7 +63,10 @@ nlohmann::json run_sensitivity(const Options& so) {
   sopt.sites =
       p.method == "cvi" ? inference::SiteEvaluation::expected : inference::SiteEvaluation::at_mean;
   sopt.quadrature_nodes = o.quadrature_nodes;
-  const auto s = inference::glm_sensitivity(p.model, post.mean, post.covariance, sopt);
+  // Normal–Gamma (linreg's default): the Gaussian conditional on τ = E[τ | y], N(m, S), whose
+  // model p.model is (prepare_regression/fit_gaussian_posterior).
+  const Matrix& cov = post.normal_gamma ? post.normal_gamma->scale : post.covariance;
+  const auto s = inference::glm_sensitivity(p.model, post.mean, cov, sopt);
   inference::PredictiveOptions popt;
   popt.quadrature_nodes = o.quadrature_nodes;
   const auto loo = inference::loo_estimate(p.model, s, popt);
@@ -89,15 +92,22 @@ nlohmann::json run_sensitivity(const Options& so) {
     fmt::print("{:>6} {:>7} {:>10.4g} {:>11.4g} {:>11.4g} {:>11.4g} {:>11.4g} {:>11.4g} {:>11.4g}\n",
                r + 1, i + 1, p.model.y[i], s.latent_mean[i], s.error[i], s.variance[i],
                s.deviation[i], s.deviation_first_order[i], s.score[i]);
-    top_json.push_back({{"row", i + 1}, {"score", s.score[i]}});
+    top_json.push_back({{"row", i + 1},
+                        {"line", p.data.train_lines[static_cast<std::size_t>(i)]},
+                        {"score", s.score[i]}});
   }
-  fmt::print("(row: 1-based data row of {}, header excluded)\n", o.train);
+  if (p.data.dropped.empty())
+    fmt::print("(row: 1-based data row of {}, header excluded)\n", o.train);
+  else
+    fmt::print("(row: 1-based among the {} rows of {} kept by --missing drop; the JSON's 'top' "
+               "gives each one's file line)\n",
+               p.model.y.size(), o.train);
 
+  using infer::report_problem;
   using infer::to_json;
   j.update({{"rows", s.error.size()},
             {"mean", to_json(post.mean)},
             {"sd", to_json(Vector(post.covariance.diagonal().cwiseSqrt()))},
-            {"prior_precision", p.model.prior_precision[0]},
             {"sites", p.method == "cvi" ? "expected" : "at-mean"},
             {"latent_mean", to_json(s.latent_mean)},
             {"error", to_json(s.error)},
@@ -110,7 +120,8 @@ nlohmann::json run_sensitivity(const Options& so) {
             {"loo", metrics_json(lik, loo)},
             {"in_sample", metrics_json(lik, in_sample)},
             {"top", top_json}});
-  if (lik == Likelihood::gaussian) j["noise_precision"] = p.model.noise_precision;
+  report_problem(p, j);
+  if (!p.data.dropped.empty()) j["dropped_rows"] = p.data.dropped;
   return j;
 }
 
@@ -149,11 +160,18 @@ void setup_sensitivity(CLI::App& app, int& exit_code) {
   cmd->add_flag("--standardize", f.standardize,
                 "Standardise features with training means and population sds.");
   cmd->add_flag("--no-intercept", f.no_intercept, "Do not prepend an intercept column.");
-  cmd->add_option("--prior-precision", f.prior_precision,
-                  "Gaussian prior precision δ of the weights.")
+  // The same data options, read by the same code (infer::load_supervised), as `blr infer`.
+  cmd->add_option("--categorical", f.categorical,
+                  "Feature columns to one-hot code (repeatable or comma list): levels in sorted "
+                  "order, the first the reference, columns named COL=level.")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--missing", f.missing,
+                  "error: a missing cell (empty or NA) is an error naming its line and column; "
+                  "drop: rows with one are left out and counted (rows are then numbered among "
+                  "those kept).")
       ->capture_default_str();
-  cmd->add_option("--noise-precision", f.noise_precision, "linreg: known noise precision β.")
-      ->capture_default_str();
+  infer::add_prior_options(cmd, f);
   cmd->add_option("--max-iterations", f.max_iterations,
                   "Iteration limit of Laplace or CVI, a positive integer (default: the method's).");
   cmd->add_option("--tolerance", f.tolerance,

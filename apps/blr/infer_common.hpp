@@ -13,11 +13,16 @@
 #include <vector>
 
 #include "blr/core/types.hpp"
+#include "blr/inference/conjugate.hpp"
 #include "blr/inference/glm.hpp"
 #include "blr/inference/intervals.hpp"
 #include "blr/inference/lbfgs.hpp"
 #include "blr/io/csv.hpp"
 #include "result_document.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace blr::cli::infer {
 
@@ -32,9 +37,11 @@ struct Options {
   std::string missing = "error";         ///< error or drop
   std::string predict, predict_out;      ///< --predict FILE --predict-out FILE
   double level = 0.95;                   ///< credible level of every interval
-  // priors and solver
-  double prior_precision = 1.0;
-  double noise_precision = 1.0;  ///< linreg: known β
+  // priors and solver (empty: not given, the default assumed and said so in the output)
+  std::optional<double> prior_precision;            ///< δ (default 1)
+  std::optional<double> intercept_prior_precision;  ///< default inference::kInterceptPriorPrecision
+  std::optional<double> noise_precision;  ///< linreg: a known β (default: the noise estimated)
+  std::string noise_prior;                ///< linreg: "A,B", Gamma(A, rate B) on τ (default Jeffreys)
   bool optimize_evidence = false;
   std::uint64_t seed = 0;
   int max_iterations = 0;                 ///< 0: not given (the method's default)
@@ -47,7 +54,8 @@ struct Options {
   std::string predictive = "quadrature";  ///< quadrature, monte-carlo, probit
   int samples = 2000;
   int quadrature_nodes = 32;
-  std::string cvi_start = "prior";        ///< cvi (GLMs, Gaussian family): prior or laplace
+  std::string cvi_start;  ///< cvi (GLMs, Gaussian family): prior or laplace (empty: poisson
+                          ///< laplace, the others prior)
   // kalman
   std::string ssm = "local-level";
   std::optional<double> obs_var, state_var;
@@ -71,6 +79,10 @@ struct Options {
   std::string likelihood, prior;
 };
 
+/// --prior-precision, --intercept-prior-precision, --noise-precision and --noise-prior (infer,
+/// sensitivity).
+void add_prior_options(CLI::App* cmd, Options& o);
+
 /// Splits "a,b,c" (empty → empty list).
 std::vector<std::string> split_list(const std::string& s);
 /// Parses "1.5,2" into numbers; names the option on error.
@@ -80,10 +92,12 @@ std::vector<double> parse_numbers(const std::string& s, const std::string& optio
 /// test and prediction files pass the same checks and get the training encoding.
 struct Supervised {
   Matrix x_train, x_test, x_predict;
+  std::vector<std::string> warnings;  ///< values that swamp their column (printed on stderr)
   Vector y_train, y_test;
   std::vector<std::string> names;  ///< column names of the design ("(intercept)" first)
   bool has_test = false, has_predict = false;
   std::vector<long> predict_lines;   ///< file line of each prediction row
+  std::vector<long> train_lines;     ///< file line of each training row
   std::vector<std::string> classes;  ///< classification: {negative, positive}
   nlohmann::json dropped;            ///< --missing drop: rows dropped per file role
 };
@@ -153,14 +167,32 @@ void write_predictions(const std::string& path, const PredictionTable& t);
 
 // ---- GLMs with a Gaussian posterior (infer_glm.cpp; also `blr sensitivity`) ------------------
 
+/// How linreg treats the noise precision β (logistic and poisson have none).
+enum class Noise {
+  none,          ///< logistic, poisson
+  known,         ///< --noise-precision B
+  normal_gamma,  ///< exact: the Normal–Gamma posterior (the default)
+  evidence,      ///< exact with --optimize-evidence: β by type-II maximum likelihood
+  plug_in,       ///< laplace, cvi: β = E[τ | y] of the Normal–Gamma posterior, then held fixed
+};
+
 /// linreg, logistic or poisson with its options checked, data loaded and model built.
 struct RegressionProblem {
   inference::Likelihood likelihood = inference::Likelihood::gaussian;
   std::string method;  ///< exact, laplace or cvi
   int family = 0;      ///< as parse_family
   Supervised data;
-  inference::Glm model;
+  inference::Glm model;  ///< with Noise::normal_gamma/plug_in: conditional on τ = E[τ | y]
+  Noise noise = Noise::none;
+  double delta = 1;                     ///< --prior-precision (the slopes')
+  std::optional<double> intercept;      ///< the intercept's prior precision (with an intercept)
+  Vector precisions;                    ///< δ per column, the intercept's first (units of τ: NG)
+  inference::NormalGammaRegression normal_gamma;  ///< Noise::normal_gamma and plug_in
+  std::vector<std::string> assumptions;  ///< one sentence per default assumed (printed, JSON)
+  std::vector<std::string> warnings;     ///< e.g. a value that swamps its column (stderr, JSON)
 };
+/// Adds "assumptions", "warnings" (when any), the prior precisions and the noise to `j`.
+void report_problem(const RegressionProblem& p, nlohmann::json& j);
 /// Validates the options, loads the data and prints the header line "blr <command> <model> — ...".
 /// What to change when an iterative fit stops at its --max-iterations cap (require_converged,
 /// blr/core/convergence.hpp: `blr infer` prints no result of a fit that did not converge).
@@ -177,6 +209,9 @@ RegressionProblem prepare_regression(const Options& o, const std::string& comman
 struct GaussianPosterior {
   Vector mean;
   Matrix covariance;
+  /// Noise::normal_gamma: the exact posterior (Student-t marginals); `covariance` is its
+  /// covariance ν/(ν − 2)·S, and `p.model` the Gaussian conditional on τ = E[τ | y], N(m, S).
+  std::optional<inference::NormalGammaFit> normal_gamma;
 };
 /// The exact, Laplace or CVI (full or diagonal) posterior; prints its summary lines and adds
 /// method, evidence or ELBO, iterations and convergence to `j`. Evidence maximisation stores the

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <tuple>
 
 #include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
@@ -54,8 +55,11 @@ inference::PredictiveOptions predictive_options(const Options& o) {
 }
 
 /// Mixture-of-Gaussians posterior by eqs. 29–30, started around the Laplace mode.
-nlohmann::json run_mixture(const Options& o, const inference::Glm& model, const Supervised& s,
-                           int k, PredictionTable* predictions) {
+nlohmann::json run_mixture(const Options& o, const RegressionProblem& p,
+                           PredictionTable* predictions) {
+  const inference::Glm& model = p.model;
+  const Supervised& s = p.data;
+  const int k = p.family;
   check(o.iterations >= 1, "Option '--iterations' must be at least 1.");
   const inference::LaplaceResult lap = inference::laplace(model);
   require_converged(lap.converged, "Newton's method to the Laplace mode (the mixture's start)",
@@ -126,8 +130,8 @@ nlohmann::json run_mixture(const Options& o, const inference::Glm& model, const 
                    {"elbo", fit.elbo},
                    {"elbo_se", fit.elbo_se},
                    {"iterations", fit.iterations},
-                   {"converged", true},
-                   {"prior_precision", o.prior_precision}};
+                   {"converged", true}};
+  report_problem(p, j);
   marginals.to(j);
   if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
   if (s.has_predict) {
@@ -170,6 +174,34 @@ nlohmann::json run_mixture(const Options& o, const inference::Glm& model, const 
 
 }  // namespace
 
+namespace {
+
+/// "A,B" of --noise-prior: both 0 (Jeffreys) or both positive.
+std::pair<double, double> parse_noise_prior(const std::string& text) {
+  const auto v = parse_numbers(text, "--noise-prior");
+  check(v.size() == 2 && ((v[0] == 0 && v[1] == 0) || (v[0] > 0 && v[1] > 0)),
+        fmt::format("Option '--noise-prior' must be A,B with a Gamma shape A and rate B both "
+                    "positive, or 0,0 (Jeffreys' prior); got '{}'.",
+                    text));
+  return {v[0], v[1]};
+}
+
+std::string likelihood_scale(Noise noise) {
+  switch (noise) {
+    case Noise::normal_gamma:
+    case Noise::plug_in:
+      return "1000 noise sds";
+    case Noise::known:
+    case Noise::evidence:
+      return "1000 in units of y";
+    case Noise::none:
+      break;
+  }
+  return "1000 on the link scale";
+}
+
+}  // namespace
+
 RegressionProblem prepare_regression(const Options& o, const std::string& command) {
   RegressionProblem p;
   p.likelihood = o.model == "linreg"     ? Likelihood::gaussian
@@ -182,24 +214,124 @@ RegressionProblem prepare_regression(const Options& o, const std::string& comman
         fmt::format("Option '--family {}' applies only to --method cvi.", o.family));
   check(!o.rho || p.method != "exact",
         "Option '--rho' applies to --method laplace and cvi, not to the exact posterior.");
-  check_positive("prior-precision", o.prior_precision);
-  check_positive("noise-precision", o.noise_precision);
+  const bool linreg = p.likelihood == Likelihood::gaussian;
+  check(!o.noise_precision || linreg,
+        "Option '--noise-precision' applies only to linreg (a known noise precision β).");
+  check(o.noise_prior.empty() || linreg, "Option '--noise-prior' applies only to linreg.");
+  check(o.noise_prior.empty() || !o.noise_precision,
+        "Options '--noise-prior' and '--noise-precision' exclude each other: a known noise "
+        "precision has no prior.");
+  check(o.noise_prior.empty() || !o.optimize_evidence,
+        "Options '--noise-prior' and '--optimize-evidence' exclude each other: evidence "
+        "maximisation learns β as a point.");
   check(!o.optimize_evidence || p.method == "exact",
         "Option '--optimize-evidence' applies only to linreg with --method exact.");
-  const Response resp = p.likelihood == Likelihood::gaussian   ? Response::real
+  check(!o.intercept_prior_precision || !o.no_intercept,
+        "Option '--intercept-prior-precision' needs an intercept; it does not apply with "
+        "--no-intercept.");
+  p.delta = o.prior_precision.value_or(1.0);
+  check_positive("--prior-precision", p.delta);
+  if (o.noise_precision) check_positive("--noise-precision", *o.noise_precision);
+  if (!o.no_intercept) {
+    p.intercept = o.intercept_prior_precision.value_or(inference::kInterceptPriorPrecision);
+    check_positive("--intercept-prior-precision", *p.intercept);
+  }
+  p.noise = !linreg                ? Noise::none
+            : o.noise_precision    ? (o.optimize_evidence ? Noise::evidence : Noise::known)
+            : o.optimize_evidence  ? Noise::evidence
+            : p.method == "exact"  ? Noise::normal_gamma
+                                   : Noise::plug_in;
+  const auto noise_prior = o.noise_prior.empty() ? std::pair<double, double>{0.0, 0.0}
+                                                 : parse_noise_prior(o.noise_prior);
+  const Response resp = linreg                                 ? Response::real
                         : p.likelihood == Likelihood::logistic ? Response::binary
                                                                : Response::count;
   p.data = load_supervised(o, resp, !o.no_intercept);
-  p.model = inference::Glm::with_isotropic_prior(p.data.x_train, p.data.y_train, p.likelihood,
-                                                 o.prior_precision);
-  p.model.noise_precision = o.noise_precision;
+  p.warnings = p.data.warnings;
+  const Index d = p.data.x_train.cols();
+  p.precisions = inference::prior_precisions(d, p.delta, p.intercept);
+  double beta = o.noise_precision.value_or(1.0);
+  if (p.noise == Noise::normal_gamma || p.noise == Noise::plug_in) {
+    p.normal_gamma.prior_precision = p.precisions;
+    std::tie(p.normal_gamma.noise_shape, p.normal_gamma.noise_rate) = noise_prior;
+    p.normal_gamma.validate();
+  }
+  if (p.noise == Noise::plug_in)
+    beta = inference::fit_normal_gamma(p.normal_gamma, p.data.x_train, p.data.y_train)
+               .noise_precision_mean();
+  // The Normal–Gamma prior is w | τ ~ N(0, (τΛ₀)⁻¹): conditional on τ = β it is Λ₀β.
+  const bool relative = p.noise == Noise::normal_gamma || p.noise == Noise::plug_in;
+  p.model = inference::Glm::with_prior_precisions(
+      p.data.x_train, p.data.y_train, p.likelihood,
+      relative ? Vector(beta * p.precisions) : p.precisions);
+  p.model.noise_precision = beta;
   p.model.validate();
   fmt::print("blr {} {} — {} on {} ({} rows, {} parameters){}\n", command, o.model, p.method,
              o.train, p.data.x_train.rows(), p.data.x_train.cols(),
              p.data.classes.empty()
                  ? ""
                  : fmt::format("; positive class '{}'", p.data.classes[1]));
+
+  // Every default taken says what it assumed.
+  auto& a = p.assumptions;
+  if (o.method.empty() && !linreg)
+    a.push_back(fmt::format("posterior by the {} (the default for {}; --method cvi: CVI)",
+                            "Laplace approximation", o.model));
+  if (linreg && !o.noise_precision && !o.optimize_evidence) {
+    const std::string prior = o.noise_prior.empty()
+                                  ? "Jeffreys' prior p(τ) ∝ 1/τ"
+                                  : fmt::format("the prior Gamma({})", o.noise_prior);
+    if (p.noise == Noise::normal_gamma)
+      a.push_back(fmt::format(
+          "noise: its precision τ is unknown, with {}; exact Normal–Gamma posterior, so the "
+          "coefficients are Student t (--noise-precision B: a known β{})",
+          prior, o.noise_prior.empty() ? "; --noise-prior A,B: a Gamma prior" : ""));
+    else
+      a.push_back(fmt::format(
+          "noise: precision β = E[τ | y] = {:.6g} from the exact Normal–Gamma posterior ({}), "
+          "then held fixed by {} (--noise-precision B: a known β)",
+          beta, prior, p.method));
+  }
+  if (!o.prior_precision) {
+    if (o.optimize_evidence)
+      a.push_back("evidence maximisation starts from δ = 1 (--prior-precision)");
+    else if (relative)
+      a.push_back(
+          "coefficients: prior w | τ ~ N(0, (δτ)⁻¹) with δ = 1, in units of the noise precision "
+          "(--prior-precision)");
+    else
+      a.push_back("coefficients: prior N(0, 1/δ) with δ = 1 (--prior-precision)");
+  }
+  if (o.optimize_evidence && !o.noise_precision)
+    a.push_back("evidence maximisation starts from β = 1 (--noise-precision)");
+  if (p.intercept && !o.intercept_prior_precision)
+    a.push_back(fmt::format(
+        "intercept: a weak prior of precision {:g} (sd {}), not δ, so it is not shrunk towards 0 "
+        "(--intercept-prior-precision){}",
+        *p.intercept, likelihood_scale(p.noise),
+        o.optimize_evidence ? "; δ is learned for the other coefficients" : ""));
+  if (p.method == "cvi" && p.family <= 0 && o.cvi_start.empty())
+    a.push_back(p.likelihood == Likelihood::poisson
+                    ? "cvi starts from the Laplace posterior (the default for poisson: from the "
+                      "prior, the intercept's weak prior overflows E[e^a]; --cvi-start prior)"
+                    : "cvi starts from the prior (--cvi-start laplace: from the Laplace "
+                      "posterior; the same fixed point)");
+  for (const auto& s : a) fmt::print("assumed: {}\n", s);
   return p;
+}
+
+void report_problem(const RegressionProblem& p, nlohmann::json& j) {
+  j["assumptions"] = p.assumptions;
+  if (!p.warnings.empty()) j["warnings"] = p.warnings;
+  j["prior_precision"] = p.delta;  // learned by --optimize-evidence
+  if (p.intercept) j["intercept_prior_precision"] = *p.intercept;
+  if (p.likelihood == Likelihood::gaussian) {
+    j["noise_precision"] = p.model.noise_precision;
+    j["noise_estimate"] = p.noise == Noise::known          ? "known"
+                          : p.noise == Noise::normal_gamma ? "normal-gamma"
+                          : p.noise == Noise::evidence     ? "evidence"
+                                                           : "plug-in";
+  }
 }
 
 GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
@@ -210,9 +342,48 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
   GaussianPosterior post;
   Vector& mean = post.mean;
   Matrix& cov = post.covariance;
-  if (p.method == "exact") {
+  if (p.method == "exact" && p.noise == Noise::normal_gamma) {
+    const auto f = inference::fit_normal_gamma(p.normal_gamma, s.x_train, s.y_train);
+    mean = f.mean;
+    cov = f.covariance;
+    // The Gaussian conditional on τ = E[τ | y], N(m, S): what the sensitivities see.
+    model.noise_precision = f.noise_precision_mean();
+    model.prior_precision = model.noise_precision * p.precisions;
+    const auto tau = inference::gamma_interval(f.noise_shape, f.noise_rate, o.level);
+    const double sd_lower = 1 / std::sqrt(tau.upper), sd_upper = 1 / std::sqrt(tau.lower);
+    j.update({{"family", "normal-gamma"},
+              {"dof", f.dof},
+              {"log_evidence", f.log_evidence},
+              {"iterations", 1},
+              {"converged", true},
+              {"noise",
+               {{"prior", o.noise_prior.empty()
+                              ? nlohmann::json("jeffreys")
+                              : nlohmann::json{{"shape", p.normal_gamma.noise_shape},
+                                               {"rate", p.normal_gamma.noise_rate}}},
+                {"shape", f.noise_shape},
+                {"rate", f.noise_rate},
+                {"precision_mean", f.noise_precision_mean()},
+                {"precision_lower", tau.lower},
+                {"precision_upper", tau.upper},
+                {"sd_lower", sd_lower},
+                {"sd_upper", sd_upper},
+                {"variance_mean", f.noise_rate / (f.noise_shape - 1)}}}});
+    fmt::print(
+        "noise precision τ | y ~ Gamma({:.6g}, rate {:.6g}): mean {:.6g}, {:g}% interval "
+        "[{:.6g}, {:.6g}]; noise sd σ = τ^(-1/2) in [{:.6g}, {:.6g}]\n",
+        f.noise_shape, f.noise_rate, f.noise_precision_mean(), 100 * o.level, tau.lower,
+        tau.upper, sd_lower, sd_upper);
+    fmt::print("log evidence {:.9g}{}\n", f.log_evidence,
+               o.noise_prior.empty() ? " (with p(τ) = 1/τ unnormalised: compares fits of this y)"
+                                     : "");
+    post.normal_gamma = f;
+  } else if (p.method == "exact") {
     if (o.optimize_evidence) {
-      inference::EvidenceOptions eo{o.prior_precision, o.noise_precision};
+      inference::EvidenceOptions eo;
+      eo.alpha = p.delta;
+      eo.beta = o.noise_precision.value_or(1.0);
+      eo.intercept_precision = p.intercept;
       if (o.max_iterations > 0) eo.max_iterations = o.max_iterations;
       if (o.tolerance > 0) eo.tolerance = o.tolerance;
       const auto r = inference::maximize_evidence(s.x_train, s.y_train, eo);
@@ -220,7 +391,9 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
                         "iterations", kRaiseCap);
       mean = r.mean;
       cov = r.covariance;
-      model.prior_precision.setConstant(r.alpha);
+      p.delta = r.alpha;
+      p.precisions = inference::prior_precisions(s.x_train.cols(), r.alpha, p.intercept);
+      model.prior_precision = p.precisions;
       model.noise_precision = r.beta;
       j.update({{"log_evidence", r.log_evidence},
                 {"iterations", r.iterations},
@@ -231,7 +404,7 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
           "γ = {:.6g}, {} iterations\n",
           r.alpha, r.beta, r.gamma, r.iterations);
     } else {
-      const inference::BayesianLinearRegression blr{o.prior_precision, o.noise_precision};
+      const inference::BayesianLinearRegression blr{p.delta, model.noise_precision, p.intercept};
       const Vector natural = blr.posterior(s.x_train, s.y_train);  // one BLR step, ρ = 1
       // GaussianFull refuses a non-finite λ: say so as for any result that is not finite.
       require_finite(nlohmann::json{{"posterior_natural", to_json(natural)}},
@@ -276,7 +449,12 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
     // From the Laplace posterior (a few Newton steps) CVI needs about half the iterations on
     // 10⁵ rows (more on small data sets).
     std::optional<inference::CviLaplaceStart> start;
-    if (o.cvi_start == "laplace") start = inference::cvi_laplace_start(model, co.family);
+    // Poisson starts from the Laplace posterior by default: from the prior, the intercept's weak
+    // prior (sd 1000) makes E[e^a] = e^{m + v/2} overflow at the first step.
+    const std::string from =
+        !o.cvi_start.empty() ? o.cvi_start
+                             : (p.likelihood == Likelihood::poisson ? "laplace" : "prior");
+    if (from == "laplace") start = inference::cvi_laplace_start(model, co.family);
     const auto r = inference::cvi(model, co, start ? &start->natural : nullptr);
     require_converged(r.converged, "CVI", r.iterations, co.max_iterations, "iterations", kRaiseCap);
     mean = r.mean;
@@ -285,7 +463,7 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
               {"elbo", r.elbo},
               {"iterations", r.iterations},
               {"converged", r.converged},
-              {"start", o.cvi_start}});
+              {"start", from}});
     if (start) j["laplace_iterations"] = start->laplace_iterations;
     fmt::print("CVI ({}{}): {} iterations, converged: {}; ELBO {:.9g}\n", o.family,
                start ? fmt::format(", from the Laplace posterior after {} Newton steps",
@@ -300,23 +478,53 @@ nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
   RegressionProblem p = prepare_regression(o, "infer");
   const Supervised& s = p.data;
   const Likelihood lik = p.likelihood;
-  if (p.method == "cvi" && p.family > 0) return run_mixture(o, p.model, s, p.family, predictions);
+  if (p.method == "cvi" && p.family > 0) return run_mixture(o, p, predictions);
 
   nlohmann::json j{{"method", p.method}, {"features", s.names}};
   if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
   const GaussianPosterior post = fit_gaussian_posterior(o, p, j);
   const Vector& mean = post.mean;
   const Matrix& cov = post.covariance;
-  const double prior_precision = p.model.prior_precision[0];
   const double noise_precision = p.model.noise_precision;
   const Vector sd = cov.diagonal().cwiseSqrt();
+  report_problem(p, j);
+  if (post.normal_gamma) {
+    // Student-t marginals, ν = 2a_N: their exact quantiles.
+    const auto& f = *post.normal_gamma;
+    Marginals marginals{mean, sd, Vector(mean.size()), Vector(mean.size()), o.level};
+    const auto ci = f.intervals(o.level);
+    for (Index k = 0; k < mean.size(); ++k) {
+      marginals.lower[k] = ci[static_cast<std::size_t>(k)].lower;
+      marginals.upper[k] = ci[static_cast<std::size_t>(k)].upper;
+    }
+    print_table(s.names, marginals,
+                fmt::format("posterior (Student t marginals, ν = {:g}):", f.dof));
+    marginals.to(j);
+    j.update({{"covariance", to_json(cov)}, {"correlation", to_json(inference::correlation(cov))}});
+    if (s.has_test) {
+      const auto fp = f.predict(s.x_test, s.y_test, o.level);
+      inference::Predictive pred;
+      pred.mean = fp.mean;
+      pred.log_density = fp.log_density;
+      const auto t = inference::test_metrics(lik, pred, s.y_test);
+      print_test(lik, t, o.test);
+      j["test"] = test_json(lik, t);
+    }
+    if (s.has_predict) {
+      const auto fp = f.predict(s.x_predict, Vector(), o.level);
+      PredictionTable& t = *predictions;
+      t.columns = {"mean", "sd", "lower", "upper"};
+      t.lines = s.predict_lines;
+      t.values.resize(fp.mean.size(), 4);
+      t.values << fp.mean, fp.sd, fp.lower, fp.upper;
+      j["predict"] = report_predictions(o, lik, t, s.classes);
+    }
+    return j;
+  }
   const auto marginals = Marginals::gaussian(mean, sd, o.level);
   print_table(s.names, marginals, "posterior:");
   marginals.to(j);
-  j.update({{"covariance", to_json(cov)},
-            {"correlation", to_json(inference::correlation(cov))},
-            {"prior_precision", prior_precision}});
-  if (lik == Likelihood::gaussian) j["noise_precision"] = noise_precision;
+  j.update({{"covariance", to_json(cov)}, {"correlation", to_json(inference::correlation(cov))}});
   if (s.has_test) {
     const auto pred = inference::predict(lik, mean, cov, s.x_test, s.y_test,
                                          predictive_options(o), noise_precision);

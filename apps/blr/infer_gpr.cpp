@@ -34,7 +34,7 @@ nlohmann::json run_gpr(const Options& o, PredictionTable* predictions) {
   const std::string method = resolve_method(o, {"exact"});
   check(parse_family(o.family) == 0,
         "Model 'gpr' has an exact Gaussian posterior; --family does not apply.");
-  check(o.noise_precision == 1.0,
+  check(!o.noise_precision,
         "Model 'gpr' takes its noise as a variance: use --noise-variance instead of "
         "--noise-precision.");
   check(!o.rho, "Option '--rho' does not apply to model 'gpr'.");

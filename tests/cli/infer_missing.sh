@@ -120,6 +120,27 @@ for bad in 0x1p3 inf -Infinity nan 1e400; do
 done
 expect_fail number-hex-message "'0x1p3' is not a number" linreg --train <(printf 'x,y\n0x1p3,1\n2,2\n') --label y
 
+# ---- one value that swamps its column: a warning naming the column, the line and the value --------
+# x: 1..40 and one 1.3e154 on line 12; standardised, the other 39 rows agree to six digits.
+python3 - "$work/swamp.csv" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("x,z,y\n")
+    for i in range(1, 41):
+        f.write(f"{'1.3e154' if i == 11 else i},{(i * 7) % 5},{i % 3}\n")
+PY
+run_infer swamp linreg --train "$work/swamp.csv" --label y --standardize
+grep -q "blr: warning: column 'x', line 12 of '$work/swamp.csv': the value 1.3e+154 swamps the column" \
+  "$work/swamp.err" || { fail "swamp: stderr lacks the warning naming x and line 12"; cat "$work/swamp.err" >&2; }
+python3 -c 'import json,sys; w = json.load(open(sys.argv[1]))["warnings"]; assert len(w) == 1 and "line 12" in w[0] and "column '"'"'x'"'"'" in w[0], w' \
+  "$work/swamp.json" || fail "swamp: the JSON lacks the one warning"
+# Ordinary data, and a 0/1 column with a single 1 (its other rows are equal, nothing is lost): none.
+printf 'x,d,y\n1,0,1\n2,0,3\n3,1,2\n4,0,5\n5,0,4\n' >"$work/plain.csv"
+run_infer plain linreg --train "$work/plain.csv" --label y
+grep -q "warning" "$work/plain.err" && fail "plain: a warning on ordinary data"
+python3 -c 'import json,sys; assert "warnings" not in json.load(open(sys.argv[1]))' "$work/plain.json" ||
+  fail "plain: the JSON has warnings"
+
 # ---- results that are not finite: an error naming the entry, never a table --------------------------
 printf 'x,y\n1,1e300\n2,-1e300\n3,1e300\n4,-1e300\n' >"$work/huge.csv"
 "$blr" infer linreg --train "$work/huge.csv" --label y --noise-precision 1e10 >"$work/out" 2>"$work/err"

@@ -70,6 +70,41 @@ good linreg 4 linreg --train "$data/pima_train.csv" --label glu --features bp,sk
 good poisson 2 poisson --train "$data/pima_train.csv" --label npreg \
   --features glu,bp,skin,bmi,ped,age --standardize
 
+# --categorical and --missing, read by blr infer's code: the same design and the same dropped rows.
+python3 - "$data/pima_train.csv" "$work/holes.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+with open(sys.argv[2], "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["glu", "bp", "group", "bmi"])
+    for i, r in enumerate(rows):
+        w.writerow([r["glu"], "" if i in (4, 9) else r["bp"], "abc"[i % 3], r["bmi"]])
+PY
+rows=198 good holes 3 linreg --train "$work/holes.csv" --label bmi --categorical group \
+  --missing drop --standardize
+python3 - "$work/holes.json" <<'PY' || fail "holes: categorical design or dropped rows wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["features"] == ["(intercept)", "glu", "bp", "group=b", "group=c"], d["features"]
+assert d["dropped_rows"] == {"train": 2} and d["rows"] == 198, (d["dropped_rows"], d["rows"])
+# rows after the dropped ones (file lines 6 and 11) are numbered among those kept
+assert all(t["line"] == t["row"] + 1 + (t["row"] >= 5) + (t["row"] >= 9) for t in d["top"]), d["top"]
+PY
+"$blr" infer linreg --train "$work/holes.csv" --label bmi --categorical group --missing drop \
+  --standardize --json "$work/holes-infer.json" >/dev/null 2>&1 || fail "holes: blr infer failed"
+python3 - "$work/holes.json" "$work/holes-infer.json" <<'PY' || fail "holes: sensitivity's posterior is not infer's"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["mean"] == b["mean"] and a["sd"] == b["sd"], (a["mean"], b["mean"])
+assert a["assumptions"] == b["assumptions"] and a["noise_estimate"] == "normal-gamma"
+PY
+expect_fail holes-error "line 6, column 'bp': the value is missing; give --missing drop" \
+  linreg --train "$work/holes.csv" --label bmi --categorical group
+expect_fail holes-bad-policy "Option '--missing' must be error or drop" \
+  linreg --train "$work/holes.csv" --label bmi --categorical group --missing impute
+expect_fail holes-text "a text column is a feature only when declared categorical" \
+  linreg --train "$work/holes.csv" --label bmi --missing drop
+
 printf 'x,y,label\n1,2,Yes\n3,NaN,No\n5,6,No\n' >"$work/nan.csv"
 printf 'x,y,label\n1,2,Yes\n3,4,No\n5,6,No\n7,1,Yes\n' >"$work/tiny.csv"
 pima=(--train "$data/pima_train.csv" --label type --positive Yes)

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "blr/core/rng.hpp"
@@ -143,6 +146,133 @@ TEST(Conjugate, EvidenceMaximisationA1) {
     EXPECT_LT(pa.log_evidence(a1.phi, a1.y, pa.posterior(a1.phi, a1.y)), r.log_evidence);
     EXPECT_LT(pb.log_evidence(a1.phi, a1.y, pb.posterior(a1.phi, a1.y)), r.log_evidence);
   }
+}
+
+// ---- Normal–Gamma linear regression (the noise precision unknown) ------------------------------
+struct RandomRegression {
+  Matrix phi;
+  Vector y;
+  RandomRegression(Index n, Index d, std::uint64_t seed) : phi(n, d), y(n) {
+    Rng rng(seed);
+    for (Index i = 0; i < n; ++i) {
+      phi(i, 0) = 1.0;
+      for (Index j = 1; j < d; ++j) phi(i, j) = rng.normal();
+    }
+    for (Index i = 0; i < n; ++i) y[i] = 3.0 + phi.row(i).tail(d - 1).sum() + 0.5 * rng.normal();
+  }
+};
+
+TEST(Conjugate, NormalGammaRegressionIsTheClosedForm) {
+  const RandomRegression r(25, 3, 11);
+  const NormalGammaRegression model{(Vector(3) << 1e-3, 0.5, 2.0).finished(), 2.0, 3.0};
+  const Vector post = model.posterior(r.phi, r.y);
+  // Written plainly (Murphy, PML1 eq. 11.124 ff.): Λ_N = Λ₀ + ΦᵀΦ, m_N = Λ_N⁻¹Φᵀy,
+  // a_N = a₀ + N/2, b_N = b₀ + ½(yᵀy − m_NᵀΛ_N m_N).
+  const Matrix lambda = Matrix(model.prior_precision.asDiagonal()) + r.phi.transpose() * r.phi;
+  const Vector m = lambda.ldlt().solve(r.phi.transpose() * r.y);
+  const double a = 2.0 + 25 / 2.0, b = 3.0 + 0.5 * (r.y.squaredNorm() - m.dot(lambda * m));
+  const auto p = NormalGammaRegression::params(post, 3);
+  EXPECT_TRUE(p.precision.isApprox(lambda, 1e-13));
+  EXPECT_TRUE(p.mean.isApprox(m, 1e-11));
+  EXPECT_NEAR(p.shape, a, 1e-12);
+  EXPECT_NEAR(p.rate, b, 1e-9 * b);
+  // Online updating equals the batch posterior.
+  EXPECT_TRUE(model.posterior_sequential(r.phi, r.y).isApprox(post, 1e-12));
+  const auto f = fit_normal_gamma(model, r.phi, r.y);
+  EXPECT_NEAR(f.noise_rate, b, 1e-9 * b);
+  EXPECT_DOUBLE_EQ(f.dof, 2 * a);
+  EXPECT_TRUE(f.scale.isApprox(b / a * lambda.inverse(), 1e-9));
+  EXPECT_TRUE(f.covariance.isApprox(2 * a / (2 * a - 2) * f.scale, 1e-13));
+}
+
+TEST(Conjugate, NormalGammaEvidenceIsTheChainOfItsPredictives) {
+  // log p(y) = Σ_i log p(y_i | y_<i), each a Student t predictive of the posterior so far (the
+  // first from the prior): an oracle that shares no algebra with A(λ_N) − A(λ₀).
+  const RandomRegression r(12, 3, 5);
+  const NormalGammaRegression model{(Vector(3) << 0.1, 0.5, 2.0).finished(), 2.0, 3.0};
+  double chain = 0;
+  for (Index i = 0; i < r.phi.rows(); ++i) {
+    const auto f = fit_normal_gamma(model, r.phi.topRows(i), r.y.head(i));
+    chain += f.predict(r.phi.row(i), r.y.segment(i, 1), 0.95).log_density[0];
+  }
+  const auto f = fit_normal_gamma(model, r.phi, r.y);
+  EXPECT_NEAR(f.log_evidence, chain, 1e-10 * std::abs(chain));
+}
+
+TEST(Conjugate, NormalGammaJeffreysEvidenceIsTheDirectIntegral) {
+  // With p(τ) = 1/τ: p(y) = ∫ N(y | 0, τ⁻¹C) τ⁻¹ dτ, C = I + ΦΛ₀⁻¹Φᵀ,
+  //                      = Γ(N/2) (π yᵀC⁻¹y)^{−N/2} |C|^{−½}.
+  const RandomRegression r(20, 4, 8);
+  const Vector p0 = (Vector(4) << 1e-2, 1.0, 0.3, 2.0).finished();
+  const NormalGammaRegression model{p0, 0.0, 0.0};
+  const Matrix c = Matrix::Identity(20, 20) +
+                   r.phi * p0.cwiseInverse().asDiagonal() * r.phi.transpose();
+  const Eigen::LLT<Matrix> llt(c);
+  const double q = r.y.dot(llt.solve(r.y));
+  const Matrix l = llt.matrixL();
+  const double direct = std::lgamma(10.0) - 10.0 * std::log(std::numbers::pi * q) -
+                        l.diagonal().array().log().sum();
+  EXPECT_NEAR(fit_normal_gamma(model, r.phi, r.y).log_evidence, direct, 1e-10 * std::abs(direct));
+}
+
+TEST(Conjugate, NormalGammaFlatLimitIsOrdinaryLeastSquares) {
+  // Λ₀ = δI → 0, Jeffreys' prior: m_N → the OLS estimate and sd_j → OLS's standard error times
+  // √((N − p)/(N − 2)). Bound (Neumann series): ‖Λ_N⁻¹ − A⁻¹‖ ≤ ‖A⁻¹‖²δ/(1 − ‖A⁻¹‖δ), A = ΦᵀΦ,
+  // and 2b_N − RSS ≤ δ‖w‖²(1 + ‖A⁻¹‖δ); the sd moves by half the relative sum, plus rounding
+  // 100·cond(A)·ε on each side.
+  const RandomRegression r(40, 4, 21);
+  const double delta = 1e-8;
+  const Index n = 40, p = 4;
+  const Matrix a = r.phi.transpose() * r.phi;
+  const Matrix a_inv = a.inverse();
+  const Vector w = a.ldlt().solve(r.phi.transpose() * r.y);
+  const double rss = (r.y - r.phi * w).squaredNorm();
+  const Vector se = (rss / (n - p) * a_inv.diagonal()).cwiseSqrt();
+  const Eigen::SelfAdjointEigenSolver<Matrix> eig(a);
+  const double na = 1 / eig.eigenvalues().minCoeff();
+  const double cond = eig.eigenvalues().maxCoeff() * na;
+  const double eps = std::numeric_limits<double>::epsilon();
+  const auto f = fit_normal_gamma({Vector::Constant(p, delta), 0.0, 0.0}, r.phi, r.y);
+  EXPECT_DOUBLE_EQ(f.dof, static_cast<double>(n));
+  const double rel_rss = delta * w.squaredNorm() * (1 + na * delta) / rss;
+  for (Index j = 0; j < p; ++j) {
+    const double rel_var = na * na * delta / (1 - na * delta) / a_inv(j, j);
+    const double tol = 0.5 * (rel_var + rel_rss) + 100 * cond * eps;
+    EXPECT_NEAR(f.sd()[j] / (se[j] * std::sqrt((n - p) / (n - 2.0))), 1.0, tol) << j;
+    EXPECT_NEAR(f.mean[j], w[j], na * delta * w.norm() + 100 * cond * eps * w.cwiseAbs().maxCoeff());
+  }
+  // The Student-t intervals use ν = N.
+  const auto ci = f.intervals(0.95);
+  const double t = (ci[1].upper - f.mean[1]) / std::sqrt(f.scale(1, 1));
+  EXPECT_NEAR(t, 2.021075390306273, 1e-9);  // t_{0.975, 40}
+}
+
+TEST(Conjugate, EvidenceMaximisationWithAnInterceptIsStationary) {
+  const RandomRegression r(30, 3, 2);
+  EvidenceOptions eo{1.0, 1.0};
+  eo.intercept_precision = 1e-6;
+  const auto res = maximize_evidence(r.phi, r.y, eo);
+  ASSERT_TRUE(res.converged);
+  // The intercept keeps its fixed precision; α and β are a stationary point of the evidence.
+  const auto evidence = [&](double alpha, double beta) {
+    const BayesianLinearRegression m{alpha, beta, 1e-6};
+    return m.log_evidence(r.phi, r.y, m.posterior(r.phi, r.y));
+  };
+  EXPECT_NEAR(evidence(res.alpha, res.beta), res.log_evidence, 1e-10 * std::abs(res.log_evidence));
+  for (double f : {0.99, 1.01}) {
+    EXPECT_LT(evidence(res.alpha * f, res.beta), res.log_evidence);
+    EXPECT_LT(evidence(res.alpha, res.beta * f), res.log_evidence);
+  }
+  EXPECT_NEAR(res.covariance.inverse()(0, 0), 1e-6 + res.beta * 30, 1e-6 * res.beta * 30);
+}
+
+TEST(Conjugate, NormalGammaBadSettingsAreErrors) {
+  const RandomRegression r(5, 2, 1);
+  EXPECT_THROW(fit_normal_gamma({Vector::Ones(2), 1.0, 0.0}, r.phi, r.y), Error);
+  EXPECT_THROW(fit_normal_gamma({Vector::Zero(2), 0.0, 0.0}, r.phi, r.y), Error);
+  // Jeffreys' prior with 2 rows: ν = 2, no finite variance.
+  EXPECT_THROW(fit_normal_gamma({Vector::Ones(2), 0.0, 0.0}, r.phi.topRows(2), r.y.head(2)),
+               Error);
 }
 
 TEST(Conjugate, BadOptionsAreErrors) {

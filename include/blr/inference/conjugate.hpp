@@ -21,14 +21,20 @@
 //                         (gaussian_natural.hpp); as (Sm, S) pairs λ₀ = (0, αI),
 //                         λ̃_i = (β y_i x_i, β x_i x_iᵀ)
 //                         (eq. 54's ridge example with noise precision β).
+//   NormalGammaRegression: the noise precision τ unknown, (w, τ) Normal–Gamma,
+//                         T = (τw, −½τwwᵀ, −½τ, ½ log τ), λ = (Λm, Λ, 2b + mᵀΛm, 2a − 2 + d),
+//                         λ̃_i = (y_i x_i, x_i x_iᵀ, y_i², 1)  (below; the default of
+//                         `blr infer linreg`, since it is exact and needs no known β).
 // Evidence maximisation for linear regression is MacKay's fixed point (PRML eqs. 3.91–3.95); each
 // of its iterations recomputes the posterior by the same ρ = 1 step.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "blr/core/error.hpp"
 #include "blr/core/types.hpp"
+#include "blr/inference/intervals.hpp"
 #include "blr/rule/natural_step.hpp"
 
 namespace blr::inference {
@@ -118,8 +124,10 @@ struct NormalGamma {
 struct BayesianLinearRegression {
   double prior_precision = 1.0;  ///< α
   double noise_precision = 1.0;  ///< β
+  /// Column 0's prior precision (an intercept) instead of α; empty: α for every column.
+  std::optional<double> intercept_precision{};
 
-  /// λ₀ of (Sm, S) = (0, αI), length d + d(d+1)/2.
+  /// λ₀ of (Sm, S) = (0, αI) (α → the intercept's precision at (0, 0) when set).
   Vector prior_natural(Index d) const;
   /// Σ_i λ̃_i = (βΦᵀy, βΦᵀΦ).
   Vector data_message(const Matrix& phi, const Vector& y) const;
@@ -132,6 +140,82 @@ struct BayesianLinearRegression {
   /// A(λ_N) − A(λ₀) + Σ log h_i with log h_i = ½ log(β/2π) − β y_i²/2.
   double log_evidence(const Matrix& phi, const Vector& y, const Vector& posterior) const;
 };
+
+/// Linear regression with the noise precision unknown, under its conjugate Normal–Gamma prior
+/// (Murphy, PML1 §11.7.3; Gelman et al., BDA3 §14.8; O'Hagan & Forster, Kendall's 2B §11):
+///     τ ~ Gamma(a₀, rate b₀),   w | τ ~ N(0, (τΛ₀)⁻¹),   y | w, τ ~ N(Φw, τ⁻¹I),
+/// Λ₀ = diag(prior_precision): the prior precision of the weights in units of the noise precision
+/// (the ridge penalty; with β known the same prior is Λ₀β, which `blr infer` used with β = 1).
+/// a₀ = b₀ = 0 is Jeffreys' scale-invariant p(τ) ∝ 1/τ, improper but with a proper posterior for
+/// N ≥ 1 rows; its evidence keeps the density 1/τ unnormalised, so it compares fits of the same y.
+///
+/// As a conjugate exponential family in (w, τ): T = (τw, −½τwwᵀ, −½τ, ½ log τ),
+///     λ = (Λm, Λ, 2b + mᵀΛm, 2a − 2 + d),   λ̃_i = (y_i x_i, x_i x_iᵀ, y_i², 1),  log h_i = −½ log 2π,
+///     A(λ) = ln Γ(a) − a ln b + (d/2) ln 2π − ½ ln|Λ|      (the Gamma terms are 0 for Jeffreys' prior),
+/// so the posterior is one ρ = 1 step to λ₀ + Σ_i λ̃_i and log p(y) = A(λ_N) − A(λ₀) − (N/2) ln 2π:
+///     Λ_N = Λ₀ + ΦᵀΦ,  m_N = Λ_N⁻¹Φᵀy,  a_N = a₀ + N/2,  b_N = b₀ + ½(yᵀy − m_NᵀΛ_N m_N).
+/// Marginals: τ | y ~ Gamma(a_N, b_N); w | y ~ t_ν(m_N, S) with ν = 2a_N and S = (b_N/a_N) Λ_N⁻¹
+/// (each w_j a Student t with scale √S_jj; covariance ν/(ν − 2)·S for ν > 2); a new response
+/// y* | y ~ t_ν(x*ᵀm_N, (b_N/a_N)(1 + x*ᵀΛ_N⁻¹x*)). As Λ₀ → 0 with Jeffreys' prior, S_jj·ν/(ν − 2)
+/// → RSS/(N − 2)·[(ΦᵀΦ)⁻¹]_jj: OLS's squared standard error times (N − p)/(N − 2).
+struct NormalGammaRegression {
+  Vector prior_precision;   ///< Λ₀'s diagonal (length d, positive), in units of τ
+  double noise_shape = 0;   ///< a₀ (0 with noise_rate 0: Jeffreys' p(τ) ∝ 1/τ)
+  double noise_rate = 0;    ///< b₀
+
+  /// Throws a sentence naming the setting unless Λ₀ > 0 and (a₀, b₀) are both 0 or both positive.
+  void validate() const;
+  Index dimension() const { return prior_precision.size(); }
+  /// λ₀, length d + d(d+1)/2 + 2.
+  Vector prior_natural() const;
+  /// One observation's message (y x, x xᵀ, y², 1).
+  Vector message(const Vector& x, double y) const;
+  /// Σ_i λ̃_i = (Φᵀy, ΦᵀΦ, yᵀy, N).
+  Vector data_message(const Matrix& phi, const Vector& y) const;
+  /// The posterior by one ρ = 1 step from the prior.
+  Vector posterior(const Matrix& phi, const Vector& y) const;
+  /// The posterior by N sequential ρ = 1 steps (each posterior the next prior).
+  Vector posterior_sequential(const Matrix& phi, const Vector& y) const;
+  /// A(λ); with `improper_gamma` the ln Γ(a) − a ln b term is left out (Jeffreys' prior, λ₀).
+  double log_partition(const Vector& lambda, bool improper_gamma = false) const;
+  /// log p(y) = A(λ_N) − A(λ₀) − (N/2) ln 2π.
+  double log_evidence(const Matrix& phi, const Vector& y, const Vector& posterior) const;
+
+  /// (m, Λ, a, b) of a natural parameter of dimension d.
+  struct Params {
+    Vector mean;
+    Matrix precision;
+    double shape = 0, rate = 0;
+  };
+  static Params params(const Vector& lambda, Index d);
+};
+
+/// What the Normal–Gamma posterior says, ready to report.
+struct NormalGammaFit {
+  Vector mean;         ///< m_N (location of the Student t of w)
+  Matrix scale;        ///< S = (b_N/a_N) Λ_N⁻¹
+  Matrix covariance;   ///< ν/(ν − 2)·S
+  Matrix posterior_precision;  ///< Λ_N (in units of τ)
+  double dof = 0;      ///< ν = 2a_N
+  double noise_shape = 0, noise_rate = 0;  ///< a_N, b_N: τ | y ~ Gamma(a_N, b_N)
+  double log_evidence = 0;
+  /// E[τ | y] = a_N/b_N.
+  double noise_precision_mean() const { return noise_shape / noise_rate; }
+  /// The Student-t marginals of w: sd √(ν/(ν − 2) S_jj) and the equal-tailed intervals.
+  Vector sd() const;
+  std::vector<Interval> intervals(double level) const;
+  /// The posterior predictive y* ~ t_ν(x*ᵀm_N, (b_N/a_N)(1 + x*ᵀΛ_N⁻¹x*)) at the rows of x:
+  /// mean, sd, interval at `level`, and log p(y_i* | y) where responses are given.
+  struct Predictive {
+    Vector mean, scale, sd, lower, upper, log_density;
+  };
+  Predictive predict(const Matrix& x, const Vector& y, double level) const;
+};
+
+/// The posterior of `model` on (Φ, y), by NormalGammaRegression::posterior; needs ν = 2a_N > 2
+/// (finite variances): with Jeffreys' prior, at least three rows.
+NormalGammaFit fit_normal_gamma(const NormalGammaRegression& model, const Matrix& phi,
+                                const Vector& y);
 
 /// Predictive mean and variance 1/β + φᵀS⁻¹φ at the rows of `phi`.
 struct LinearPredictive {
@@ -146,6 +230,10 @@ struct EvidenceOptions {
   double alpha = 1.0, beta = 1.0;  ///< starting values
   int max_iterations = 1000;
   double tolerance = 1e-12;  ///< relative change of α and β
+  /// Column 0's fixed prior precision (an intercept), not learned: α is then the slopes' and
+  /// γ = Σ_j (1 − p₀_j Σ_jj) over every column, α ← γ_slopes/‖m_slopes‖² (MacKay 1992, one
+  /// hyperparameter per group). Empty: α for every column (PRML 3.91–3.92 by eigenvalues).
+  std::optional<double> intercept_precision{};
   void validate() const;
 };
 struct EvidenceResult {

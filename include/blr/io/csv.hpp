@@ -105,6 +105,15 @@ class CsvTable {
   std::vector<long> lines_;  ///< 1-based line of each data row
 };
 
+/// The missing-cell policy that every door reading a CSV shares (`--missing error|drop` of
+/// `blr infer`, `blr sensitivity`, `blr train`): "error" throws naming the file, line and column
+/// of the first missing cell among `used` and how to drop instead; "drop" returns the table less
+/// every row with a missing cell among `used` (lines keep their numbers), and a table left empty
+/// is an error. The columns must exist (the error names the file's columns); any other policy is
+/// an error naming '--missing'.
+CsvTable apply_missing_policy(const CsvTable& table, const std::vector<std::string>& used,
+                              const std::string& policy);
+
 /// Parses a whole cell (spaces and tabs around it ignored) as a decimal number within the range
 /// of a double; throws a sentence naming `where` otherwise.
 double parse_number(std::string_view text, const std::string& where);

@@ -13,6 +13,8 @@
 // not declared categorical is an error naming the file, line and column. With `standardize`, each
 // numeric column is centred and scaled by the *training* mean and population sd (`Standardizer`);
 // indicator columns stay 0/1. With `intercept`, a column of ones named "(intercept)" comes first.
+// One value that swamps a numeric column (`dominant_values`) is found and left to the caller to
+// warn about.
 #pragma once
 
 #include <string>
@@ -23,6 +25,20 @@
 #include "blr/io/csv.hpp"
 
 namespace blr::io {
+
+/// A value that swamps its numeric column: with it, the column's standardised values in every
+/// other row agree to six significant digits although those rows differ (e.g. one 1.3e154 among
+/// ordinary numbers), so a fit cannot tell those rows apart by this column. For a column x with one
+/// row k farthest from the mean m, the other rows' standardised values (x_i − m)/sd span
+/// (max_{i≠k} x_i − min_{i≠k} x_i)/sd and lie near (x̄_{i≠k} − m)/sd; they agree to six digits when
+/// that span is at most 10⁻⁶ of their largest magnitude. Computed on x / max|x| (no overflow).
+struct DominantValue {
+  std::string column;
+  Index row = 0;  ///< 0-based data row
+  double value = 0;
+};
+/// The dominant value of each column of x that has one (names: the columns' names).
+std::vector<DominantValue> dominant_values(const Matrix& x, const std::vector<std::string>& names);
 
 struct DesignSpec {
   std::vector<std::string> features;     ///< columns, in design order
@@ -44,6 +60,9 @@ class DesignEncoder {
   const std::vector<std::string>& names() const { return names_; }
   /// Levels of a categorical feature, the reference first (empty for a numeric one).
   const std::vector<std::string>& levels(const std::string& feature) const;
+  /// The training data's dominant values (`dominant_values` of the numeric features), found by
+  /// `fit`: the caller warns about them.
+  const std::vector<DominantValue>& dominant_values() const { return dominant_; }
 
  private:
   struct Column {
@@ -58,6 +77,7 @@ class DesignEncoder {
   std::vector<std::string> names_;
   std::vector<std::string> numeric_;  ///< names of the numeric features, in order
   Standardizer standardizer_;
+  std::vector<DominantValue> dominant_;
 };
 
 }  // namespace blr::io

@@ -162,6 +162,35 @@ Glm Glm::with_isotropic_prior(Matrix x, Vector y, Likelihood l, double delta) {
   return g;
 }
 
+Glm Glm::with_prior_precisions(Matrix x, Vector y, Likelihood l, Vector precisions) {
+  check(precisions.size() == x.cols(),
+        fmt::format("The prior must have {} precisions (one per column of the design); got {}.",
+                    x.cols(), precisions.size()));
+  Glm g;
+  const Index d = x.cols();
+  g.x = std::move(x);
+  g.y = std::move(y);
+  g.likelihood = l;
+  g.prior_mean = Vector::Zero(d);
+  g.prior_precision = std::move(precisions);
+  return g;
+}
+
+Vector prior_precisions(Index d, double delta, std::optional<double> intercept_precision) {
+  check(std::isfinite(delta) && delta > 0,
+        fmt::format("Option '--prior-precision' must be a positive finite number; got {}.", delta));
+  Vector p = Vector::Constant(d, delta);
+  if (intercept_precision) {
+    check(std::isfinite(*intercept_precision) && *intercept_precision > 0,
+          fmt::format("Option '--intercept-prior-precision' must be a positive finite number; got "
+                      "{}.",
+                      *intercept_precision));
+    check(d >= 1, "An intercept needs a design with at least one column.");
+    p[0] = *intercept_precision;
+  }
+  return p;
+}
+
 void Glm::validate() const {
   check(x.rows() >= 1 && x.cols() >= 1, "The design matrix is empty.");
   check(x.rows() == y.size(),

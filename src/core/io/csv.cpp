@@ -649,6 +649,28 @@ CsvTable CsvTable::without_missing(const std::vector<std::string>& names) const 
   return out;
 }
 
+CsvTable apply_missing_policy(const CsvTable& table, const std::vector<std::string>& used,
+                              const std::string& policy) {
+  check(policy == "error" || policy == "drop",
+        fmt::format("Option '--missing' must be error or drop; got '{}'.", policy));
+  for (const auto& c : used) table.column_index(c);  // names the file and its columns
+  if (policy == "error") {
+    if (const auto m = table.first_missing(used)) {
+      throw Error(fmt::format(
+          "File '{}', line {}, column '{}': the value is missing; give --missing drop to leave "
+          "out the rows with a missing value.",
+          table.source(), table.line_of(m->row), m->column));
+    }
+    return table;
+  }
+  CsvTable kept = table.without_missing(used);
+  check(kept.rows() > 0,
+        fmt::format("Every row of '{}' has a missing value in the columns used, so --missing drop "
+                    "leaves nothing.",
+                    table.source()));
+  return kept;
+}
+
 Standardizer Standardizer::fit(const Matrix& x, const std::vector<std::string>& names) {
   check(x.rows() > 0, "Standardisation needs at least one row.");
   Standardizer s;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "blr/core/error.hpp"
@@ -74,6 +76,31 @@ Matrix numeric_block(const CsvTable& t, const std::vector<std::string>& names) {
 
 }  // namespace
 
+std::vector<DominantValue> dominant_values(const Matrix& x, const std::vector<std::string>& names) {
+  std::vector<DominantValue> out;
+  if (x.rows() < 3) return out;
+  for (Index j = 0; j < x.cols(); ++j) {
+    const double scale = x.col(j).cwiseAbs().maxCoeff();
+    if (!std::isfinite(scale) || !(scale > 0)) continue;
+    const Vector y = x.col(j) / scale;
+    const double mean = y.mean();
+    Index k = 0;
+    (y.array() - mean).abs().maxCoeff(&k);
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo, largest = 0;
+    for (Index i = 0; i < y.size(); ++i) {
+      if (i == k) continue;
+      lo = std::min(lo, y[i]);
+      hi = std::max(hi, y[i]);
+      largest = std::max(largest, std::abs(y[i] - mean));
+    }
+    if (hi > lo && hi - lo <= 1e-6 * largest)
+      out.push_back({j < static_cast<Index>(names.size()) ? names[static_cast<std::size_t>(j)]
+                                                         : std::to_string(j + 1),
+                     k, x(k, j)});
+  }
+  return out;
+}
+
 DesignEncoder DesignEncoder::fit(const CsvTable& train, const DesignSpec& spec) {
   return fit_transform(train, spec).first;
 }
@@ -121,6 +148,7 @@ std::pair<DesignEncoder, Matrix> DesignEncoder::fit_transform(const CsvTable& tr
   }
   // The numeric columns are read (and so checked) here, whether or not they are standardised.
   Matrix x = numeric_block(train, d.numeric_);
+  d.dominant_ = io::dominant_values(x, d.numeric_);
   if (spec.standardize && !d.numeric_.empty()) d.standardizer_ = Standardizer::fit(x, d.numeric_);
   Matrix design = d.assemble(train, std::move(x));
   return {std::move(d), std::move(design)};

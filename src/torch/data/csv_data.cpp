@@ -24,24 +24,6 @@ at::Tensor to_tensor(const Matrix& m) {
   return out;  // double until standardised (data/prepare.hpp)
 }
 
-io::CsvTable handle_missing(const io::CsvTable& table, const std::vector<std::string>& used,
-                            const std::string& missing) {
-  for (const auto& c : used) table.column_index(c);  // names the file and its columns
-  if (missing == "error") {
-    if (const auto m = table.first_missing(used)) {
-      throw Error(fmt::format(
-          "File '{}', line {}, column '{}': the value is missing; give --missing drop to leave "
-          "out the rows with a missing value.",
-          table.source(), table.line_of(m->row), m->column));
-    }
-    return table;
-  }
-  io::CsvTable kept = table.without_missing(used);
-  check(kept.rows() > 0,
-        "Every row of '{}' has a missing value, so --missing drop leaves nothing.", table.source());
-  return kept;
-}
-
 }  // namespace
 
 CsvData read_csv_data(const CsvDataOptions& o, const std::string& inputs_path) {
@@ -62,11 +44,12 @@ CsvData read_csv_data(const CsvDataOptions& o, const std::string& inputs_path) {
   }
   std::vector<std::string> used = features;
   used.push_back(label);
-  const auto train = handle_missing(raw, used, o.missing);
+  const auto train = io::apply_missing_policy(raw, used, o.missing);
   check(train.rows() >= 2, "The CSV file '{}' has {} data rows; blr needs at least two.", o.path,
         train.rows());
   std::optional<io::CsvTable> test;
-  if (!o.test_path.empty()) test = handle_missing(io::CsvTable::read(o.test_path), used, o.missing);
+  if (!o.test_path.empty())
+    test = io::apply_missing_policy(io::CsvTable::read(o.test_path), used, o.missing);
 
   auto [encoder, x_train] = io::DesignEncoder::fit_transform(
       train, {features, o.categorical, /*standardize=*/false, /*intercept=*/false});
@@ -77,8 +60,8 @@ CsvData read_csv_data(const CsvDataOptions& o, const std::string& inputs_path) {
   d.train.x = to_tensor(x_train);
   if (test) d.test.x = to_tensor(encoder.transform(*test));
   if (!inputs_path.empty()) {
-    out.inputs = to_tensor(encoder.transform(handle_missing(io::CsvTable::read(inputs_path),
-                                                            features, "error")));
+    out.inputs = to_tensor(encoder.transform(
+        io::apply_missing_policy(io::CsvTable::read(inputs_path), features, "error")));
   }
   const auto& names = encoder.names();
   for (size_t j = 0; j < names.size(); ++j) {
