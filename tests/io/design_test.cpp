@@ -99,5 +99,43 @@ TEST(Design, MissingCells) {
   EXPECT_EQ(t.without_missing({"a", "b", "c"}).rows(), 1);
 }
 
+
+TEST(Design, MissingPolicyIsOneFunction) {
+  const auto t = CsvTable::parse("a,b,c\n1,2,3\n4,,6\n7,NA,9\n", "m.csv");
+  EXPECT_EQ(apply_missing_policy(t, {"a", "c"}, "error").rows(), 3);
+  EXPECT_EQ(error_of([&] { apply_missing_policy(t, {"a", "b"}, "error"); }),
+            "File 'm.csv', line 3, column 'b': the value is missing; give --missing drop to leave "
+            "out the rows with a missing value.");
+  const auto kept = apply_missing_policy(t, {"a", "b"}, "drop");
+  EXPECT_EQ(kept.rows(), 1);
+  EXPECT_EQ(kept.line_of(0), 2);
+  const auto none = CsvTable::parse("a,b\n1,\n,2\n", "none.csv");
+  EXPECT_EQ(error_of([&] { apply_missing_policy(none, {"a", "b"}, "drop"); }),
+            "Every row of 'none.csv' has a missing value in the columns used, so --missing drop "
+            "leaves nothing.");
+  EXPECT_EQ(error_of([&] { apply_missing_policy(t, {"a"}, "impute"); }),
+            "Option '--missing' must be error or drop; got 'impute'.");
+  EXPECT_THROW(apply_missing_policy(t, {"zz"}, "drop"), Error);
+}
+
+TEST(Design, OneValueThatSwampsItsColumnIsFound) {
+  // x: 1..40 with 1.3e154 in row 10; z: ordinary; d: 0/1 with a single 1 (the others equal, so
+  // nothing is lost); w: 1..40 with 1e5 in row 3 (its other rows still differ at 1e-4 relative).
+  Matrix x(40, 4);
+  for (Index i = 0; i < 40; ++i) x.row(i) << (i == 10 ? 1.3e154 : i + 1.0), (i * 7) % 5,
+                                   i == 4 ? 1.0 : 0.0, i == 3 ? 1e5 : i + 1.0;
+  const auto found = dominant_values(x, {"x", "z", "d", "w"});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].column, "x");
+  EXPECT_EQ(found[0].row, 10);
+  EXPECT_EQ(found[0].value, 1.3e154);
+  // The encoder finds it in the training table.
+  std::string csv = "x,y\n";
+  for (Index i = 0; i < 40; ++i) csv += (i == 10 ? "1.3e154" : std::to_string(i + 1)) + ",1\n";
+  const auto enc = DesignEncoder::fit(CsvTable::parse(csv, "s.csv"), {{"x"}, {}, true, true});
+  ASSERT_EQ(enc.dominant_values().size(), 1u);
+  EXPECT_EQ(enc.dominant_values()[0].row, 10);
+}
+
 }  // namespace
 }  // namespace blr::io
