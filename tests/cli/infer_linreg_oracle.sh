@@ -99,6 +99,22 @@ assert d.get("assumptions", []) == [], d.get("assumptions")
 assert d["family"] == "gaussian-full" and d["noise_precision"] == 0.05, d
 PY
 
+# laplace (and cvi) without --noise-precision hold β = E[τ | y] of the same Normal–Gamma posterior:
+# the Gaussian conditional on it, N(m_N, S), so the same mean (Newton stops at max|∇| < 1e-10: the
+# mean is within ‖S‖·1e-10 ≤ tr(S)·1e-10) and sds √(S_jj) = the t's sds times √((ν − 2)/ν)
+# (1e-9: both are Λ_N⁻¹ up to rounding, cond(Λ_N)·ε ≈ 1e-11 on these unstandardised columns).
+run_infer plugin linreg --train "$data/pima_train.csv" --label bmi --features skin,glu,bp --method laplace
+python3 - "$work/default.json" "$work/plugin.json" <<'PY' || fail "plugin: laplace is not the Gaussian conditional on E[τ | y]"
+import json, math, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+nu = a["dof"]
+tr = sum(b["covariance"][i][i] for i in range(len(b["mean"])))
+assert b["noise_estimate"] == "plug-in" and b["noise_precision"] == a["noise"]["precision_mean"], b
+assert all(abs(x - y) <= tr * 1e-10 + 1e-12 * abs(x) for x, y in zip(a["mean"], b["mean"])), (a["mean"], b["mean"])
+assert all(abs(s / t * math.sqrt((nu - 2) / nu) - 1) < 1e-9 for s, t in zip(a["sd"], b["sd"])), (a["sd"], b["sd"])
+assert any("held fixed by laplace" in s for s in b["assumptions"]), b["assumptions"]
+PY
+
 # The intercept's weak prior: logistic with flat slopes reaches the maximum-likelihood intercept
 # that a δ = 1 prior on the intercept pulls towards 0.
 run_infer weak logistic --train "$data/pima_train.csv" --label type --positive Yes --features glu,bmi
