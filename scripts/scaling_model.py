@@ -24,7 +24,8 @@ docs/distributed.md "What is reduced"); eta and alpha as fitted; overlap 0 (blr)
 
 Usage:
   scaling_model.py MEASUREMENTS.csv [--parameters PARAMETERS.csv] [--json OUT] [--plot PNG]
-                   [--max-rms-residual X] [--flops F] [--gbits 10,25,100] [--ranks 8,32,128,512]
+                   [--max-rms-residual X] [--flops F] [--alpha-us A] [--gbits 10,25,100]
+                   [--ranks 8,32,128,512]
 Exit status 1 with one sentence when the data do not fit (RMS relative residual above
 --max-rms-residual, or a fitted efficiency or latency that is not positive).
 """
@@ -238,7 +239,7 @@ def projection_table(rows, ranks):
         " | ".join(f"{w} ranks" for w in ranks) + " |"
     lines = [head, "|" + "---|" * (5 + len(ranks))]
     for r in rows:
-        cells = " | ".join(f"{c['step_ms']:.0f} ms ({100 * c['efficiency']:.0f} % / "
+        cells = " | ".join(f"{c['step_ms']:.3g} ms ({100 * c['efficiency']:.0f} % / "
                            f"{100 * c['efficiency_overlap']:.0f} %)" for c in r["ranks"])
         lines.append(f"| {r['model']}, P = {r['parameters']:,} ({r['batch']} {r['unit']}) | "
                      f"{r['optimizer']} | {r['bytes'] / 1e6:.1f} MB | {r['compute_ms']:.1f} ms | "
@@ -319,6 +320,8 @@ def main(argv):
     ap.add_argument("--max-rms-residual", type=float, default=0.25)
     ap.add_argument("--flops", type=float, default=100e12,
                     help="sustained FLOP/s of one rank for the projection (100e12)")
+    ap.add_argument("--alpha-us", type=float,
+                    help="latency per message for the projection (default: the fitted one)")
     ap.add_argument("--gbits", default="10,25,100")
     ap.add_argument("--ranks", default="8,32,128,512")
     a = ap.parse_args(argv)
@@ -343,9 +346,16 @@ def main(argv):
                 counts = {r["model"]: int(r["parameters"]) for r in csv.DictReader(f)}
         except (OSError, KeyError, ValueError):
             raise Failure(f"{a.parameters} is not a parameters CSV (model,parameters).")
-        proj = projection(params, counts, a.flops, gbits, ranks)
+        net = dict(params)
+        if a.alpha_us is not None:
+            if not a.alpha_us >= 0:
+                raise Failure(f"Option '--alpha-us' must be at least 0; got {a.alpha_us}.")
+            net["alpha_ms"] = a.alpha_us / 1e3
+        proj = projection(net, counts, a.flops, gbits, ranks)
         print()
-        print(f"Projection: compute at {a.flops / 1e12:g} TFLOP/s per rank; step time "
+        print(f"Projection: eta {net['eta']:.3f}, alpha {1e3 * net['alpha_ms']:.1f} us "
+              f"({'given' if a.alpha_us is not None else 'fitted'}), compute at "
+              f"{a.flops / 1e12:g} TFLOP/s per rank; step time "
               f"(efficiency without overlap / with the all-reduce hidden behind the backward pass)")
         print()
         print(projection_table(proj, ranks))

@@ -7,6 +7,8 @@
 #   * IVON, 2 ranks x 1 Monte Carlo sample (--dist-split samples) = 1 process x 2 samples:
 #     the same parameter digest, per-epoch losses and test metrics, bitwise (as torch_launch.sh);
 #   * AdamW with the data split gives bitwise the parameters of `blr launch --nproc 2` (loopback);
+#   * the IVON run started by torchrun (one node per namespace, static rendezvous: the ranks use
+#     the store of torchrun's agent) gives the same digest (skipped without python3-torch);
 #   * the IVON run again with tbf limits of 1 Gbit/s and 100 Mbit/s on both veth ends: the same
 #     digest, and an all-reduce time per step at least 80 % of what the limit allows (so the limit
 #     is in the path); the step times are printed.
@@ -105,6 +107,29 @@ timeout 120 "$blr" launch --nproc 2 -- train --optimizer adamw --epochs 1 "${tin
   --json "$work/launch.json" >/dev/null 2>"$work/launch.err" || { fail "launch adamw: exit $?"; cat "$work/launch.err" >&2; }
 pair adamw --optimizer adamw --epochs 1
 same launch adamw
+
+# ---- torchrun (static rendezvous: its agent on node 0 serves the store, the ranks are clients) --
+# Debian's torchrun 1.13 under Python 3.11 fails with its default --redirects 0 and --tee 0 (an
+# IntFlag of value 0, or of two bits, is no longer iterated: "'NoneType' object has no attribute
+# 'get'"), so both are set to one-bit values (stdout to its log, stderr to its log and here).
+if [ -x /usr/bin/torchrun ] && $py -c "import torch.distributed.run" 2>/dev/null; then
+  pids=()
+  for r in 1 0; do
+    netns_exec "$r" env GLOO_SOCKET_IFNAME="${NETNS_RANK_DEV[$r]}" timeout 120 /usr/bin/torchrun \
+      --nnodes 2 --nproc_per_node 1 --node_rank $r --master_addr $subnet.1 --master_port 29400 \
+      --max_restarts 0 --redirects 1 --tee 2 --log_dir "$work/torchrun-log-$r" \
+      --no_python "$blr" train "${ivon2[@]}" "${tiny[@]}" \
+      --json "$work/torchrun.json" >/dev/null 2>"$work/torchrun.$r.err" &
+    pids+=($!)
+  done
+  for r in 0 1; do
+    wait "${pids[$r]}" || { fail "torchrun: node $((1 - r)) exited $?"; tail -5 "$work/torchrun.$((1 - r)).err" >&2; }
+  done
+  pids=()
+  same one torchrun
+else
+  echo "torch_netns: torchrun (python3-torch) is not installed; its check did not run." >&2
+fi
 
 # ---- the same IVON run under bandwidth limits: same digest, and the limit is in the path ------
 for mbit in 1000 100; do

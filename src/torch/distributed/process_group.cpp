@@ -123,6 +123,11 @@ std::optional<Environment> environment_from_variables() {
     env.store_file = file;
     return env;
   }
+  if (const char* agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE"); agent != nullptr) {
+    env.agent_store = std::string(agent) == "True";
+    env.restart_count =
+        static_cast<int>(integer_variable("TORCHELASTIC_RESTART_COUNT", 0, 1 << 30).value_or(0));
+  }
   const auto port = integer_variable("MASTER_PORT", 1, 65535);
   check(port.has_value() || env.world_size == 1,
         "The environment sets RANK and WORLD_SIZE but not MASTER_PORT, the port of rank 0's "
@@ -185,12 +190,16 @@ ProcessGroup::ProcessGroup(const Environment& env, std::chrono::milliseconds tim
   try {
     c10d::TCPStoreOptions o;
     o.port = static_cast<std::uint16_t>(env.master_port);
-    o.isServer = env.rank == 0;
+    o.isServer = env.rank == 0 && !env.agent_store;
     o.numWorkers = static_cast<std::size_t>(env.world_size);
     o.waitWorkers = true;
     o.timeout = timeout;
     const QuietLibTorchLog quiet;  // the failure is blr's sentence below, once
     impl_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, o);
+    if (env.agent_store) {
+      impl_->store = c10::make_intrusive<c10d::PrefixStore>(
+          fmt::format("/worker/attempt_{}", env.restart_count), impl_->store);
+    }
     impl_->group = make_gloo(impl_->store, rank_, world_size_, timeout, env.master_addr);
   } catch (const Error&) {
     throw;

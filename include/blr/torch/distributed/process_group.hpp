@@ -49,6 +49,11 @@ struct Environment {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   std::string store_file;  ///< BLR_RENDEZVOUS_FILE (blr launch): a FileStore, no port
+  /// torchrun's static rendezvous (TORCHELASTIC_USE_AGENT_STORE=True): its agent on node 0
+  /// already serves the TCPStore at MASTER_ADDR:MASTER_PORT, so every rank is a client, under
+  /// the prefix /worker/attempt_<TORCHELASTIC_RESTART_COUNT> (as torch.distributed does).
+  bool agent_store = false;
+  int restart_count = 0;
 };
 
 /// The environment of this process: nullopt when neither RANK nor WORLD_SIZE is set; a
