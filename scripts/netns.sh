@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Network namespaces for data-parallel runs "between hosts" on one machine (sourced by
 # tests/cli/torch_netns.sh and scripts/netns_scaling.sh; needs root or CAP_NET_ADMIN and iproute2).
 #

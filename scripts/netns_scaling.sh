@@ -36,7 +36,10 @@ py=/usr/bin/python3
 maxw=1
 for w in "${worlds[@]}"; do
   [ $((batch % w)) -eq 0 ] || { echo "netns_scaling: BATCH=$batch is not divisible by the world size $w." >&2; exit 2; }
-  [ "$w" -ge 2 ] && [ "$w" -le 8 ] || { echo "netns_scaling: world sizes run from 2 to 8; got $w." >&2; exit 2; }
+  if [ "$w" -lt 2 ] || [ "$w" -gt 8 ]; then
+    echo "netns_scaling: world sizes run from 2 to 8; got $w." >&2
+    exit 2
+  fi
   [ "$w" -gt "$maxw" ] && maxw=$w
 done
 mkdir -p "$out/runs" || exit 2
@@ -81,7 +84,7 @@ for ((round = 1; round <= rounds; round++)); do
       pids=()
       [ "$ok" -eq 1 ] || { echo "netns_scaling: a compute run ($opt, $k at once) failed; see $out/runs." >&2; exit 1; }
       ms=$($py -c "import json,sys; print(sum(list(json.load(open(f))['optimizers'].values())[0]['step_ms'] for f in sys.argv[1:]) / (len(sys.argv) - 1))" \
-        "$out"/runs/compute-$round-$opt-$k-*.json)
+        "$out/runs/compute-$round-$opt-$k-"*.json)
       digest=$(field "$out/runs/compute-$round-$opt-$k-0.json" "o['parameter_digest']")
       echo "compute,$round,$opt,$k,0,$m,$ms,0,0,$digest,$(nproc),$l" >>"$csv"
       echo "netns_scaling: round $round compute $opt x$k (batch $m): $ms ms/step" >&2
@@ -96,7 +99,7 @@ for ((round = 1; round <= rounds; round++)); do
         l=$(load)
         pids=()
         for ((r = w - 1; r >= 0; r--)); do
-          netns_exec "$r" env RANK=$r WORLD_SIZE=$w MASTER_ADDR=$subnet.1 MASTER_PORT=29500 \
+          netns_exec "$r" env RANK="$r" WORLD_SIZE="$w" MASTER_ADDR=$subnet.1 MASTER_PORT=29500 \
             GLOO_SOCKET_IFNAME="${NETNS_RANK_DEV[$r]}" timeout 600 "$blr" train --optimizer "$opt" \
             --batch-size "$batch" --train-limit $((batch * steps)) "${common[@]}" --json "$f" \
             >/dev/null 2>"${f%.json}.$r.err" &
