@@ -13,6 +13,8 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <optional>
+#include <string>
 #include <thread>
 #include <unistd.h>
 
@@ -270,6 +272,53 @@ TEST(Distributed, AdamWOnTwoRanksWithHalfTheBatchEqualsOneProcessWithAll) {
     return adamw_step(h, nullptr);
   }();
   EXPECT_GT((half[0] - one[0]).abs().max().item<double>(), 1e3 * lr * 2 * gamma / eps);
+}
+
+// torchrun's static rendezvous: TORCHELASTIC_USE_AGENT_STORE=True makes every rank a client of
+// the agent's store (no server on rank 0) under the restart count's prefix; any other value, or
+// none, leaves rank 0 the server; a restart count that is not an integer is one sentence.
+TEST(Distributed, TorchrunAgentStoreIsReadFromTheEnvironment) {
+  const std::vector<std::string> names = {"RANK", "WORLD_SIZE", "MASTER_PORT",
+                                          "TORCHELASTIC_USE_AGENT_STORE",
+                                          "TORCHELASTIC_RESTART_COUNT", "BLR_RENDEZVOUS_FILE"};
+  std::vector<std::optional<std::string>> saved;
+  for (const auto& n : names) {
+    const char* v = std::getenv(n.c_str());
+    saved.push_back(v ? std::optional<std::string>(v) : std::nullopt);
+  }
+  ::unsetenv("BLR_RENDEZVOUS_FILE");
+  ::setenv("RANK", "0", 1);
+  ::setenv("WORLD_SIZE", "2", 1);
+  ::setenv("MASTER_PORT", "29400", 1);
+  ::setenv("TORCHELASTIC_USE_AGENT_STORE", "True", 1);
+  ::setenv("TORCHELASTIC_RESTART_COUNT", "3", 1);
+  auto env = environment_from_variables();
+  ASSERT_TRUE(env.has_value());
+  EXPECT_TRUE(env->agent_store);
+  EXPECT_EQ(env->restart_count, 3);
+  EXPECT_EQ(env->master_port, 29400);
+  ::setenv("TORCHELASTIC_USE_AGENT_STORE", "False", 1);
+  EXPECT_FALSE(environment_from_variables()->agent_store);
+  ::unsetenv("TORCHELASTIC_USE_AGENT_STORE");
+  ::unsetenv("TORCHELASTIC_RESTART_COUNT");
+  EXPECT_FALSE(environment_from_variables()->agent_store);
+  ::setenv("TORCHELASTIC_USE_AGENT_STORE", "True", 1);
+  ::setenv("TORCHELASTIC_RESTART_COUNT", "x", 1);
+  try {
+    environment_from_variables();
+    ADD_FAILURE() << "a restart count of 'x' was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("TORCHELASTIC_RESTART_COUNT must be an integer"),
+              std::string::npos)
+        << e.what();
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (saved[i]) {
+      ::setenv(names[i].c_str(), saved[i]->c_str(), 1);
+    } else {
+      ::unsetenv(names[i].c_str());
+    }
+  }
 }
 
 }  // namespace
