@@ -27,6 +27,7 @@ from .predictive import (ensemble, entropy_auroc, fit_temperature, metrics, ood_
                          predictive, reliability_bins, scale_temperature)
 from .plots import reliability_diagram
 from .recipes import Recipe, recipe, recipes
+from .squared_gradients import per_example_squared_gradients
 from . import infer
 from ._blr import data
 

@@ -57,3 +57,51 @@ def test_vogn_takes_per_example_squared_gradients():
             optimizer.zero_grad()
             torch.nn.functional.cross_entropy(model(x), y).backward()
         optimizer.step()  # no squared gradients given for this sample
+
+
+def test_per_example_squared_gradients_equal_one_backward_per_example():
+    """blr.per_example_squared_gradients (vmap of grad) against one backward pass per example,
+    for an MLP with a frozen layer: the mean of the squared gradients, parameter by parameter."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Tanh(), torch.nn.Linear(7, 3),
+                                torch.nn.Tanh(), torch.nn.Linear(3, 3)).to(torch.float64)
+    model[2].weight.requires_grad_(False)
+    x = torch.randn(9, 5, dtype=torch.float64)
+    y = torch.randint(0, 3, (9,))
+    loss = torch.nn.functional.cross_entropy
+    got = blr.per_example_squared_gradients(model, loss, x, y)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    expected = [torch.zeros_like(p) for p in trainable]
+    for i in range(len(x)):
+        grads = torch.autograd.grad(loss(model(x[i:i + 1]), y[i:i + 1]), trainable)
+        for e, g in zip(expected, grads):
+            e += g.pow(2) / len(x)
+    assert len(got) == len(trainable)
+    for a, b in zip(got, expected):
+        assert torch.allclose(a, b, rtol=1e-12, atol=1e-15), (a - b).abs().max()
+
+
+def test_vogn_trains_with_the_computed_squared_gradients():
+    torch.manual_seed(0)
+    x = torch.randn(64, 5)
+    y = (x[:, 0] - x[:, 1] > 0).long()
+    model = torch.nn.Sequential(torch.nn.Linear(5, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+    optimizer = blr.VOGN(model.parameters(), lr=0.05, ess=64)
+    loss = torch.nn.functional.cross_entropy
+    losses = []
+    for _ in range(40):
+        with optimizer.sampled_params(train=True):
+            optimizer.zero_grad()
+            value = loss(model(x), y)
+            value.backward()
+            optimizer.add_squared_gradients(blr.per_example_squared_gradients(model, loss, x, y))
+        optimizer.step()
+        losses.append(value.item())
+    assert losses[-1] < 0.7 * losses[0]
+
+
+def test_per_example_squared_gradients_refuse_a_model_that_mixes_examples():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.BatchNorm1d(6), torch.nn.Linear(6, 2))
+    with pytest.raises(blr.Error, match=r"no per-example gradients|mixes the examples"):
+        blr.per_example_squared_gradients(model, torch.nn.functional.cross_entropy,
+                                          torch.randn(8, 4), torch.randint(0, 2, (8,)))
