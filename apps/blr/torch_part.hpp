@@ -59,7 +59,8 @@ inline constexpr PartCommand kTorchCommands[] = {
     {"bench", 60, "Measure speed, as ratios to a baseline run in the same process."},
     {"launch", 61,
      "Run a blr command as N data-parallel processes on this machine (ranks over 127.0.0.1, as "
-     "torchrun does); a rank that fails stops the others."},
+     "torchrun does); a rank that fails stops the others, or with --max-restarts N all restart "
+     "from the newest valid checkpoint, as torchrun's elastic agent does."},
 };
 
 /// `blr sensitivity` is the front's command for GLMs (apps/blr/cmd_sensitivity.cpp); a command

@@ -7,6 +7,13 @@
 // same stream prefixed with "[rank r] ". When a child exits non-zero or is killed, the others get
 // SIGTERM, then SIGKILL after a grace period, and launch exits non-zero with one sentence naming
 // the rank and its status. Children die with launch (PR_SET_PDEATHSIG), so none outlives it.
+//
+// Elastic restarts (--max-restarts N, as torchrun's elastic agent): after a failure every rank is
+// stopped, then all are started again, at most N times, with a fresh rendezvous directory and
+// `--auto-resume` appended to the train command, so that each continues the newest valid
+// checkpoint in OUT/checkpoints (blr train's rule, commands.hpp: newest_checkpoint_if_any) or,
+// when there is none yet, starts again. Only `train` with --out and --checkpoint-every is
+// restarted: anything else would redo all its work.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -24,12 +31,14 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "../command.hpp"
 #include "../torch_part.hpp"
 #include "blr/core/error.hpp"
+#include "commands.hpp"
 
 namespace {
 
@@ -38,8 +47,11 @@ using Clock = std::chrono::steady_clock;
 struct LaunchFlags {
   int nproc = 2;
   double grace = 5.0;
+  int max_restarts = 0;
   std::vector<std::string> command;
 };
+
+constexpr int kMaxRestartsLimit = 100;
 
 volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_interrupt(int) { g_interrupted = 1; }
@@ -122,7 +134,8 @@ int exit_code_of(int status) {
   return 1;
 }
 
-pid_t spawn(const LaunchFlags& f, int rank, const std::string& store_file, Child& c) {
+pid_t spawn(const LaunchFlags& f, const std::vector<std::string>& command, int restart, int rank,
+            const std::string& store_file, Child& c) {
   int out[2], err[2];
   blr::check(::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0,
              fmt::format("Cannot create the pipes of rank {}: {}.", rank, std::strerror(errno)));
@@ -141,10 +154,13 @@ pid_t spawn(const LaunchFlags& f, int rank, const std::string& store_file, Child
     ::setenv("WORLD_SIZE", std::to_string(f.nproc).c_str(), 1);
     ::setenv("LOCAL_WORLD_SIZE", std::to_string(f.nproc).c_str(), 1);
     ::setenv("BLR_RENDEZVOUS_FILE", store_file.c_str(), 1);
+    // As torchrun's elastic agent: how many times the ranks were restarted, and the limit.
+    ::setenv("TORCHELASTIC_RESTART_COUNT", std::to_string(restart).c_str(), 1);
+    ::setenv("TORCHELASTIC_MAX_RESTARTS", std::to_string(f.max_restarts).c_str(), 1);
     ::unsetenv("MASTER_ADDR");
     ::unsetenv("MASTER_PORT");
     std::vector<std::string> args = {"blr"};
-    args.insert(args.end(), f.command.begin(), f.command.end());
+    args.insert(args.end(), command.begin(), command.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -162,44 +178,28 @@ pid_t spawn(const LaunchFlags& f, int rank, const std::string& store_file, Child
   return pid;
 }
 
-int run_launch(LaunchFlags& f) {
-  blr::check(f.nproc >= 1 && f.nproc <= 64,
-             fmt::format("Option '--nproc' must be between 1 and 64; got {}.", f.nproc));
-  blr::check(f.grace > 0 && f.grace <= 600,
-             fmt::format("Option '--grace' must be in (0, 600] seconds; got {}.", f.grace));
-  if (!f.command.empty() && (f.command[0] == "blr" || f.command[0] == "blr-torch")) {
-    f.command.erase(f.command.begin());
-  }
-  blr::check(!f.command.empty() && f.command[0] != "launch",
-             "blr launch needs the blr command to run after '--', e.g. "
-             "blr launch --nproc 2 -- train --model lenet.");
-  // The ranks run this executable, the LibTorch part: a command of the front (infer, table1, …)
-  // would be unknown to them.
-  std::string torch_commands;
-  bool known = false;
-  for (const auto& c : blr::cli::kTorchCommands) {
-    if (std::string_view(c.name) == "launch") continue;
-    known = known || f.command[0] == c.name;
-    torch_commands += (torch_commands.empty() ? "" : ", ") + std::string(c.name);
-  }
-  blr::check(known, fmt::format("blr launch runs the LibTorch commands ({}); '{}' is not one of "
-                                "them, so run `blr {}` directly (only train is data-parallel).",
-                                torch_commands, f.command[0], f.command[0]));
-  const RendezvousDirectory rendezvous;
-  struct sigaction sa{};
-  sa.sa_handler = on_interrupt;
-  ::sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
+/// How one start of the ranks ended: `failed_rank` -1 when every rank exited 0, -2 when launch was
+/// interrupted, else the rank that names the failure and its wait status.
+struct Attempt {
+  int failed_rank = -1;
+  int failed_status = 0;
+};
 
+/// Starts the ranks with `command` (restart: how many starts came before), forwards their output
+/// and waits until every one has exited; when one fails, the others get SIGTERM, then SIGKILL after
+/// --grace seconds. Each start meets in its own rendezvous directory, removed on return.
+Attempt run_ranks(const LaunchFlags& f, const std::vector<std::string>& command, int restart) {
+  const RendezvousDirectory rendezvous;
   std::vector<Child> children(static_cast<size_t>(f.nproc));
   for (int r = 0; r < f.nproc; ++r) {
     try {
-      spawn(f, r, rendezvous.file(), children[static_cast<size_t>(r)]);
+      spawn(f, command, restart, r, rendezvous.file(), children[static_cast<size_t>(r)]);
     } catch (...) {
       for (auto& c : children) {
-        if (c.pid > 0) ::kill(c.pid, SIGKILL);
+        if (c.pid > 0) {
+          ::kill(c.pid, SIGKILL);
+          ::waitpid(c.pid, nullptr, 0);
+        }
       }
       throw;
     }
@@ -293,17 +293,143 @@ int run_launch(LaunchFlags& f) {
       if (c.fd[w] >= 0) ::close(c.fd[w]);
     }
   }
-  if (failed_rank == -2) {
-    std::cerr << "blr launch: interrupted; stopped all ranks.\n";
-    return 130;
+  return {failed_rank, failed_status};
+}
+
+/// The value of `name` in a command's flags ("--name V" or "--name=V"; the last one given), or
+/// nothing when the command does not give it.
+std::optional<std::string> flag_value(const std::vector<std::string>& command,
+                                      const std::string& name) {
+  std::optional<std::string> value;
+  for (size_t i = 1; i < command.size(); ++i) {
+    if (command[i] == name && i + 1 < command.size()) {
+      value = command[i + 1];
+    } else if (command[i].rfind(name + "=", 0) == 0) {
+      value = command[i].substr(name.size() + 1);
+    }
   }
-  if (failed_rank >= 0) {
-    std::cerr << fmt::format("blr launch: rank {} {}; stopped the other ranks.\n", failed_rank,
-                             describe(failed_status));
-    const int code = exit_code_of(failed_status);
-    return code == 0 ? 1 : code;
+  return value;
+}
+
+/// Where the ranks of a restartable command write their checkpoints, OUT/checkpoints; refuses
+/// (one sentence) a command that a restart could not resume.
+std::string restartable_checkpoints(const std::vector<std::string>& command) {
+  blr::check(command[0] == "train",
+             fmt::format("Option '--max-restarts' restarts `train` only, which resumes from its "
+                         "checkpoints; '{}' would start over from nothing, so run it without "
+                         "--max-restarts.",
+                         command[0]));
+  const auto out = flag_value(command, "--out");
+  const auto every = flag_value(command, "--checkpoint-every");
+  int64_t epochs = 0;
+  if (every) {
+    try {
+      size_t used = 0;
+      epochs = std::stoll(*every, &used);
+      if (used != every->size()) epochs = 0;
+    } catch (const std::exception&) {
+      epochs = 0;
+    }
   }
-  return 0;
+  blr::check(out.has_value() && !out->empty() && epochs > 0,
+             fmt::format("Option '--max-restarts' needs a train command that writes checkpoints "
+                         "(--out DIR and --checkpoint-every K > 0), so that a restart resumes the "
+                         "run instead of redoing it; this one has {}.",
+                         !out || out->empty() ? "no --out"
+                         : !every             ? "no --checkpoint-every"
+                                              : "--checkpoint-every " + *every));
+  return (std::filesystem::path(*out) / "checkpoints").string();
+}
+
+/// "from 'FILE' (epoch E)" or "from scratch (...)": where the restarted ranks will continue, by the
+/// rule `blr train --auto-resume` applies to the same directory (every file it will skip is named
+/// first).
+std::string restart_point(const std::string& checkpoints, bool command_resumes) {
+  std::vector<std::string> skipped;
+  const auto newest = blr::torch::newest_checkpoint_if_any(checkpoints, &skipped);
+  for (const auto& why : skipped) std::cerr << "blr launch: skipped: " << why << '\n';
+  if (newest) {
+    return fmt::format("from '{}' (epoch {})", newest->path,
+                       newest->meta.value("epoch", int64_t{0}));
+  }
+  return fmt::format("{} (no valid checkpoint in '{}' yet)",
+                     command_resumes ? "from the checkpoint its --resume names" : "from scratch",
+                     checkpoints);
+}
+
+int run_launch(LaunchFlags& f) {
+  blr::check(f.nproc >= 1 && f.nproc <= 64,
+             fmt::format("Option '--nproc' must be between 1 and 64; got {}.", f.nproc));
+  blr::check(f.grace > 0 && f.grace <= 600,
+             fmt::format("Option '--grace' must be in (0, 600] seconds; got {}.", f.grace));
+  blr::check(f.max_restarts >= 0 && f.max_restarts <= kMaxRestartsLimit,
+             fmt::format("Option '--max-restarts' must be between 0 and {}; got {}.",
+                         kMaxRestartsLimit, f.max_restarts));
+  if (!f.command.empty() && (f.command[0] == "blr" || f.command[0] == "blr-torch")) {
+    f.command.erase(f.command.begin());
+  }
+  blr::check(!f.command.empty() && f.command[0] != "launch",
+             "blr launch needs the blr command to run after '--', e.g. "
+             "blr launch --nproc 2 -- train --model lenet.");
+  // The ranks run this executable, the LibTorch part: a command of the front (infer, table1, …)
+  // would be unknown to them.
+  std::string torch_commands;
+  bool known = false;
+  for (const auto& c : blr::cli::kTorchCommands) {
+    if (std::string_view(c.name) == "launch") continue;
+    known = known || f.command[0] == c.name;
+    torch_commands += (torch_commands.empty() ? "" : ", ") + std::string(c.name);
+  }
+  blr::check(known, fmt::format("blr launch runs the LibTorch commands ({}); '{}' is not one of "
+                                "them, so run `blr {}` directly (only train is data-parallel).",
+                                torch_commands, f.command[0], f.command[0]));
+  const std::string checkpoints =
+      f.max_restarts > 0 ? restartable_checkpoints(f.command) : std::string();
+  struct sigaction sa{};
+  sa.sa_handler = on_interrupt;
+  ::sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  std::vector<std::string> command = f.command;
+  // At most max_restarts + 1 starts; each ends when its ranks have exited.
+  for (int restart = 0; restart <= f.max_restarts; ++restart) {
+    const Attempt attempt = run_ranks(f, command, restart);
+    if (attempt.failed_rank == -1) return 0;
+    if (attempt.failed_rank == -2) {
+      std::cerr << "blr launch: interrupted; stopped all ranks.\n";
+      return 130;
+    }
+    const std::string failure =
+        fmt::format("rank {} {}", attempt.failed_rank, describe(attempt.failed_status));
+    const int code = exit_code_of(attempt.failed_status);
+    if (restart == f.max_restarts || g_interrupted) {  // an interrupted launch restarts nothing
+      if (f.max_restarts == 0 || g_interrupted) {
+        std::cerr << fmt::format("blr launch: {}; stopped the other ranks.\n", failure);
+      } else {
+        std::cerr << fmt::format(
+            "blr launch: {} after {} restart{}, the limit set by --max-restarts; stopped all "
+            "ranks.\n",
+            failure, f.max_restarts, f.max_restarts == 1 ? "" : "s");
+      }
+      return code == 0 ? 1 : code;
+    }
+    std::string from;
+    try {
+      from = restart_point(checkpoints, flag_value(f.command, "--resume").has_value());
+    } catch (const std::exception& e) {
+      std::cerr << fmt::format("blr launch: {}; cannot restart: {}\n", failure, e.what());
+      return code == 0 ? 1 : code;
+    }
+    std::cerr << fmt::format("blr launch: {}; restart {} of {}, all ranks {}.\n", failure,
+                             restart + 1, f.max_restarts, from);
+    std::cerr.flush();
+    if (std::find(command.begin(), command.end(), "--auto-resume") == command.end()) {
+      command.emplace_back("--auto-resume");
+    }
+  }
+  return 1;  // not reached: the last start returns above
 }
 
 void setup_launch(CLI::App& app, int& exit_code) {
@@ -314,6 +440,12 @@ void setup_launch(CLI::App& app, int& exit_code) {
   cmd->add_option("--grace", f->grace,
                   "Seconds the other ranks get to stop (SIGTERM) after one failed, before "
                   "SIGKILL.")
+      ->capture_default_str();
+  cmd->add_option("--max-restarts", f->max_restarts,
+                  "After a rank fails, stop all ranks and start them again, at most this many "
+                  "times (as torchrun's elastic agent), each time from the newest valid "
+                  "checkpoint in OUT/checkpoints (train with --out and --checkpoint-every only; "
+                  "the restarts run with --auto-resume); 0: a failure ends the run.")
       ->capture_default_str();
   cmd->add_option("command", f->command,
                   "The blr command and its flags, after '--' (e.g. -- train --model lenet).");

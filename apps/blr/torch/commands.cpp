@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -234,10 +235,109 @@ static std::vector<std::pair<std::string, std::string>> rank_configuration(
   return values;
 }
 
+std::optional<Checkpoint> newest_checkpoint_if_any(const std::string& directory,
+                                                   std::vector<std::string>* skipped) {
+  std::error_code ec;
+  if (!fs::is_directory(directory, ec)) return std::nullopt;
+  remove_stale_temporaries(directory);
+  bool any = false;
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end && !any; it.increment(ec)) {
+    any = it->path().extension() == ".ckpt" && it->is_regular_file();
+  }
+  if (!any) return std::nullopt;
+  std::vector<std::string> refused;
+  try {
+    Checkpoint newest = newest_valid_checkpoint(directory, &refused);
+    if (skipped != nullptr) skipped->insert(skipped->end(), refused.begin(), refused.end());
+    return newest;
+  } catch (const Error&) {
+    if (refused.empty()) throw;  // the directory could not be listed
+    if (skipped != nullptr) skipped->insert(skipped->end(), refused.begin(), refused.end());
+    return std::nullopt;  // every file was refused
+  }
+}
+
+namespace {
+
+// The checkpoint --resume PATH names: that file, or the newest valid one of a directory (each
+// file skipped on the way named on stderr).
+Checkpoint resume_source(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return load_checkpoint(path);
+  std::vector<std::string> skipped;
+  remove_stale_temporaries(path);
+  Checkpoint checkpoint = newest_valid_checkpoint(path, &skipped);
+  for (const auto& why : skipped) std::cerr << "blr: skipped: " << why << '\n';
+  std::cerr << fmt::format("blr: resuming from '{}' (epoch {}).\n", checkpoint.path,
+                           checkpoint.meta.value("epoch", int64_t{0}));
+  return checkpoint;
+}
+
+// The training configuration a checkpoint holds, with this command's data directory and test
+// samples, and `epochs` in all when > 0.
+TrainConfig configuration_of(const Checkpoint& checkpoint, const TrainConfig& command,
+                             int64_t epochs, const std::string& named_as) {
+  TrainConfig config;
+  try {
+    config = TrainConfig::from_json(checkpoint.meta.at("config"));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("The checkpoint '{}' holds no training configuration: {}", named_as,
+                            e.what()));
+  }
+  if (!command.data_options.directory.empty()) {
+    config.data_options.directory = command.data_options.directory;
+  }
+  config.test_samples = command.test_samples;
+  if (epochs > 0) {
+    const int64_t done = checkpoint.meta.value("epoch", int64_t{0});
+    check(epochs >= done,
+          fmt::format("--epochs {} is fewer than the {} epochs the checkpoint '{}' has finished.",
+                      epochs, done, named_as));
+    config.epochs = epochs;
+  }
+  return config;
+}
+
+// The first setting in which the run that wrote `checkpoint` differs from `config` ("--seed 1
+// there, 2 here"), or "" when none does. Compared: everything that shapes training, the epoch
+// count included (it spans the learning-rate schedule); not where the data lives or how the run
+// is evaluated.
+std::string configuration_difference(const Checkpoint& checkpoint, const TrainConfig& config) {
+  nlohmann::json saved;
+  try {
+    saved = TrainConfig::from_json(checkpoint.meta.at("config")).to_json();
+  } catch (const nlohmann::json::exception&) {
+    return "no training configuration";
+  }
+  nlohmann::json wanted = config.to_json();
+  for (const char* key : {"data_dir", "test_samples", "ece_bins", "test_limit", "test_data",
+                          "temperature_scaling"}) {
+    saved.erase(key);
+    wanted.erase(key);
+  }
+  for (const auto& [key, value] : wanted.items()) {
+    const nlohmann::json there = saved.contains(key) ? saved.at(key) : nlohmann::json();
+    if (there != value) {
+      std::string flag = key;
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      return fmt::format("--{} = {} there and {} here", flag, there.dump(), value.dump());
+    }
+  }
+  for (const auto& [key, value] : saved.items()) {
+    if (!wanted.contains(key)) return fmt::format("the setting {} = {}", key, value.dump());
+  }
+  return "";
+}
+
+}  // namespace
+
 int run_train(const TrainConfig& config_in, const RunSettings& settings_in,
-              const std::string& resume_path, int64_t resume_epochs) {
+              const std::string& resume_path, int64_t resume_epochs, bool auto_resume) {
   RunSettings settings = settings_in;
   const auto split = distributed::parse_split(settings.dist_split);
+  check(!auto_resume || !settings.out.empty(),
+        "Option '--auto-resume' needs '--out DIR': it continues the newest valid checkpoint in "
+        "DIR/checkpoints.");
   // Data parallel when launched with RANK and WORLD_SIZE (blr launch, torchrun): the ranks meet
   // first; only rank 0 reports and writes outputs.
   const auto group = distributed::process_group_from_environment(settings.dist_timeout);
@@ -249,44 +349,43 @@ int run_train(const TrainConfig& config_in, const RunSettings& settings_in,
   apply_run_settings(settings);
   if (root) prepare_out(settings);
   TrainConfig config = config_in;
-  Checkpoint checkpoint;
+  std::optional<Checkpoint> checkpoint;
   if (!resume_path.empty()) {
-    std::error_code ec;
-    if (fs::is_directory(resume_path, ec)) {
-      std::vector<std::string> skipped;
-      remove_stale_temporaries(resume_path);
-      checkpoint = newest_valid_checkpoint(resume_path, &skipped);
+    checkpoint = resume_source(resume_path);
+    config = configuration_of(*checkpoint, config_in, resume_epochs, resume_path);
+  }
+  if (auto_resume) {
+    // The run's own checkpoints: every rank reads the same directory, which nothing writes until
+    // the ranks have agreed (below) on the steps already taken and the parameters.
+    const std::string own = (fs::path(settings.out) / "checkpoints").string();
+    std::vector<std::string> skipped;
+    auto newest = newest_checkpoint_if_any(own, &skipped);
+    if (root) {
       for (const auto& why : skipped) std::cerr << "blr: skipped: " << why << '\n';
-      std::cerr << fmt::format("blr: resuming from '{}' (epoch {}).\n", checkpoint.path,
-                               checkpoint.meta.value("epoch", int64_t{0}));
-    } else {
-      checkpoint = load_checkpoint(resume_path);
     }
-    const std::string dir = config.data_options.directory;
-    const int samples = config.test_samples;
-    try {
-      config = TrainConfig::from_json(checkpoint.meta.at("config"));
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(fmt::format("The checkpoint '{}' holds no training configuration: {}",
-                              resume_path, e.what()));
-    }
-    if (!dir.empty()) config.data_options.directory = dir;
-    config.test_samples = samples;
-    use_embedded_model(config, checkpoint);
-    if (resume_epochs > 0) {
-      const int64_t done = checkpoint.meta.value("epoch", int64_t{0});
-      check(resume_epochs >= done,
-            fmt::format("--epochs {} is fewer than the {} epochs the checkpoint '{}' has finished.",
-                        resume_epochs, done, resume_path));
-      config.epochs = resume_epochs;
+    if (newest) {
+      const std::string difference = configuration_difference(*newest, config);
+      check(difference.empty(),
+            fmt::format("--auto-resume: the newest valid checkpoint in '{}', '{}', was written by "
+                        "a run with another configuration ({}); give this run its own --out.",
+                        own, newest->path, difference));
+      if (root) {
+        std::cerr << fmt::format("blr: --auto-resume: resuming from '{}' (epoch {}).\n",
+                                 newest->path, newest->meta.value("epoch", int64_t{0}));
+      }
+      checkpoint = std::move(newest);
+    } else if (root) {
+      std::cerr << fmt::format("blr: --auto-resume: no valid checkpoint in '{}' yet; starting {}.\n",
+                               own, checkpoint ? "from '" + checkpoint->path + "'" : "from scratch");
     }
   }
+  if (checkpoint) use_embedded_model(config, *checkpoint);
   config.validate_for_training();
   const auto device = parse_device(settings.device);
   const auto data = load_data(config);
   Trainer trainer(config, data, device);
-  if (!resume_path.empty()) {
-    trainer.restore(checkpoint);
+  if (checkpoint) {
+    trainer.restore(*checkpoint);
   } else if (!config.init.empty()) {
     trainer.start_from(load_checkpoint(config.init));
   }

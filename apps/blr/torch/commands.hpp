@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,9 +51,21 @@ void apply_run_settings(const RunSettings& settings);
 /// `blr train`: trains one optimizer (or resumes `resume_path`, until `resume_epochs` epochs in
 /// all when > 0, else the checkpoint's), prints the table, writes JSON, plots and checkpoints.
 /// `resume_path` may be a directory of checkpoints (e.g. OUT/checkpoints): the newest valid one is
-/// used, and every file skipped on the way is named on stderr.
+/// used, and every file skipped on the way is named on stderr. With `auto_resume` (--auto-resume,
+/// what `blr launch --max-restarts` adds when it restarts the ranks), the run continues the newest
+/// valid checkpoint in OUT/checkpoints when there is one (newest_checkpoint_if_any), which must
+/// have been written by a run of this configuration, epoch count included (else a blr::Error);
+/// with none it starts as it would without the flag.
 int run_train(const TrainConfig& config, const RunSettings& settings,
-              const std::string& resume_path = "", int64_t resume_epochs = 0);
+              const std::string& resume_path = "", int64_t resume_epochs = 0,
+              bool auto_resume = false);
+
+/// The newest checkpoint of `directory` that loads and verifies (newest_valid_checkpoint: by the
+/// epoch in its metadata, ties the newer file; truncated, half-written or corrupt files are
+/// skipped and named in `skipped`), or nothing when the directory does not exist or holds no
+/// valid checkpoint. Temporaries left by dead writers are removed first.
+std::optional<Checkpoint> newest_checkpoint_if_any(const std::string& directory,
+                                                   std::vector<std::string>* skipped);
 
 /// `blr compare`: trains each optimizer of `optimizers` with the shared configuration `base` and
 /// its own options, then prints one table; with `seeds` > 1, each optimizer once per seed
