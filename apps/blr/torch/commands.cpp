@@ -298,8 +298,8 @@ TrainConfig configuration_of(const Checkpoint& checkpoint, const TrainConfig& co
   return config;
 }
 
-// The first setting in which the run that wrote `checkpoint` differs from `config` ("--seed 1
-// there, 2 here"), or "" when none does. Compared: everything that shapes training, the epoch
+// The first setting in which the run that wrote `checkpoint` differs from `config` ("--seed = 1
+// there and 2 here"), or "" when none does. Compared: everything that shapes training, the epoch
 // count included (it spans the learning-rate schedule); not where the data lives or how the run
 // is evaluated.
 std::string configuration_difference(const Checkpoint& checkpoint, const TrainConfig& config) {
