@@ -8,21 +8,27 @@
 #   grid   seed 0: AdamW lr ∈ {3e-4, 1e-3, 3e-3, 1e-2}, IVON lr ∈ {300, 1000, 3000}; each chosen by
 #          validation perplexity (AdamW at its mean, IVON of its predictive)
 #   seeds  the chosen rates (ADAMW_LR, IVON_LR) with seeds 1 and 2 (SEEDS="3 4" for more)
-# Usage: scripts/lm_results.sh BLR OUTDIR grid|seeds [ADAMW_LR IVON_LR]
+#          EPOCHS=2 (with SEEDS="0 1 2" and another OUTDIR): the same runs at two epochs
+#   seed0  why IVON's seed 0 plateaus (stop 30): seed 0 with another weight-noise draw
+#          (--ivon-seed 1), and IVON and AdamW at seed 0 with two epochs (1 134 steps)
+# Usage: scripts/lm_results.sh BLR OUTDIR grid|seeds|seed0 [ADAMW_LR IVON_LR]
 # Each run writes OUTDIR/<name>.json; an existing file is reused (a stopped run resumes).
 set -euo pipefail
-blr=${1:?usage: lm_results.sh BLR OUTDIR grid|seeds [ADAMW_LR IVON_LR]}
+blr=${1:?usage: lm_results.sh BLR OUTDIR grid|seeds|seed0 [ADAMW_LR IVON_LR]}
 out=${2:?}
 what=${3:?}
 mkdir -p "$out"
 export OMP_WAIT_POLICY=PASSIVE
 lm=(--model gpt --data fortunes --gpt-context 128 --gpt-layers 4 --gpt-heads 4 --gpt-width 128
-    --epochs 1 --batch-size 32 --test-limit 300 --test-samples 16 --recipe lm-pretrain --quiet)
-run() {  # NAME OPTIMIZER LR SEED
-  local json="$out/$1.json"
+    --batch-size 32 --test-limit 300 --test-samples 16 --recipe lm-pretrain --quiet)
+run() {  # NAME OPTIMIZER LR SEED [FLAG...] (one epoch unless the flags give --epochs)
+  local json="$out/$1.json" name=$1 optimizer=$2 lr=$3 seed=$4
+  shift 4
   [ -s "$json" ] && { echo "reusing $json"; return; }
-  echo "== $1"
-  nice -n 5 "$blr" train --optimizer "$2" "--$2-lr" "$3" --seed "$4" "${lm[@]}" --json "$json.tmp" >/dev/null
+  [[ " $* " == *" --epochs "* ]] || set -- --epochs 1 "$@"
+  echo "== $name"
+  nice -n 5 "$blr" train --optimizer "$optimizer" "--$optimizer-lr" "$lr" --seed "$seed" "${lm[@]}" "$@" \
+    --json "$json.tmp" >/dev/null
   mv "$json.tmp" "$json"
 }
 case "$what" in
@@ -33,10 +39,16 @@ case "$what" in
     adamw_lr=${4:?the chosen AdamW lr}
     ivon_lr=${5:?the chosen IVON lr}
     for seed in ${SEEDS:-1 2}; do
-      run "adamw-lr$adamw_lr-seed$seed" adamw "$adamw_lr" "$seed"
-      run "ivon-lr$ivon_lr-seed$seed" ivon "$ivon_lr" "$seed"
+      run "adamw-lr$adamw_lr-seed$seed" adamw "$adamw_lr" "$seed" --epochs "${EPOCHS:-1}"
+      run "ivon-lr$ivon_lr-seed$seed" ivon "$ivon_lr" "$seed" --epochs "${EPOCHS:-1}"
     done ;;
-  *) echo "lm_results.sh: grid or seeds" >&2; exit 2 ;;
+  seed0)
+    adamw_lr=${4:-0.003}
+    ivon_lr=${5:-1000}
+    run "ivon-lr$ivon_lr-seed0-noise1" ivon "$ivon_lr" 0 --ivon-seed 1
+    run "ivon-lr$ivon_lr-seed0-2epochs" ivon "$ivon_lr" 0 --epochs 2
+    run "adamw-lr$adamw_lr-seed0-2epochs" adamw "$adamw_lr" 0 --epochs 2 ;;
+  *) echo "lm_results.sh: grid, seeds or seed0" >&2; exit 2 ;;
 esac
 python3 - "$out" <<'PY'
 import json, pathlib, sys

@@ -4,7 +4,8 @@ files the result scripts write (no number is typed by hand):
 
   --demo FILE     `blr compare --seeds N` of scripts/demo.sh (the MLP, image-small recipe)
   --vision DIR    scripts/vision_results.sh's outputs (lenet-*.json, resnet20-*.json)
-  --lm DIR        scripts/lm_results.sh's outputs (the learning rates run with 3 seeds)
+  --lm DIR        scripts/lm_results.sh's outputs (the learning rates run with 3 seeds); repeated
+                  for other budgets (EPOCHS=2 runs in their own directory)
 
 Columns: accuracy (perplexity for the language model), NLL (per token for the language model,
 the logarithm of its perplexity), ECE (15 bins; next-token ECE for the language model), OOD AUROC (the test
@@ -132,15 +133,19 @@ def lm_rows(directory):
     rows = Rows()
     groups = {}
     for f in sorted(pathlib.Path(directory).glob("*-seed*.json")):
+        if not re.fullmatch(r".*-seed\d+\.json", f.name):
+            continue  # the seed0 diagnostics (another noise draw, two epochs) are not table rows
         d = json.load(open(f))
         (name, run), = d["optimizers"].items()
         groups.setdefault((name, run["options"]["lr"]), {})[d["seed"]] = run
     chosen = {key: runs for key, runs in groups.items() if len(runs) >= 3}
     # The seeds every chosen rate was run with, so that the rows compare the same seeds.
     seeds = set.intersection(*(set(runs) for runs in chosen.values())) if chosen else set()
+    epochs = set()
     for (name, lr), runs in sorted(chosen.items(), key=lambda item: item[0][0]):
         for seed in sorted(seeds):
             run = runs[seed]
+            epochs.add(len(run["history"]))
             lm = run["language_model"]
             seconds = statistics.fmean(run["epoch_seconds"])
             label = f"{LABELS.get(name, name)} (lr {lr:g})"
@@ -154,7 +159,10 @@ def lm_rows(directory):
             else:
                 rows.add(label, lm["test_perplexity_mean"], math.log(lm["test_perplexity_mean"]),
                          lm["test_next_token_ece_mean"], None, seconds)
-    return rows
+    if len(epochs) > 1:
+        raise SystemExit(f"{directory}: runs of {sorted(epochs)} epochs in one directory; give "
+                         "each budget its own --lm directory.")
+    return rows, (epochs.pop() if epochs else 1)
 
 
 def print_task(task, rows, first_column="accuracy"):
@@ -174,7 +182,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--demo")
     parser.add_argument("--vision")
-    parser.add_argument("--lm")
+    parser.add_argument("--lm", action="append", default=[],
+                        help="a directory of lm_results.sh (repeat for other budgets)")
     args = parser.parse_args()
     if not (args.demo or args.vision or args.lm):
         parser.error("give at least one of --demo, --vision and --lm")
@@ -188,8 +197,10 @@ def main():
             rows, epochs = vision_rows(args.vision, model)
             if rows.rows:
                 print_task(label if model == "lenet" else f"{label}, {epochs} epochs", rows)
-    if args.lm:
-        print_task("GPT 4×128, 2.32 M tokens", lm_rows(args.lm), "perplexity")
+    for directory in args.lm:
+        rows, epochs = lm_rows(directory)
+        tokens = "2.32 M tokens" if epochs == 1 else f"{epochs} epochs of 2.32 M tokens"
+        print_task(f"GPT 4×128, {tokens}", rows, "perplexity")
     return 0
 
 
