@@ -13,6 +13,8 @@
 #                                0 removes the limits
 #   netns_exec I CMD...          run CMD in rank I's namespace
 #   netns_cleanup                delete every namespace made above (their veths go with them)
+#   netns_stop PID...            stop processes started in them: TERM, then KILL after 1 s
+#   netns_wait PID...            wait for every process; non-zero when one of them failed
 #
 # Every device is created inside a namespace of its own run (`ip link add ... netns NS`), never in
 # the caller's; no namespace gets a default route, NAT or a link to the host, so nothing sent in
@@ -83,6 +85,20 @@ netns_exec() {
   local i=$1
   shift
   ip netns exec "${NETNS_RANK_NS[$i]}" "$@"
+}
+
+netns_stop() {
+  local p
+  # TERM first: `timeout` passes it on to blr (a KILL would orphan blr until its --dist-timeout)
+  for p in "$@"; do kill -TERM "$p" 2>/dev/null; done
+  [ $# -eq 0 ] || sleep 1
+  for p in "$@"; do kill -KILL "$p" 2>/dev/null; done
+}
+
+netns_wait() {
+  local p ok=0
+  for p in "$@"; do wait "$p" || ok=1; done
+  return "$ok"
 }
 
 netns_cleanup() {

@@ -45,11 +45,7 @@ done
 mkdir -p "$out/runs" || exit 2
 pids=()
 cleanup() {
-  local p
-  # TERM first: `timeout` passes it on to blr (a KILL would orphan blr until its --dist-timeout)
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  [ ${#pids[@]} -eq 0 ] || sleep 1
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  netns_stop "${pids[@]}"
   netns_cleanup
 }
 trap cleanup EXIT
@@ -80,7 +76,7 @@ for ((round = 1; round <= rounds; round++)); do
         pids+=($!)
       done
       ok=1
-      for p in "${pids[@]}"; do wait "$p" || ok=0; done
+      netns_wait "${pids[@]}" || ok=0
       pids=()
       [ "$ok" -eq 1 ] || { echo "netns_scaling: a compute run ($opt, $k at once) failed; see $out/runs." >&2; exit 1; }
       ms=$($py -c "import json,sys; print(sum(list(json.load(open(f))['optimizers'].values())[0]['step_ms'] for f in sys.argv[1:]) / (len(sys.argv) - 1))" \
@@ -106,7 +102,7 @@ for ((round = 1; round <= rounds; round++)); do
           pids+=($!)
         done
         ok=1
-        for p in "${pids[@]}"; do wait "$p" || ok=0; done
+        netns_wait "${pids[@]}" || ok=0
         pids=()
         [ "$ok" -eq 1 ] || { echo "netns_scaling: the run of $opt on $w ranks at $mbit Mbit/s failed; see ${f%.json}.*.err." >&2; exit 1; }
         row=$(field "$f" "o['step_ms'], d['allreduce_ms_per_step'], d['allreduce_bytes_per_step'], o['parameter_digest'], sep=','")

@@ -36,11 +36,7 @@ if ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
 fi
 pids=()
 cleanup() {
-  local p
-  # TERM first: `timeout` passes it on to blr (a KILL would orphan blr until its --dist-timeout)
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  [ ${#pids[@]} -eq 0 ] || sleep 1
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  netns_stop "${pids[@]}"
   netns_cleanup
   rm -rf "$work"
 }

@@ -16,7 +16,8 @@
 // A regression network's predictive on new inputs (Gaussian likelihood with the run's fitted
 // noise σ, on the standardised scale): the mixture (1/K) Σ_k N(f(x; θ_k), σ²) over K posterior
 // draws, summarised by its mean f̄ = (1/K) Σ_k f_k and its standard deviation
-// √(σ² + (1/K) Σ_k (f_k − f̄)²) (the law of total variance); N(f(x; μ), σ²) for a point estimate.
+// √(σ² + (1/K) Σ_k (f_k − f̄)²) (the law of total variance; regression_metrics.hpp's
+// predictive_moments); N(f(x; μ), σ²) for a point estimate.
 // Both are returned in the targets' units: y = m + s·f and sd_y = s·sd, with m and s the
 // training targets' mean and standard deviation.
 #pragma once

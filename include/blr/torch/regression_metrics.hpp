@@ -36,6 +36,15 @@ struct RegressionMetrics {
   double predictive_std = 0.0;  ///< mean predictive standard deviation
 };
 
+/// The predictive's mean ȳ_j and standard deviation √(σ_d² + (1/K) Σ_k (m_kj − ȳ_j)²) per target
+/// value (the `mean` and `sd` lines above, before averaging): `means` K×N×D and `sigma` σ_d of
+/// shape (D) or (1, 1, D), double; both results N×D.
+struct PredictiveMoments {
+  ::at::Tensor mean;
+  ::at::Tensor sd;
+};
+PredictiveMoments predictive_moments(const ::at::Tensor& means, const ::at::Tensor& sigma);
+
 /// Metrics of sampled means `means` (K × targets.shape; or targets.shape itself for K = 1, or
 /// with a trailing output dimension of 1 for targets of shape (N)) against `targets` (N or N×D),
 /// with observation noise `noise_std` (one per output dimension, or one for all), all in the

@@ -152,14 +152,8 @@ SiteTerms expected_site_terms(Likelihood l, double y, double m, double v,
 
 Glm Glm::with_isotropic_prior(Matrix x, Vector y, Likelihood l, double delta) {
   check_positive("prior-precision", delta);
-  Glm g;
   const Index d = x.cols();
-  g.x = std::move(x);
-  g.y = std::move(y);
-  g.likelihood = l;
-  g.prior_mean = Vector::Zero(d);
-  g.prior_precision = Vector::Constant(d, delta);
-  return g;
+  return with_prior_precisions(std::move(x), std::move(y), l, Vector::Constant(d, delta));
 }
 
 Glm Glm::with_prior_precisions(Matrix x, Vector y, Likelihood l, Vector precisions) {

@@ -10,6 +10,14 @@
 
 namespace blr::torch {
 
+PredictiveMoments predictive_moments(const at::Tensor& means, const at::Tensor& sigma) {
+  PredictiveMoments out;
+  out.mean = means.mean(0);
+  const auto spread = (means - out.mean).pow(2).mean(0);  // population variance over samples
+  out.sd = (spread + sigma.reshape({-1}).pow(2)).sqrt();
+  return out;
+}
+
 RegressionMetrics regression_metrics(const at::Tensor& means, const at::Tensor& targets,
                                      const std::vector<double>& noise_std, bool sampled) {
   check(means.defined() && targets.defined() && targets.dim() >= 1 && targets.dim() <= 2,
@@ -38,8 +46,8 @@ RegressionMetrics regression_metrics(const at::Tensor& means, const at::Tensor& 
           .reshape({1, 1, d});
   RegressionMetrics r;
   r.count = n * d;
-  const auto mean = m.mean(0, /*keepdim=*/true);
-  r.rmse = std::sqrt((y - mean).pow(2).mean().item<double>());
+  const auto moments = predictive_moments(m, sigma);  // N×D
+  r.rmse = std::sqrt((y - moments.mean).pow(2).mean().item<double>());
   const auto z = (y - m) / sigma;  // K×N×D
   const auto log_pdf = -0.5 * z.pow(2) - sigma.log() - 0.5 * std::log(2 * M_PI);
   r.nll = -(at::logsumexp(log_pdf, 0) - std::log(static_cast<double>(k))).mean().item<double>();
@@ -52,8 +60,7 @@ RegressionMetrics regression_metrics(const at::Tensor& means, const at::Tensor& 
     miscalibration += std::abs(r.coverage[i] - p);
   }
   r.miscalibration = miscalibration / static_cast<double>(kCoverageLevels.size());
-  const auto spread = (m - mean).pow(2).mean(0);  // N×D, population variance over samples
-  r.predictive_std = (spread + sigma[0].pow(2)).sqrt().mean().item<double>();
+  r.predictive_std = moments.sd.mean().item<double>();
   return r;
 }
 

@@ -12,6 +12,7 @@
 #include "blr/torch/optim/mean_field.hpp"
 #include "blr/torch/optim/variational.hpp"
 #include "blr/torch/predictive.hpp"
+#include "blr/torch/regression_metrics.hpp"
 
 namespace blr::torch {
 
@@ -73,25 +74,21 @@ NewDataRegression predict_new_regression(const Model& model, ::torch::optim::Opt
   const int64_t n = inputs.size(0);
   NewDataRegression out;
   auto* v = as_variational(optimizer);
-  at::Tensor mean;      // N×D, standardised
-  at::Tensor variance;  // N×D, standardised: σ² + the draws' variance
+  at::Tensor outputs;  // K×N×D on the standardised scale (K = 1 for a point estimate)
   if (v != nullptr && v->has_posterior()) {
-    const auto draws =
-        predictive_outputs(model, *v, {inputs}, samples)[0].detach().to(at::kCPU, at::kDouble);
-    const auto f = draws.reshape({samples, n, d});
-    mean = f.mean(0);
-    variance = (f - mean).pow(2).mean(0) + noise_std * noise_std;
+    outputs = predictive_outputs(model, *v, {inputs}, samples)[0];
     out.method = "mc";
     out.samples = samples;
   } else {
-    mean = predict_outputs(model, inputs).detach().to(at::kCPU, at::kDouble).reshape({n, d});
-    variance = at::full({n, d}, noise_std * noise_std, at::kDouble);
+    outputs = predict_outputs(model, inputs).unsqueeze(0);
     out.method = "mean";
   }
+  const auto f = outputs.detach().to(at::kCPU, at::kDouble).reshape({-1, n, d});
+  const auto moments = predictive_moments(f, at::full({d}, noise_std, at::kDouble));
   const auto m = at::tensor(target_mean, at::kDouble);
   const auto s = at::tensor(target_sd, at::kDouble);
-  out.mean = (mean * s + m).contiguous();
-  out.sd = (variance.sqrt() * s).contiguous();
+  out.mean = (moments.mean * s + m).contiguous();
+  out.sd = (moments.sd * s).contiguous();
   return out;
 }
 
