@@ -4,7 +4,10 @@
   Laplace (the BLR with the delta method at ρ = 1: Newton's method, Khan & Rue 2023 §1.3.2) or CVI
   (Khan & Lin 2017), with ``sensitivities=True`` the memory-perturbation quantities of every
   training example and the leave-one-out estimates (Nickl et al. 2023). The design is used as
-  given: add an intercept column yourself.
+  given: add an intercept column yourself (``prior_precision`` takes one number per column, so it
+  can have a weak prior). A Gaussian likelihood's noise precision is estimated unless
+  ``noise_precision`` is given: the exact Normal–Gamma posterior (Student-t coefficients), as
+  ``blr infer linreg``; ``assumptions`` says in words what was assumed.
 * ``kalman(y, transition, observation, state_noise, obs_noise, init_mean, init_cov)``: the Kalman
   filter and RTS smoother (the BLR's conjugate Gaussian updates, §5.1).
 * ``gmm(x, components, covariance)``: a Gaussian mixture by EM (the BLR with a mixture family).

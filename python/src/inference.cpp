@@ -9,9 +9,16 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <variant>
+
 #include "bindings.hpp"
 #include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
+#include "blr/inference/conjugate.hpp"
 #include "blr/inference/cvi.hpp"
 #include "blr/inference/glm.hpp"
 #include "blr/inference/gmm.hpp"
@@ -48,6 +55,8 @@ using ::blr::inference::kalman_smooth;
 using ::blr::inference::laplace;
 using ::blr::inference::loo_estimate;
 using ::blr::inference::merge_natural;
+using ::blr::inference::NormalGammaFit;
+using ::blr::inference::NormalGammaRegression;
 
 /// What to change when a fit stops at its cap (require_converged: no unconverged result returns).
 constexpr const char* kRaiseCap = "raise max_iterations or loosen tolerance";
@@ -60,12 +69,37 @@ Likelihood likelihood_from(const std::string& name) {
       "Option 'likelihood' must be one of logistic, poisson, gaussian; got '{}'.", name));
 }
 
-Glm make_glm(const Matrix& x, const Vector& y, const std::string& likelihood,
-             double prior_precision, const std::optional<Vector>& prior_mean,
-             double noise_precision) {
+/// The prior precisions p₀ of a d-column design from a number (δ on every column) or an array
+/// (one per column: give the intercept column a small one, e.g. 1e-6, as `blr infer` does).
+Vector prior_precisions_from(const std::variant<double, Vector>& given, Index d) {
+  Vector p;
+  if (const double* delta = std::get_if<double>(&given)) {
+    p = Vector::Constant(d, *delta);
+  } else {
+    p = std::get<Vector>(given);
+    check(p.size() == d, fmt::format("prior_precision has {} entries but X has {} columns; give "
+                                     "one number or one per column.",
+                                     p.size(), d));
+  }
+  for (Index j = 0; j < d; ++j)
+    check(std::isfinite(p(j)) && p(j) > 0,
+          fmt::format("prior_precision must be positive and finite; entry {} is {}.", j, p(j)));
+  return p;
+}
+
+/// How a Gaussian likelihood's noise precision is treated.
+enum class Noise {
+  none,         ///< logistic or Poisson: no noise parameter
+  known,        ///< β given by the caller
+  normal_gamma, ///< τ unknown: the exact Normal–Gamma posterior (method "laplace", exact here)
+  plug_in       ///< τ unknown: β = E[τ | y] of that posterior, then held fixed (method "cvi")
+};
+
+Glm make_glm(const Matrix& x, const Vector& y, Likelihood likelihood, const Vector& precisions,
+             const std::optional<Vector>& prior_mean, double noise_precision) {
   check(x.rows() == y.size(),
         fmt::format("X has {} rows but y has {} entries; they must match.", x.rows(), y.size()));
-  Glm model = Glm::with_isotropic_prior(x, y, likelihood_from(likelihood), prior_precision);
+  Glm model = Glm::with_prior_precisions(x, y, likelihood, precisions);
   model.noise_precision = noise_precision;
   if (prior_mean) {
     check(prior_mean->size() == x.cols(),
@@ -77,17 +111,87 @@ Glm make_glm(const Matrix& x, const Vector& y, const std::string& likelihood,
   return model;
 }
 
-py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood,
-                 const std::string& method, double prior_precision,
-                 const std::optional<Vector>& prior_mean, double noise_precision,
-                 const std::string& family, std::optional<int> max_iterations,
-                 std::optional<double> tolerance, bool sensitivities) {
-  const Glm model = make_glm(x, y, likelihood, prior_precision, prior_mean, noise_precision);
+py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood_name,
+                 const std::string& method, const std::variant<double, Vector>& prior_precision,
+                 const std::optional<Vector>& prior_mean, std::optional<double> noise_precision,
+                 std::optional<std::pair<double, double>> noise_prior, const std::string& family,
+                 std::optional<int> max_iterations, std::optional<double> tolerance,
+                 bool sensitivities) {
+  const Likelihood likelihood = likelihood_from(likelihood_name);
+  const bool gaussian = likelihood == Likelihood::gaussian;
+  check(gaussian || !noise_precision,
+        fmt::format("noise_precision applies only to likelihood='gaussian', not '{}'.",
+                    likelihood_name));
+  check(!noise_precision || !noise_prior,
+        "noise_precision (a known β) and noise_prior (a Gamma prior on an unknown τ) exclude "
+        "each other; give one.");
+  check(gaussian || !noise_prior,
+        fmt::format("noise_prior applies only to likelihood='gaussian', not '{}'.",
+                    likelihood_name));
+  check(x.rows() == y.size(),
+        fmt::format("X has {} rows but y has {} entries; they must match.", x.rows(), y.size()));
+  const Noise noise = !gaussian          ? Noise::none
+                      : noise_precision  ? Noise::known
+                      : method == "cvi"  ? Noise::plug_in
+                                         : Noise::normal_gamma;
+  const Vector precisions = prior_precisions_from(prior_precision, x.cols());
+  py::list assumptions;
+  double beta = noise_precision.value_or(1.0);
+  std::optional<NormalGammaFit> normal_gamma;
+  if (noise == Noise::normal_gamma || noise == Noise::plug_in) {
+    // w | τ ~ N(m₀, (τ p₀)⁻¹) and τ ~ Gamma(a₀, b₀) (Jeffreys' 1/τ by default): the prior
+    // precisions are in units of the noise precision, as `blr infer linreg` takes them.
+    check(!prior_mean || prior_mean->isZero(0),
+          "With the noise precision unknown (the Normal–Gamma posterior), the prior mean is 0; "
+          "give noise_precision to use prior_mean.");
+    NormalGammaRegression ng;
+    ng.prior_precision = precisions;
+    if (noise_prior) std::tie(ng.noise_shape, ng.noise_rate) = *noise_prior;
+    ng.validate();
+    {
+      py::gil_scoped_release release;
+      normal_gamma = ::blr::inference::fit_normal_gamma(ng, x, y);
+    }
+    beta = normal_gamma->noise_precision_mean();
+    const std::string prior = noise_prior ? fmt::format("the prior Gamma({}, {})",
+                                                        noise_prior->first, noise_prior->second)
+                                          : std::string("Jeffreys' prior p(tau) ~ 1/tau");
+    assumptions.append(fmt::format(
+        "noise: its precision tau is unknown, with {}; prior w | tau ~ N(0, (tau p0)^-1), "
+        "p0 = prior_precision in units of tau{} (noise_precision=B: a known beta)",
+        prior,
+        noise == Noise::normal_gamma
+            ? "; exact Normal-Gamma posterior, so the coefficients are Student t"
+            : fmt::format("; beta = E[tau | y] = {:.6g} from the exact Normal-Gamma posterior, "
+                          "then held fixed by CVI",
+                          beta)));
+  }
+  // Conditional on τ = β, the Normal–Gamma prior is N(0, (β p₀)⁻¹).
+  const Vector model_precisions = noise == Noise::normal_gamma || noise == Noise::plug_in
+                                      ? Vector(beta * precisions)
+                                      : precisions;
+  const Glm model = make_glm(x, y, likelihood, model_precisions, prior_mean, beta);
   py::dict out;
   Vector mean;
   Matrix covariance;
   SiteEvaluation sites = SiteEvaluation::at_mean;
-  if (method == "laplace") {
+  if (noise == Noise::normal_gamma) {
+    check(method == "laplace",
+          fmt::format("Option 'method' must be one of laplace, cvi; got '{}'.", method));
+    check(family == "full", "The Laplace approximation has a full covariance: family must be 'full'.");
+    const NormalGammaFit& f = *normal_gamma;
+    mean = f.mean;
+    // The sensitivities below use the posterior of w at τ = E[τ | y], whose covariance is S.
+    covariance = f.scale;
+    out["log_evidence"] = f.log_evidence;
+    out["dof"] = f.dof;
+    out["scale"] = f.scale;
+    out["noise_shape"] = f.noise_shape;
+    out["noise_rate"] = f.noise_rate;
+    out["noise_precision"] = beta;
+    out["iterations"] = 1;
+    out["converged"] = true;
+  } else if (method == "laplace") {
     check(family == "full", "The Laplace approximation has a full covariance: family must be 'full'.");
     ::blr::inference::LaplaceOptions options;
     if (max_iterations) options.max_iterations = *max_iterations;
@@ -125,12 +229,16 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
     out["elbo"] = r.elbo;
     out["iterations"] = r.iterations;
     out["converged"] = r.converged;
+    if (noise == Noise::plug_in) out["noise_precision"] = beta;
     sites = SiteEvaluation::expected;
   } else {
     throw Error(fmt::format("Option 'method' must be one of laplace, cvi; got '{}'.", method));
   }
   out["mean"] = mean;
-  out["covariance"] = covariance;
+  // With τ unknown, w is Student t: its covariance is ν/(ν − 2)·S.
+  out["covariance"] = normal_gamma && noise == Noise::normal_gamma ? normal_gamma->covariance
+                                                                   : covariance;
+  out["assumptions"] = assumptions;
   if (sensitivities) {
     SensitivityOptions options;
     options.sites = sites;
@@ -234,14 +342,19 @@ void bind_inference(py::module_& m) {
   py::module_ inf = m.def_submodule("infer", "The core's Bayesian inference on NumPy arrays.");
   inf.def("glm", &fit_glm, py::arg("x"), py::arg("y"), py::arg("likelihood") = "logistic",
           py::arg("method") = "laplace", py::arg("prior_precision") = 1.0,
-          py::arg("prior_mean") = py::none(), py::arg("noise_precision") = 1.0,
-          py::arg("family") = "full", py::arg("max_iterations") = py::none(),
+          py::arg("prior_mean") = py::none(), py::arg("noise_precision") = py::none(),
+          py::arg("noise_prior") = py::none(), py::arg("family") = "full", py::arg("max_iterations") = py::none(),
           py::arg("tolerance") = py::none(), py::arg("sensitivities") = false,
-          "Bayesian GLM (logistic, Poisson or Gaussian likelihood; prior N(prior_mean, I / "
-          "prior_precision)) by Laplace (BLR with the delta method, rho = 1) or CVI (iteration limit "
-          "and tolerance default to the library's; a fit that stops at the limit unconverged raises "
-          "blr.Error); with "
-          "sensitivities=True also the per-example MPE quantities and leave-one-out estimates.");
+          "Bayesian GLM (logistic, Poisson or Gaussian likelihood; prior N(prior_mean, "
+          "diag(prior_precision)^-1), prior_precision one number or one per column) by Laplace "
+          "(BLR with the delta method, rho = 1) or CVI (iteration limit and tolerance default to "
+          "the library's; a fit that stops at the limit unconverged raises blr.Error). Gaussian: "
+          "the noise precision is unknown unless noise_precision is given (Jeffreys' prior, or "
+          "noise_prior=(a, b) for Gamma(a, b); prior_precision then in units of it): the exact "
+          "Normal-Gamma posterior with Student-t coefficients (keys dof, scale, noise_shape, "
+          "noise_rate, noise_precision = E[tau | y]), or with method='cvi' E[tau | y] held fixed. "
+          "'assumptions' lists what was assumed. With sensitivities=True also the per-example MPE "
+          "quantities and leave-one-out estimates.");
   inf.def("kalman", &kalman, py::arg("y"), py::arg("transition"), py::arg("observation"),
           py::arg("state_noise"), py::arg("obs_noise"), py::arg("init_mean"), py::arg("init_cov"),
           py::arg("smooth") = true,

@@ -205,3 +205,53 @@ def test_merging_linear_regression_posteriors_of_disjoint_splits_is_the_full_pos
     assert not np.allclose(parts[0][0], full_mean, rtol=1e-3)
     with pytest.raises(blr.Error, match="one of each"):
         blr.infer.merge(prior_mean, prior_precision, [full_mean], [])
+
+
+def normal_gamma_reference(x, y, precisions):
+    """The Normal–Gamma posterior with Jeffreys' prior on τ, in closed form (conjugate.hpp)."""
+    lam = x.T @ x + np.diag(precisions)
+    m = np.linalg.solve(lam, x.T @ y)
+    a = len(y) / 2
+    b = 0.5 * (y @ y - m @ lam @ m)
+    scale = (b / a) * np.linalg.inv(lam)
+    nu = 2 * a
+    return m, scale, nu / (nu - 2) * scale, a, b
+
+
+def test_glm_gaussian_estimates_the_noise_by_default():
+    # Noise sd 3: the old default (β = 1 assumed) gave standard errors a third of the truth's.
+    rng = np.random.default_rng(4)
+    x = np.column_stack([np.ones(60), rng.normal(size=(60, 2))])
+    y = x @ np.array([5.0, -1.0, 2.0]) + 3.0 * rng.normal(size=60)
+    precisions = np.array([1e-6, 1.0, 1.0])
+    r = blr.infer.glm(x, y, likelihood="gaussian", prior_precision=precisions)
+    m, scale, covariance, a, b = normal_gamma_reference(x, y, precisions)
+    assert np.allclose(r["mean"], m, rtol=1e-10, atol=1e-12)
+    assert np.allclose(r["scale"], scale, rtol=1e-9, atol=0)
+    assert np.allclose(r["covariance"], covariance, rtol=1e-9, atol=0)
+    assert r["dof"] == pytest.approx(60) and r["noise_precision"] == pytest.approx(a / b, rel=1e-10)
+    assert 1 / np.sqrt(r["noise_precision"]) == pytest.approx(3.0, rel=0.25)   # 60 rows: ±9 % sd
+    assert any("unknown" in line for line in r["assumptions"])
+    # CVI holds β = E[τ | y] fixed: its Gaussian posterior is then exact (conjugate), with the
+    # covariance of w at that β, which is `scale`.
+    c = blr.infer.glm(x, y, likelihood="gaussian", method="cvi", prior_precision=precisions)
+    assert c["noise_precision"] == pytest.approx(a / b, rel=1e-10)
+    assert np.allclose(c["mean"], m, rtol=1e-6, atol=1e-6)
+    assert np.allclose(c["covariance"], scale, rtol=1e-6, atol=0)
+    # A known β is a keyword, and then the prior precision is absolute.
+    k = blr.infer.glm(x, y, likelihood="gaussian", prior_precision=precisions, noise_precision=0.25)
+    lam = 0.25 * x.T @ x + np.diag(precisions)
+    assert np.allclose(k["covariance"], np.linalg.inv(lam), rtol=1e-9, atol=0)
+    assert k["assumptions"] == []
+
+
+def test_glm_noise_keywords_that_do_not_apply_are_refused():
+    x, y = logistic_data()
+    with pytest.raises(blr.Error, match="noise_precision applies only to likelihood='gaussian'"):
+        blr.infer.glm(x, y, noise_precision=2.0)
+    with pytest.raises(blr.Error, match="exclude each other"):
+        blr.infer.glm(x, y, likelihood="gaussian", noise_precision=2.0, noise_prior=(1.0, 1.0))
+    with pytest.raises(blr.Error, match="prior_precision has 2 entries"):
+        blr.infer.glm(x, y, prior_precision=[1.0, 1.0])
+    with pytest.raises(blr.Error, match="prior_precision must be positive"):
+        blr.infer.glm(x, y, prior_precision=-1.0)
