@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "../command.hpp"
 #include "../preflight.hpp"
@@ -17,8 +20,34 @@ struct LaplaceFlags {
   blr::torch::LaplaceRequest request;
   std::string subset = "all";
   std::string curvature = "ggn";
+  std::string grid;
   blr::torch::RunSettings settings;
 };
+
+/// "MIN,MAX,POINTS" as a grid; a sentence naming the option otherwise.
+blr::torch::PriorPrecisionGrid parse_grid(const std::string& text) {
+  const std::string usage = fmt::format(
+      "Option '--prior-precision-grid' takes MIN,MAX,POINTS (e.g. 1e-4,1e4,17); got '{}'.", text);
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t comma; (comma = text.find(',', start)) != std::string::npos; start = comma + 1)
+    parts.push_back(text.substr(start, comma - start));
+  parts.push_back(text.substr(start));
+  blr::check(parts.size() == 3, usage);
+  blr::torch::PriorPrecisionGrid grid;
+  try {
+    size_t used_min = 0, used_max = 0, used_points = 0;
+    grid.min = std::stod(parts[0], &used_min);
+    grid.max = std::stod(parts[1], &used_max);
+    grid.points = std::stoi(parts[2], &used_points);
+    blr::check(used_min == parts[0].size() && used_max == parts[1].size() &&
+                   used_points == parts[2].size(),
+               usage);
+  } catch (const std::logic_error&) {
+    throw blr::Error(usage);
+  }
+  return grid;
+}
 
 void setup_laplace(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("laplace", blr::cli::torch_command("laplace").summary);
@@ -45,8 +74,16 @@ void setup_laplace(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"mc", "probit"}))
       ->capture_default_str();
   cmd->add_option("--prior-precision", f->request.prior_precision,
-                  "Prior precision δ of N(0, δ⁻¹I) (default: the δ that maximises the Laplace "
-                  "marginal likelihood).");
+                  "Prior precision δ of N(0, δ⁻¹I) (default: chosen by "
+                  "--prior-precision-method).");
+  cmd->add_option("--prior-precision-method", f->request.prior_precision_method,
+                  "How δ is chosen when not given: marglik (maximises the Laplace marginal "
+                  "likelihood) or gridsearch (the lowest NLL of the predictive on the run's "
+                  "validation split over --prior-precision-grid; laplace-torch's names).")
+      ->check(CLI::IsMember({"marglik", "gridsearch"}))
+      ->capture_default_str();
+  cmd->add_option("--prior-precision-grid", f->grid,
+                  "gridsearch's grid MIN,MAX,POINTS, log-spaced (default 1e-4,1e4,17).");
   cmd->add_option("--save", f->request.save,
                   "Write the posterior as a checkpoint (.ckpt) that blr eval scores.");
   cmd->add_option("--test-samples", f->request.test_samples,
@@ -65,6 +102,16 @@ void setup_laplace(CLI::App& app, int& exit_code) {
                fmt::format("Option 'prior-precision' must be a positive finite number (or left "
                            "out to choose it by the marginal likelihood); got {}.",
                            delta));
+    blr::check(cmd->count("--prior-precision") == 0 ||
+                   cmd->count("--prior-precision-method") + cmd->count("--prior-precision-grid") == 0,
+               "Options '--prior-precision' and '--prior-precision-method'/'--prior-precision-grid' "
+               "exclude each other: a given δ is not chosen.");
+    if (!f->grid.empty()) {
+      blr::check(f->request.prior_precision_method == "gridsearch",
+                 "Option '--prior-precision-grid' needs --prior-precision-method gridsearch.");
+      f->request.grid = parse_grid(f->grid);
+    }
+    f->request.grid.validate();
     if (!f->request.save.empty()) blr::cli::check_writable_file(f->request.save, "--save");
     f->request.subset = f->subset == "last-layer" ? "last_layer" : f->subset;
     f->request.curvature = f->curvature;

@@ -750,22 +750,43 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
       laplace_curvature(trainer.model(), run.data->train.x.to(device),
                         run.data->train.y.to(device), fit_options);
   const bool chosen = !(request.prior_precision > 0);
-  const double delta = chosen ? laplace_optimal_prior_precision(fit) : request.prior_precision;
-  const double log_evidence = laplace_log_marginal_likelihood(fit, delta);
-  const double fit_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const bool gridsearch = chosen && request.prior_precision_method == "gridsearch";
+  double delta = !chosen      ? request.prior_precision
+                 : gridsearch ? request.grid.values().front()
+                              : laplace_optimal_prior_precision(fit);
   trainer.replace_optimizer("laplace", {{"prior_precision", delta},
                                         {"ess", static_cast<double>(fit.examples)},
                                         {"subset", request.subset},
                                         {"curvature", request.curvature},
                                         {"structure", request.structure},
                                         {"predictive", request.predictive}});
-  dynamic_cast<LaplacePosterior&>(trainer.optimizer()).set_curvature(fit.curvature, fit.factors);
+  auto& posterior = dynamic_cast<LaplacePosterior&>(trainer.optimizer());
+  posterior.set_curvature(fit.curvature, fit.factors);
+  std::optional<PriorPrecisionSearch> search;
+  if (gridsearch) {
+    check(run.data->validation.size() > 0,
+          fmt::format("--prior-precision-method gridsearch chooses δ on the validation split, and "
+                      "the run of '{}' has none; train with --validation FRACTION.",
+                      request.checkpoint));
+    search = laplace_prior_precision_search(
+        trainer.model(), posterior, run.data->validation.x.to(device),
+        run.data->validation.y.to(device), run.config.test_samples, request.grid);
+    delta = search->best;
+  }
+  const double log_evidence = laplace_log_marginal_likelihood(fit, delta);
+  const double fit_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!settings.quiet) {
     std::cerr << fmt::format(
         "blr laplace: {} weights in the posterior, prior precision {:.6g} ({}), log marginal "
         "likelihood {:.6g}, fitted in {:.2f} s\n",
-        fit.subset_size, delta, chosen ? "maximises the marginal likelihood" : "given",
+        fit.subset_size, delta,
+        !chosen      ? "given"
+        : gridsearch ? fmt::format("the lowest validation NLL, {:.6g}, of {} values in [{:.3g}, "
+                                   "{:.3g}]",
+                                   search->best_nll, search->grid.size(), request.grid.min,
+                                   request.grid.max)
+                     : "maximises the marginal likelihood",
         log_evidence, fit_seconds);
   }
   if (!request.save.empty()) {
@@ -774,7 +795,7 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   }
   trainer.evaluate();
   std::vector<RunResult> runs{trainer.result()};
-  const nlohmann::json extra = {
+  nlohmann::json extra = {
       {"laplace",
        {{"source_optimizer", run.config.optimizer},
         {"subset", request.subset},
@@ -785,10 +806,18 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
         {"examples", fit.examples},
         {"prior_precision", delta},
         {"prior_precision_chosen", chosen},
+        {"prior_precision_method", !chosen ? "given" : request.prior_precision_method},
         {"log_marginal_likelihood", log_evidence},
         {"train_nll_sum", fit.nll_sum},
         {"fit_seconds", fit_seconds},
         {"posterior", request.save}}}};
+  if (search) {
+    nlohmann::json grid = nlohmann::json::array();
+    for (size_t k = 0; k < search->grid.size(); ++k)
+      grid.push_back({{"prior_precision", search->grid[k]}, {"validation_nll", search->nll[k]}});
+    extra["laplace"]["prior_precision_grid"] = grid;
+    extra["laplace"]["validation_nll"] = search->best_nll;
+  }
   return finish("laplace", runs, settings, extra);
 }
 

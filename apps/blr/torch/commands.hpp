@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "blr/torch/checkpoint.hpp"
+#include "blr/torch/laplace_prior_search.hpp"
 #include "blr/torch/train/config.hpp"
 #include "blr/torch/train/trainer.hpp"
 
@@ -102,7 +103,9 @@ struct LaplaceRequest {
   std::string curvature = "ggn";      ///< ggn | ef
   std::string structure = "diag";     ///< diag | kron
   std::string predictive = "mc";      ///< mc | probit
-  double prior_precision = 0.0;       ///< δ; 0: chosen by the marginal likelihood
+  double prior_precision = 0.0;       ///< δ; 0: chosen by `prior_precision_method`
+  std::string prior_precision_method = "marglik";  ///< marglik | gridsearch (validation NLL)
+  PriorPrecisionGrid grid;            ///< gridsearch's grid
   std::string save;                   ///< where the posterior checkpoint goes ("" = not saved)
   int test_samples = 0;               ///< K of the predictive (0: the checkpoint's)
   std::string data_dir;

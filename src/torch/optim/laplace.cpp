@@ -28,7 +28,7 @@ const OptionTable<LaplacePosteriorOptions>& LaplacePosteriorOptions::table() {
       OptionTable<O>("Laplace")
           .number("prior_precision", &O::prior_precision, Range::positive(),
                   "prior precision δ of N(0, δ⁻¹I) (blr laplace: chosen by the marginal "
-                  "likelihood unless given)",
+                  "likelihood or by validation NLL unless given)",
                   OptionScope::kOptimizer)
           .number("ess", &O::ess, Range::positive(),
                   "N, the number of training examples the curvature is summed over",
@@ -146,6 +146,27 @@ void LaplacePosterior::set_curvature(const std::vector<::at::Tensor>& curvature,
                             "variance (the data give them no curvature, and 1/{} overflows); "
                             "choose a larger prior precision.",
                             name(), options().prior_precision, options().prior_precision));
+  }
+}
+
+void LaplacePosterior::set_prior_precision(double delta) {
+  check(!sampled_, fmt::format("{}: the prior precision cannot change while the parameters hold "
+                               "a sample.",
+                               name()));
+  check(delta > 0 && std::isfinite(delta),
+        fmt::format("{}: the prior precision must be a positive finite number; got {}.", name(),
+                    delta));
+  static_cast<Options&>(defaults()).prior_precision = delta;
+  for (auto& group : param_groups_) {
+    if (group.has_options()) static_cast<Options&>(group.options()).prior_precision = delta;
+  }
+  generator_ = ::at::make_generator<::at::CPUGeneratorImpl>(options().seed);
+  if (!fitted_) return;
+  for (const auto& v : posterior_variance()) {
+    check(v.isfinite().all().item<bool>(),
+          fmt::format("{}: the prior precision {} leaves weights with an infinite posterior "
+                      "variance; choose a larger one.",
+                      name(), delta));
   }
 }
 

@@ -77,6 +77,10 @@ class LaplacePosterior : public VariationalOptimizer {
   /// undefined: the parameter is outside the subset. `factors` empty: all diagonal.
   void set_curvature(const std::vector<::at::Tensor>& curvature,
                      const std::vector<KroneckerFactors>& factors = {});
+  /// Sets the prior precision δ (every param group's and the defaults'), and restarts the draws
+  /// at the seed, so that a search over δ (laplace_prior_search.hpp) compares them on the same ε.
+  /// Refused while the parameters hold a sample, and unless every posterior variance stays finite.
+  void set_prior_precision(double delta);
   /// Ĝ per parameter (undefined outside the subset and for Kronecker-factored weights).
   const std::vector<::at::Tensor>& curvature() const { return curvature_; }
   /// A, G per parameter (undefined unless Kronecker-factored).
