@@ -96,7 +96,10 @@ def vision_rows(directory, model):
         kind = re.match(rf"{model}-(.*)-seed\d+\.json", f.name).group(1)
         by_kind.setdefault(kind, []).append(f)
     has_separate_dropout = "mc-dropout" in by_kind
-    for f in by_kind.get("compare", []):
+    # compare-TAG: a part of compare run on its own (vision_results.sh's TAG), read alike.
+    compare_files = [f for kind, fs in sorted(by_kind.items()) if kind.split("-")[0] == "compare"
+                     for f in fs]
+    for f in compare_files:
         d = json.load(open(f))
         for name, run in d["optimizers"].items():
             if name == "mc-dropout" and has_separate_dropout:
@@ -105,13 +108,15 @@ def vision_rows(directory, model):
     for f in by_kind.get("mc-dropout", []):
         d = json.load(open(f))
         compare_run(rows, "mc-dropout", d["optimizers"]["mc-dropout"], "MC dropout")
-    for f in by_kind.get("laplace", []):
-        d = json.load(open(f))
-        run = d["optimizers"]["laplace"]
-        test = run["test"]
-        p = test["predictive"]
-        rows.add("Laplace (Kronecker GGN, probit) on AdamW", p["accuracy"], p["nll"], p["ece"],
-                 test.get("ood", {}).get("auroc_predictive"), None)
+    for kind, label in (("laplace", "Laplace (Kronecker GGN, probit) on AdamW"),
+                        ("laplace-grid", "Laplace, δ by validation NLL, on AdamW")):
+        for f in by_kind.get(kind, []):
+            d = json.load(open(f))
+            run = d["optimizers"]["laplace"]
+            test = run["test"]
+            p = test["predictive"]
+            rows.add(label, p["accuracy"], p["nll"], p["ece"],
+                     test.get("ood", {}).get("auroc_predictive"), None)
     for f in by_kind.get("ensemble", []):
         d = json.load(open(f))
         e = d["ensemble"]

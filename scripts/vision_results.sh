@@ -4,15 +4,20 @@
 # each method with the seeds given:
 #   compare   IVON (K = 32), AdamW, SGD and MC dropout, each with temperature-scaled rows
 #   ensemble  a deep ensemble of 5 AdamW members (seeds s..s+4), temperature-scaled too
-#   laplace   the post-hoc Laplace (Kronecker, probit) of the AdamW run of `compare`
+#   laplace   the post-hoc Laplace (Kronecker, probit) of the AdamW run of `compare`, δ by the
+#             marginal likelihood
+#   laplace-grid  the same with δ by the validation NLL over laplace-torch's grid (gridsearch)
 #   mc-dropout  MC dropout alone (K = 32), for runs of `compare` made before MC dropout kept the
 #             model's input whole (2026-11-28)
-# Usage: scripts/vision_results.sh BLR OUTDIR lenet|resnet20 compare|ensemble|laplace|mc-dropout [SEED...]
+# Usage: scripts/vision_results.sh BLR OUTDIR lenet|resnet20 compare|ensemble|laplace|laplace-grid|mc-dropout [SEED...]
 # (default seed 0). Each run writes OUTDIR/<model>-<what>-seed<S>.json; an existing file is kept.
 # EPOCHS (default 10), SAMPLES (the predictive's K, default 32) and OPTIMIZERS (compare's list,
 # default ivon,adamw,sgd,mc-dropout) shorten the protocol where the machine cannot afford it.
+# TAG names a part of `compare` run on its own (OPTIMIZERS=ivon TAG=ivon writes
+# <model>-compare-ivon-seed<S>.json, which results_table.py reads with the other compare files),
+# so that methods can run side by side on two cores; FLAGS adds options to every run.
 set -euo pipefail
-blr=${1:?usage: vision_results.sh BLR OUTDIR lenet|resnet20 compare|ensemble|laplace|mc-dropout [SEED...]}
+blr=${1:?usage: vision_results.sh BLR OUTDIR lenet|resnet20 compare|ensemble|laplace|laplace-grid|mc-dropout [SEED...]}
 out=${2:?}
 model=${3:?}
 what=${4:?}
@@ -28,14 +33,17 @@ samples=${SAMPLES:-32}
 optimizers=${OPTIMIZERS:-ivon,adamw,sgd,mc-dropout}
 common=(--model "$model" --recipe "$recipe" --epochs "$epochs" --validation 0.1 --temperature-scaling
         --threads 1 --quiet)
+tag=${TAG:+-$TAG}
+read -r -a flags <<<"${FLAGS:-}"
 for seed in "${seeds[@]}"; do
-  json="$out/$model-$what-seed$seed.json"
+  json="$out/$model-$what$tag-seed$seed.json"
   [ -s "$json" ] && { echo "reusing $json"; continue; }
   echo "== $model $what seed $seed"
   case "$what" in
     compare)
       "$blr" compare --optimizers "$optimizers" --seed "$seed" --test-samples "$samples" \
-        "${common[@]}" --out "$out/$model-seed$seed" --json "$json.tmp" >/dev/null ;;
+        "${common[@]}" ${flags[@]+"${flags[@]}"} --out "$out/$model$tag-seed$seed" --json "$json.tmp" \
+        >/dev/null ;;
     mc-dropout)
       "$blr" compare --optimizers mc-dropout --seed "$seed" --test-samples "$samples" \
         "${common[@]}" --out "$out/$model-mc-dropout-seed$seed" --json "$json.tmp" >/dev/null ;;
@@ -45,7 +53,11 @@ for seed in "${seeds[@]}"; do
     laplace)
       "$blr" laplace --checkpoint "$out/$model-seed$seed/adamw.ckpt" --structure kron \
         --predictive probit --threads 1 --quiet --json "$json.tmp" >/dev/null ;;
-    *) echo "vision_results.sh: compare, ensemble, laplace or mc-dropout" >&2; exit 2 ;;
+    laplace-grid)
+      "$blr" laplace --checkpoint "$out/$model-seed$seed/adamw.ckpt" --structure kron \
+        --predictive probit --prior-precision-method gridsearch --threads 1 --quiet \
+        --json "$json.tmp" >/dev/null ;;
+    *) echo "vision_results.sh: compare, ensemble, laplace, laplace-grid or mc-dropout" >&2; exit 2 ;;
   esac
   mv "$json.tmp" "$json"
 done

@@ -28,7 +28,7 @@ def test_recipe_gives_keyword_arguments_a_run_can_use():
     assert "train_ivon.sh" in kw.source
     optimizer = blr.IVON(**kw)
     group = optimizer.param_groups[0]
-    assert group["hess_init"] == 0.5 and group["lr"] == 0.2 and group["ess"] == float(len(y))
+    assert group["hess_init"] == 0.5 and group["lr"] == 1.0 and group["ess"] == float(len(y))
     with optimizer.sampled_params(train=True):
         optimizer.zero_grad()
         torch.nn.functional.cross_entropy(model(x), y).backward()

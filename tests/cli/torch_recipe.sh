@@ -72,7 +72,7 @@ check train 'd["optimizers"]["ivon"]["history"][-1]["posterior"]["initial_curvat
 grep -q "posterior: h 1/50/99 %" "$work/train.err" || { fail "--verbose: no posterior line"; cat "$work/train.err" >&2; }
 # the predictive's draws show progress with an ETA, as training does (issue 30, item 6)
 grep -q "ivon: predictive, sample 2/2" "$work/train.err" || { fail "no progress of the predictive"; cat "$work/train.err" >&2; }
-# β₂ = 0.99999 over 16 steps: h cannot leave h₀, and the run says so once
+# β₂ = 0.9999 over 16 steps: h can move at most 1 − β₂¹⁶ ≈ 0.16 % from h₀, and the run says so once
 [ "$(grep -c 'the posterior has not moved from its initial value' "$work/train.err")" -eq 1 ] ||
   { fail "the stuck-posterior warning is not given exactly once"; cat "$work/train.err" >&2; }
 check train 'sum(1 for e in d["optimizers"]["ivon"]["history"] if "warning" in e) == 1'
