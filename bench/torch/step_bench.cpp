@@ -3,7 +3,7 @@
 // AdamW within one run; `blr bench step` prints them directly.
 #include <benchmark/benchmark.h>
 
-#include "blr/torch/optim/step_benchmark.hpp"
+#include "blr/torch/checks/step_benchmark.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include "bindings.hpp"
 #include "blr/algorithms/table1.hpp"
-#include "blr/torch/optim/table1_rows.hpp"
+#include "blr/torch/checks/table1_rows.hpp"
 
 namespace blr::python {
 

@@ -42,6 +42,16 @@ expect_fail grid-no-validation "has none; train with --validation" laplace \
   --prior-precision-method gridsearch --prior-precision-grid 1e-2,1e2,5 --json "$work/grid.json" \
   --threads 1 >/dev/null 2>"$work/grid.err" || { fail "gridsearch probit: exit $?"; cat "$work/grid.err" >&2; }
 grep -q "the lowest validation NLL" "$work/grid.err" || fail "gridsearch: stderr does not say how δ was chosen"
+# A δ at the grid's end is warned about (the optimum may lie beyond); one inside is not.
+edge=$(python3 -c "import json; print(json.load(open('$work/grid.json'))['laplace']['prior_precision_at_grid_edge'])")
+if [ "$edge" = True ]; then
+  grep -q "widen --prior-precision-grid" "$work/grid.err" || fail "gridsearch: a δ at the grid's end is not warned about"
+else
+  ! grep -q "widen --prior-precision-grid" "$work/grid.err" || fail "gridsearch: a warning for a δ inside the grid"
+fi
+"$blr" laplace --checkpoint "$work/run/adamw.ckpt" --predictive probit --prior-precision-method gridsearch \
+  --prior-precision-grid 1e-4,1e-3,2 --threads 1 --quiet >/dev/null 2>"$work/edge.err" || fail "gridsearch low grid: exit $?"
+grep -q "lowest at the .* prior precision of the grid" "$work/edge.err" || fail "gridsearch: a δ at the end of a low grid is not warned about"
 best=$(python3 -c "import json; print(repr(json.load(open('$work/grid.json'))['laplace']['prior_precision']))")
 "$blr" laplace --checkpoint "$work/run/adamw.ckpt" --predictive probit --prior-precision "$best" \
   --json "$work/given.json" "${common[@]}" >/dev/null 2>&1 || fail "laplace with the chosen δ: exit $?"

@@ -1,4 +1,4 @@
-// The deep-learning rows of Table 1 at the LibTorch layer (blr/torch/optim/table1_rows.hpp): SGD
+// The deep-learning rows of Table 1 at the LibTorch layer (blr/torch/checks/table1_rows.hpp): SGD
 // with momentum, RMSprop and Adam from the BLR driver equal LibTorch's optimizers step by step.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "blr/torch/optim/table1_rows.hpp"
+#include "blr/torch/checks/table1_rows.hpp"
 
 namespace blr::torch {
 namespace {

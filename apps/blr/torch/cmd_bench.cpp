@@ -25,7 +25,7 @@
 #include "blr/torch/train/threads.hpp"
 #include "commands.hpp"
 #include "blr/core/error.hpp"
-#include "blr/torch/optim/step_benchmark.hpp"
+#include "blr/torch/checks/step_benchmark.hpp"
 #include "timing.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// `blr-torch table1-torch`: the Table-1 rows of the LibTorch layer (blr/torch/optim/table1_rows.hpp),
+// `blr-torch table1-torch`: the Table-1 rows of the LibTorch layer (blr/torch/checks/table1_rows.hpp),
 // printed line by line like the core's; `blr table1` starts it as a child process and merges its
 // rows and JSON (apps/blr/cmd_table1.cpp). Not listed in --help: run `blr table1 --layer torch`.
 #include <fmt/format.h>
@@ -9,7 +9,7 @@
 #include "../json_output.hpp"
 #include "../table1_report.hpp"
 #include "blr/core/error.hpp"
-#include "blr/torch/optim/table1_rows.hpp"
+#include "blr/torch/checks/table1_rows.hpp"
 
 namespace {
 

@@ -772,6 +772,14 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
         trainer.model(), posterior, run.data->validation.x.to(device),
         run.data->validation.y.to(device), run.config.test_samples, request.grid);
     delta = search->best;
+    if (search->at_edge())
+      std::cerr << fmt::format(
+          "blr: warning: the validation NLL is lowest at the {} prior precision of the grid, "
+          "{:.6g}; the best δ may lie beyond it, so widen --prior-precision-grid{}.\n",
+          delta == search->grid.back() ? "largest" : "smallest", delta,
+          delta == search->grid.back() ? " (at a large δ the posterior adds little to the "
+                                         "point estimate)"
+                                       : "");
   }
   const double log_evidence = laplace_log_marginal_likelihood(fit, delta);
   const double fit_seconds =
@@ -817,6 +825,7 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
       grid.push_back({{"prior_precision", search->grid[k]}, {"validation_nll", search->nll[k]}});
     extra["laplace"]["prior_precision_grid"] = grid;
     extra["laplace"]["validation_nll"] = search->best_nll;
+    extra["laplace"]["prior_precision_at_grid_edge"] = search->at_edge();
   }
   return finish("laplace", runs, settings, extra);
 }

@@ -39,6 +39,11 @@ struct PriorPrecisionSearch {
   std::vector<double> nll;   ///< NLL(δ_k), nats per example
   double best = 0.0;         ///< the δ_k with the lowest NLL
   double best_nll = 0.0;
+  /// The best δ is the grid's smallest or largest (of two or more): the optimum may lie beyond
+  /// it, and the grid should be widened (a largest δ means the data prefer the point estimate).
+  bool at_edge() const {
+    return grid.size() > 1 && (best == grid.front() || best == grid.back());
+  }
 };
 
 /// Searches the grid with the fitted `posterior` of `model` on (inputs, labels) (class indices),

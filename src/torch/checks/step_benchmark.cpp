@@ -1,5 +1,5 @@
 // The synthetic optimizer step of the benchmarks (step_benchmark.hpp).
-#include "blr/torch/optim/step_benchmark.hpp"
+#include "blr/torch/checks/step_benchmark.hpp"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>

@@ -1,6 +1,6 @@
 // The deep-learning rows of Table 1 at the LibTorch layer (table1_rows.hpp): three rules on the
 // mean-field driver, built from the core's policies, against LibTorch's own optimizers.
-#include "blr/torch/optim/table1_rows.hpp"
+#include "blr/torch/checks/table1_rows.hpp"
 
 #include <torch/torch.h>
 
@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "blr/algorithms/rmsprop_adam.hpp"
-#include "gaussian_impl.hpp"
+#include "../optim/gaussian_impl.hpp"
 
 namespace blr::torch {
 namespace {
