@@ -97,14 +97,19 @@ def vision_rows(directory, model):
         by_kind.setdefault(kind, []).append(f)
     has_separate_dropout = "mc-dropout" in by_kind
     # compare-TAG: a part of compare run on its own (vision_results.sh's TAG), read alike.
-    compare_files = [f for kind, fs in sorted(by_kind.items()) if kind.split("-")[0] == "compare"
-                     for f in fs]
-    for f in compare_files:
+    # A tag other than the optimizer's name is another setting of it (e.g. compare-adamw4e3):
+    # its rows carry the learning rate.
+    compare_files = [(kind.partition("-")[2], f) for kind, fs in sorted(by_kind.items())
+                     if kind.split("-")[0] == "compare" for f in fs]
+    for tag, f in compare_files:
         d = json.load(open(f))
         for name, run in d["optimizers"].items():
             if name == "mc-dropout" and has_separate_dropout:
                 continue  # superseded by the run with the model's input kept whole
-            compare_run(rows, name, run, LABELS.get(name, name))
+            label = LABELS.get(name, name)
+            if tag and tag != name:
+                label += f" (lr {run['options']['lr']:g})"
+            compare_run(rows, name, run, label)
     for f in by_kind.get("mc-dropout", []):
         d = json.load(open(f))
         compare_run(rows, "mc-dropout", d["optimizers"]["mc-dropout"], "MC dropout")
