@@ -727,6 +727,12 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   check(run.data->task == Task::kClassification,
         "blr laplace fits the posterior of a classifier; '{}' is a regression data set.",
         run.data->name);
+  // Checked before the curvature's passes over the training set, which take minutes.
+  check(request.prior_precision > 0 || request.prior_precision_method != "gridsearch" ||
+            run.data->validation.size() > 0,
+        fmt::format("--prior-precision-method gridsearch chooses δ on the validation split, and "
+                    "the run of '{}' has none; train with --validation FRACTION.",
+                    request.checkpoint));
   Trainer trainer(run.config, run.data, device);
   trainer.restore(run.checkpoint);
   LaplaceCurvatureOptions fit_options;
@@ -764,10 +770,6 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   posterior.set_curvature(fit.curvature, fit.factors);
   std::optional<PriorPrecisionSearch> search;
   if (gridsearch) {
-    check(run.data->validation.size() > 0,
-          fmt::format("--prior-precision-method gridsearch chooses δ on the validation split, and "
-                      "the run of '{}' has none; train with --validation FRACTION.",
-                      request.checkpoint));
     search = laplace_prior_precision_search(
         trainer.model(), posterior, run.data->validation.x.to(device),
         run.data->validation.y.to(device), run.config.test_samples, request.grid);
