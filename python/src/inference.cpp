@@ -95,10 +95,9 @@ enum class Noise {
   plug_in       ///< τ unknown: β = E[τ | y] of that posterior, then held fixed (method "cvi")
 };
 
+/// The GLM of fit_glm (which has checked that X and y have the same rows).
 Glm make_glm(const Matrix& x, const Vector& y, Likelihood likelihood, const Vector& precisions,
              const std::optional<Vector>& prior_mean, double noise_precision) {
-  check(x.rows() == y.size(),
-        fmt::format("X has {} rows but y has {} entries; they must match.", x.rows(), y.size()));
   Glm model = Glm::with_prior_precisions(x, y, likelihood, precisions);
   model.noise_precision = noise_precision;
   if (prior_mean) {
@@ -130,6 +129,10 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
                     likelihood_name));
   check(x.rows() == y.size(),
         fmt::format("X has {} rows but y has {} entries; they must match.", x.rows(), y.size()));
+  check(method == "laplace" || method == "cvi",
+        fmt::format("Option 'method' must be one of laplace, cvi; got '{}'.", method));
+  check(method != "laplace" || family == "full",
+        "The Laplace approximation has a full covariance: family must be 'full'.");
   const Noise noise = !gaussian          ? Noise::none
                       : noise_precision  ? Noise::known
                       : method == "cvi"  ? Noise::plug_in
@@ -137,7 +140,7 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
   const Vector precisions = prior_precisions_from(prior_precision, x.cols());
   py::list assumptions;
   double beta = noise_precision.value_or(1.0);
-  std::optional<NormalGammaFit> normal_gamma;
+  std::optional<NormalGammaFit> normal_gamma;  // fitted when the noise is unknown
   if (noise == Noise::normal_gamma || noise == Noise::plug_in) {
     // w | τ ~ N(m₀, (τ p₀)⁻¹) and τ ~ Gamma(a₀, b₀) (Jeffreys' 1/τ by default): the prior
     // precisions are in units of the noise precision, as `blr infer linreg` takes them.
@@ -167,18 +170,13 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
                           beta)));
   }
   // Conditional on τ = β, the Normal–Gamma prior is N(0, (β p₀)⁻¹).
-  const Vector model_precisions = noise == Noise::normal_gamma || noise == Noise::plug_in
-                                      ? Vector(beta * precisions)
-                                      : precisions;
+  const Vector model_precisions = normal_gamma ? Vector(beta * precisions) : precisions;
   const Glm model = make_glm(x, y, likelihood, model_precisions, prior_mean, beta);
   py::dict out;
   Vector mean;
   Matrix covariance;
   SiteEvaluation sites = SiteEvaluation::at_mean;
   if (noise == Noise::normal_gamma) {
-    check(method == "laplace",
-          fmt::format("Option 'method' must be one of laplace, cvi; got '{}'.", method));
-    check(family == "full", "The Laplace approximation has a full covariance: family must be 'full'.");
     const NormalGammaFit& f = *normal_gamma;
     mean = f.mean;
     // The sensitivities below use the posterior of w at τ = E[τ | y], whose covariance is S.
@@ -192,7 +190,6 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
     out["iterations"] = 1;
     out["converged"] = true;
   } else if (method == "laplace") {
-    check(family == "full", "The Laplace approximation has a full covariance: family must be 'full'.");
     ::blr::inference::LaplaceOptions options;
     if (max_iterations) options.max_iterations = *max_iterations;
     if (tolerance) options.tolerance = *tolerance;
@@ -210,7 +207,7 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
     out["log_evidence"] = r.log_evidence;
     out["iterations"] = r.iterations;
     out["converged"] = r.converged;
-  } else if (method == "cvi") {
+  } else {
     CviOptions options;
     check(family == "full" || family == "diagonal",
           fmt::format("Option 'family' must be one of full, diagonal; got '{}'.", family));
@@ -231,13 +228,10 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
     out["converged"] = r.converged;
     if (noise == Noise::plug_in) out["noise_precision"] = beta;
     sites = SiteEvaluation::expected;
-  } else {
-    throw Error(fmt::format("Option 'method' must be one of laplace, cvi; got '{}'.", method));
   }
   out["mean"] = mean;
   // With τ unknown, w is Student t: its covariance is ν/(ν − 2)·S.
-  out["covariance"] = normal_gamma && noise == Noise::normal_gamma ? normal_gamma->covariance
-                                                                   : covariance;
+  out["covariance"] = noise == Noise::normal_gamma ? normal_gamma->covariance : covariance;
   out["assumptions"] = assumptions;
   if (sensitivities) {
     SensitivityOptions options;
@@ -343,8 +337,8 @@ void bind_inference(py::module_& m) {
   inf.def("glm", &fit_glm, py::arg("x"), py::arg("y"), py::arg("likelihood") = "logistic",
           py::arg("method") = "laplace", py::arg("prior_precision") = 1.0,
           py::arg("prior_mean") = py::none(), py::arg("noise_precision") = py::none(),
-          py::arg("noise_prior") = py::none(), py::arg("family") = "full", py::arg("max_iterations") = py::none(),
-          py::arg("tolerance") = py::none(), py::arg("sensitivities") = false,
+          py::arg("noise_prior") = py::none(), py::arg("family") = "full",
+          py::arg("max_iterations") = py::none(), py::arg("tolerance") = py::none(), py::arg("sensitivities") = false,
           "Bayesian GLM (logistic, Poisson or Gaussian likelihood; prior N(prior_mean, "
           "diag(prior_precision)^-1), prior_precision one number or one per column) by Laplace "
           "(BLR with the delta method, rho = 1) or CVI (iteration limit and tolerance default to "

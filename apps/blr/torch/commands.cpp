@@ -727,9 +727,10 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   check(run.data->task == Task::kClassification,
         "blr laplace fits the posterior of a classifier; '{}' is a regression data set.",
         run.data->name);
+  const bool chosen = !(request.prior_precision > 0);
+  const bool gridsearch = chosen && request.prior_precision_method == "gridsearch";
   // Checked before the curvature's passes over the training set, which take minutes.
-  check(request.prior_precision > 0 || request.prior_precision_method != "gridsearch" ||
-            run.data->validation.size() > 0,
+  check(!gridsearch || run.data->validation.size() > 0,
         fmt::format("--prior-precision-method gridsearch chooses δ on the validation split, and "
                     "the run of '{}' has none; train with --validation FRACTION.",
                     request.checkpoint));
@@ -755,8 +756,6 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   const LaplaceCurvatureResult fit =
       laplace_curvature(trainer.model(), run.data->train.x.to(device),
                         run.data->train.y.to(device), fit_options);
-  const bool chosen = !(request.prior_precision > 0);
-  const bool gridsearch = chosen && request.prior_precision_method == "gridsearch";
   double delta = !chosen      ? request.prior_precision
                  : gridsearch ? request.grid.values().front()
                               : laplace_optimal_prior_precision(fit);

@@ -100,7 +100,7 @@ std::vector<Recipe> make_recipes() {
         "[ivx:image_classification/train_ivon.sh]: ess N, h₀ 0.5, β₁ 0.9, δ 2e-4, one training "
         "sample (lr 0.2, β₂ 0.99999, bs 50, 200 epochs there); lr 1.0 and β₂ 0.9999 chosen on the "
         "validation split of ResNet-20 on Fashion-MNIST at batch 128 and 5 epochs (2 110 steps) "
-        "from lr 0.5, 1, 2 and β₂ 0.99999, 0.9999 (docs/results.md): the source's lr 0.2 "
+        "from lr 0.5 at β₂ 0.99999 and 0.9999, and lr 1 and 2 at 0.9999 (docs/results.md): the source's lr 0.2 "
         "underfits a short run, since at h ≈ h₀ IVON steps α·ḡ where heavy-ball SGD (lr 0.1, "
         "momentum 0.9) steps 1.0·g, and β₂ 0.99999 keeps h at h₀ for 99.9 % of the weights"},
        {"adamw",
