@@ -37,18 +37,20 @@ build: configure
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The main job (builds only the blr tool): every Table-1 row checked, the multimodal mixture demo, then (when the LibTorch
+# The main job (builds the blr tool and the Python package): every Table-1 row checked, the multimodal mixture demo, then (when the LibTorch
 # layer is built) IVON vs AdamW vs SGD on Fashion-MNIST (scripts/demo.sh).
 demo:
 	@bash scripts/setup.sh demo
 	@if [ ! -f $(BUILD)/CMakeCache.txt ]; then \
 	  $(CONFIGURE) && { bash scripts/setup.sh all --check || touch $(DEMO_MARK); }; fi
-	cmake --build $(BUILD) --target blr -j $(JOBS)
+	@targets=blr; if cmake --build $(BUILD) --target help | grep -qw blr_python; then targets="blr blr_python"; fi; \
+	  echo "cmake --build $(BUILD) --target $$targets -j $(JOBS)"; cmake --build $(BUILD) --target $$targets -j $(JOBS)
 	$(BUILD)/blr table1
 	$(BUILD)/blr multimodal
 	@if $(BUILD)/blr compare --help >/dev/null 2>&1 && [ -f scripts/demo.sh ]; then \
 	  bash scripts/demo.sh $(BUILD)/blr; \
 	else echo "(LibTorch layer not built: skipping the Fashion-MNIST comparison)"; fi
+	@if [ -d $(BUILD)/python/blr ]; then echo "Python: PYTHONPATH=$(BUILD)/python python3 -c 'import blr' (docs/python.md; pip install --no-build-isolation --no-deps . installs it)"; fi
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the whole suite (torch layer excluded:
 # Debian's LibTorch is not built with ASan).

@@ -5,10 +5,11 @@
 # Usage: scripts/setup.sh [all|demo] [--check|--list]
 #   all (the default): everything the build and the whole test suite use.
 #   demo: what `make demo` builds and runs: the C++ build, LibTorch, GoogleTest (the build folder's
-#         tests are configured with it) and Fashion-MNIST; not the Python package's, the libFuzzer
-#         harnesses' or the language model's data (python3-torch, pybind11, clang, fortunes: 84 MB
-#         of downloads and 460 MB installed that the demo does not use). `make test` installs the
-#         rest and configures the build folder again, so that nothing it needs is skipped.
+#         tests are configured with it), Fashion-MNIST and the Python package (python3-torch,
+#         pybind11: a Python user needs only `make demo`); not the libFuzzer harnesses', the
+#         Python tests' or the language model's data (clang, pytest, python3-build, fortunes).
+#         `make test` installs the rest and configures the build folder again, so that nothing it
+#         needs is skipped.
 #   --check: install nothing; exit 0 when every package of the profile is installed, 1 otherwise.
 #   --list: print the profile's packages, one per line (scripts/package_footprint.py reads them).
 set -euo pipefail
@@ -25,11 +26,12 @@ demo_packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libtorch-dev libgloo-dev libopenblas0-pthread libblas-dev
   dataset-fashion-mnist gnuplot-nox
+  python3-torch python3-dev pybind11-dev python3-numpy
 )
 test_packages=(
   fortunes
-  python3-torch python3-dev pybind11-dev python3-pytest python3-numpy
-  python3-venv python3-pip python3-setuptools python3-wheel
+  python3-pytest
+  python3-venv python3-pip python3-setuptools python3-wheel python3-build
   clang libclang-rt-14-dev
 )
 case $profile in

@@ -18,9 +18,13 @@ arrays (``blr.infer``). Every error of the library is a ``blr.Error`` (a ``Value
 one-sentence message. See docs/python.md.
 """
 
-import torch  # noqa: F401  (loads LibTorch before the extension that links it)
+import torch  # (loads LibTorch before the extension that links it)
+
+from . import _torch_check
+_torch_check.check(torch)  # another torch than the build's: one sentence, not undefined symbols
 
 from . import _blr
+from ._build_info import TORCH_CUDA as __torch_cuda__, TORCH_VERSION as __torch_version__
 from ._blr import Error
 from .optim import Optimizer, optimizer_classes
 from .predictive import (ensemble, entropy_auroc, fit_temperature, metrics, ood_metrics,
