@@ -62,4 +62,5 @@ PYBIND11_MODULE(_blr, m) {
   blr::python::bind_table1(m);
   blr::python::bind_inference(m);
   blr::python::bind_data(m);
+  blr::python::bind_laplace(m);
 }

@@ -1,0 +1,182 @@
+"""The post-hoc Laplace posterior of a trained classifier, as laplace-torch users know it.
+
+    la = blr.Laplace(model, "classification", subset="last_layer", structure="kron")
+    la.fit(train_loader)                                  # curvature at the trained weights
+    la.optimize_prior_precision(method="marglik")         # or "gridsearch" with val_loader=
+    probs = la(x_test, link="probit")                     # or link="mc", samples=K
+
+The posterior is N(θ*, (N·Ĝ + δI)⁻¹) over the chosen weights: Ĝ the mean generalised Gauss–Newton
+(or empirical Fisher) over the N training examples, diagonal or Kronecker-factored per layer, and δ
+the prior precision, by the Laplace marginal likelihood or by the validation NLL of the predictive
+on a log-spaced grid (Daxberger et al. 2021, "Laplace Redux"; MacKay 1992). The predictive is the
+linearised probit softmax(f/√(1 + π·diag(JΣJᵀ)/8)) or the average of K sampled networks.
+
+It runs the C++ pipeline of ``blr laplace`` (include/blr/torch/laplace_fit.hpp,
+laplace_prior_search.hpp, laplace_predictive.hpp) on a TorchScript copy of the model
+(``torch.jit.script``, or ``torch.jit.trace`` on ``example_input`` for a model that does not script):
+the same numbers as the command on the same model and data. The model itself is not changed.
+Regression likelihoods are not available yet (the C++ Laplace is for classifiers).
+"""
+
+import io
+
+import torch
+
+from . import _blr
+from ._blr import Error
+
+_SUBSETS = ("all", "last_layer")
+_STRUCTURES = ("diag", "kron")
+_CURVATURES = ("ggn", "ef")
+_LINKS = ("probit", "mc")
+
+
+def _examples(data, what):
+    """(x, y) from a (x, y) pair of tensors or an iterable of (x, y) batches (a DataLoader)."""
+    if isinstance(data, (tuple, list)) and len(data) == 2 and all(
+            isinstance(t, torch.Tensor) for t in data):
+        return data[0], data[1]
+    xs, ys = [], []
+    try:
+        for batch in data:
+            if not (isinstance(batch, (tuple, list)) and len(batch) >= 2):
+                raise Error(f"{what}: each batch must be an (inputs, labels) pair; got "
+                            f"{type(batch).__name__}.")
+            xs.append(batch[0])
+            ys.append(batch[1])
+    except TypeError:
+        raise Error(f"{what}: give a DataLoader of (inputs, labels) batches or an (x, y) pair of "
+                    f"tensors; got {type(data).__name__}.") from None
+    if not xs:
+        raise Error(f"{what}: the data have no batches.")
+    return torch.cat(xs), torch.cat(ys)
+
+
+def _script(model, example_input):
+    if isinstance(model, torch.jit.ScriptModule):
+        return model
+    if not isinstance(model, torch.nn.Module):
+        raise Error(f"Laplace: the model must be a torch.nn.Module; got {type(model).__name__}.")
+    try:
+        return torch.jit.script(model)
+    except Exception as scripting:  # TorchScript's own errors are many types
+        if example_input is None:
+            raise Error("Laplace: torch.jit.script could not compile the model "
+                        f"({str(scripting).strip().splitlines()[0]}); pass example_input= to trace "
+                        "it instead.") from None
+        try:
+            return torch.jit.trace(model, example_input)
+        except Exception as tracing:
+            raise Error("Laplace: the model can be neither scripted nor traced "
+                        f"({str(tracing).strip().splitlines()[0]}).") from None
+
+
+class Laplace:
+    """A post-hoc Laplace posterior of a trained classifier (see the module's text)."""
+
+    def __init__(self, model, likelihood="classification", subset="all", structure="diag",
+                 curvature="ggn", seed=0, example_input=None):
+        if likelihood != "classification":
+            raise Error(f"Laplace: likelihood '{likelihood}' is not available; blr's post-hoc Laplace "
+                        "is for classifiers (likelihood='classification').")
+        for name, value, allowed in (("subset", subset, _SUBSETS), ("structure", structure, _STRUCTURES),
+                                     ("curvature", curvature, _CURVATURES)):
+            if value not in allowed:
+                raise Error(f"Laplace: {name} must be one of {', '.join(allowed)}; got '{value}'.")
+        scripted = _script(model, example_input)
+        was_training = scripted.training
+        scripted.eval()
+        buffer = io.BytesIO()
+        torch.jit.save(scripted, buffer)
+        scripted.train(was_training)
+        self.likelihood = likelihood
+        self.subset, self.structure, self.curvature = subset, structure, curvature
+        self._impl = _blr.Laplace(buffer.getvalue(), f"the model ({type(model).__name__})", subset,
+                                  curvature, structure, int(seed))
+        self._fitted = False
+
+    def fit(self, train_loader, batch_size=500):
+        """The curvature over the training data (a DataLoader of (x, y) or an (x, y) pair) at the
+        model's weights, and δ by the marginal likelihood."""
+        x, y = _examples(train_loader, "Laplace.fit")
+        self._impl.fit(x, y, int(batch_size))
+        self._fitted = True
+        return self
+
+    @property
+    def prior_precision(self):
+        """δ (the posterior's current prior precision)."""
+        return self._impl.prior_precision
+
+    @prior_precision.setter
+    def prior_precision(self, value):
+        self._impl.prior_precision = float(value)
+
+    def optimize_prior_precision(self, method="marglik", val_loader=None, grid=(1e-4, 1e4, 17),
+                                 link="probit", samples=100):
+        """Sets δ: "marglik" maximises the Laplace marginal likelihood; "gridsearch" takes the
+        δ of ``grid`` = (min, max, points), log-spaced, with the lowest NLL of the predictive
+        (``link``, ``samples`` draws for "mc") on ``val_loader``. Returns a dict with the chosen δ
+        (and for gridsearch the grid, its NLLs and whether the best δ is at the grid's edge)."""
+        if method == "marglik":
+            if val_loader is not None:
+                raise Error("Laplace.optimize_prior_precision: method 'marglik' uses the training "
+                            "data only; val_loader is for method 'gridsearch'.")
+            self.prior_precision = self._impl.optimal_prior_precision()
+            return {"prior_precision": self.prior_precision,
+                    "log_marginal_likelihood": self.log_marginal_likelihood()}
+        if method != "gridsearch":
+            raise Error(f"Laplace.optimize_prior_precision: method must be 'marglik' or 'gridsearch'; "
+                        f"got '{method}'.")
+        if val_loader is None:
+            raise Error("Laplace.optimize_prior_precision: method 'gridsearch' needs val_loader (the "
+                        "validation data).")
+        if link not in _LINKS:
+            raise Error(f"Laplace: link must be one of {', '.join(_LINKS)}; got '{link}'.")
+        try:
+            low, high, points = grid
+        except (TypeError, ValueError):
+            raise Error(f"Laplace.optimize_prior_precision: grid must be (min, max, points); got "
+                        f"{grid!r}.") from None
+        x, y = _examples(val_loader, "Laplace.optimize_prior_precision")
+        return dict(self._impl.gridsearch(x, y, link, int(samples), float(low), float(high),
+                                          int(points)))
+
+    def log_marginal_likelihood(self, prior_precision=None):
+        """log Z(δ) at the given δ (default: the current one)."""
+        return self._impl.log_marginal_likelihood(
+            None if prior_precision is None else float(prior_precision))
+
+    def predictive_log_probs(self, x, link="probit", samples=100, batch_size=500):
+        """log p(y | x, D), N×C: the linearised probit ("probit") or ``samples`` sampled networks
+        ("mc")."""
+        if not isinstance(x, torch.Tensor):
+            raise Error(f"Laplace: the inputs must be a tensor; got {type(x).__name__}.")
+        return self._impl.log_probs(x, link, int(samples), int(batch_size))
+
+    def __call__(self, x, link="probit", samples=100, batch_size=500):
+        """p(y | x, D), N×C (laplace-torch's ``la(x, link_approx=...)``)."""
+        return self.predictive_log_probs(x, link, samples, batch_size).exp()
+
+    @property
+    def posterior_variance(self):
+        """σ² per parameter of the model (named_parameters order); 0 outside the subset."""
+        return self._impl.posterior_variance()
+
+    @property
+    def mean(self):
+        """θ* per parameter (a copy of the model's weights)."""
+        return self._impl.mean()
+
+    @property
+    def parameter_names(self):
+        return self._impl.names()
+
+    @property
+    def n_params(self):
+        """Weights in the posterior (the subset's size)."""
+        return self._impl.weights
+
+    @property
+    def n_data(self):
+        return self._impl.examples
