@@ -32,6 +32,8 @@ from .predictive import (ensemble, entropy_auroc, fit_temperature, metrics, ood_
 from .plots import reliability_diagram
 from .recipes import Recipe, recipe, recipes
 from .laplace import Laplace
+from .sensitivity import sensitivity
+from .merge import merge, merge_curvature
 from .squared_gradients import per_example_squared_gradients
 from . import infer
 from ._blr import data
@@ -53,4 +55,4 @@ def optimizers():
 __all__ = ["Error", "Optimizer", "predictive", "metrics", "reliability_bins", "entropy_auroc",
            "ood_metrics", "reliability_diagram",
            "fit_temperature", "scale_temperature", "ensemble",
-           "table1", "optimizers", "infer", "data", "recipe", "recipes", "Recipe", "Laplace"] + sorted(optimizer_classes())
+           "table1", "optimizers", "infer", "data", "recipe", "recipes", "Recipe", "Laplace", "sensitivity", "merge", "merge_curvature"] + sorted(optimizer_classes())

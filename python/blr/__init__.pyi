@@ -15,6 +15,8 @@ from .predictive import (ensemble as ensemble, entropy_auroc as entropy_auroc,
 from .plots import reliability_diagram as reliability_diagram
 from .recipes import Recipe as Recipe, recipe as recipe, recipes as recipes
 from .laplace import Laplace as Laplace
+from .sensitivity import sensitivity as sensitivity
+from .merge import merge as merge, merge_curvature as merge_curvature
 from .squared_gradients import per_example_squared_gradients as per_example_squared_gradients
 
 _Params = Union[Iterable[torch.Tensor], Iterable[Dict[str, Any]]]

@@ -18,57 +18,16 @@ the same numbers as the command on the same model and data. The model itself is 
 Regression likelihoods are not available yet (the C++ Laplace is for classifiers).
 """
 
-import io
-
 import torch
 
 from . import _blr
 from ._blr import Error
+from ._torchscript import examples, script_archive
 
 _SUBSETS = ("all", "last_layer")
 _STRUCTURES = ("diag", "kron")
 _CURVATURES = ("ggn", "ef")
 _LINKS = ("probit", "mc")
-
-
-def _examples(data, what):
-    """(x, y) from a (x, y) pair of tensors or an iterable of (x, y) batches (a DataLoader)."""
-    if isinstance(data, (tuple, list)) and len(data) == 2 and all(
-            isinstance(t, torch.Tensor) for t in data):
-        return data[0], data[1]
-    xs, ys = [], []
-    try:
-        for batch in data:
-            if not (isinstance(batch, (tuple, list)) and len(batch) >= 2):
-                raise Error(f"{what}: each batch must be an (inputs, labels) pair; got "
-                            f"{type(batch).__name__}.")
-            xs.append(batch[0])
-            ys.append(batch[1])
-    except TypeError:
-        raise Error(f"{what}: give a DataLoader of (inputs, labels) batches or an (x, y) pair of "
-                    f"tensors; got {type(data).__name__}.") from None
-    if not xs:
-        raise Error(f"{what}: the data have no batches.")
-    return torch.cat(xs), torch.cat(ys)
-
-
-def _script(model, example_input):
-    if isinstance(model, torch.jit.ScriptModule):
-        return model
-    if not isinstance(model, torch.nn.Module):
-        raise Error(f"Laplace: the model must be a torch.nn.Module; got {type(model).__name__}.")
-    try:
-        return torch.jit.script(model)
-    except Exception as scripting:  # TorchScript's own errors are many types
-        if example_input is None:
-            raise Error("Laplace: torch.jit.script could not compile the model "
-                        f"({str(scripting).strip().splitlines()[0]}); pass example_input= to trace "
-                        "it instead.") from None
-        try:
-            return torch.jit.trace(model, example_input)
-        except Exception as tracing:
-            raise Error("Laplace: the model can be neither scripted nor traced "
-                        f"({str(tracing).strip().splitlines()[0]}).") from None
 
 
 class Laplace:
@@ -83,22 +42,16 @@ class Laplace:
                                      ("curvature", curvature, _CURVATURES)):
             if value not in allowed:
                 raise Error(f"Laplace: {name} must be one of {', '.join(allowed)}; got '{value}'.")
-        scripted = _script(model, example_input)
-        was_training = scripted.training
-        scripted.eval()
-        buffer = io.BytesIO()
-        torch.jit.save(scripted, buffer)
-        scripted.train(was_training)
+        archive, origin = script_archive(model, example_input, "Laplace")
         self.likelihood = likelihood
         self.subset, self.structure, self.curvature = subset, structure, curvature
-        self._impl = _blr.Laplace(buffer.getvalue(), f"the model ({type(model).__name__})", subset,
-                                  curvature, structure, int(seed))
+        self._impl = _blr.Laplace(archive, origin, subset, curvature, structure, int(seed))
         self._fitted = False
 
     def fit(self, train_loader, batch_size=500):
         """The curvature over the training data (a DataLoader of (x, y) or an (x, y) pair) at the
         model's weights, and δ by the marginal likelihood."""
-        x, y = _examples(train_loader, "Laplace.fit")
+        x, y = examples(train_loader, "Laplace.fit")
         self._impl.fit(x, y, int(batch_size))
         self._fitted = True
         return self
@@ -138,7 +91,7 @@ class Laplace:
         except (TypeError, ValueError):
             raise Error(f"Laplace.optimize_prior_precision: grid must be (min, max, points); got "
                         f"{grid!r}.") from None
-        x, y = _examples(val_loader, "Laplace.optimize_prior_precision")
+        x, y = examples(val_loader, "Laplace.optimize_prior_precision")
         return dict(self._impl.gridsearch(x, y, link, int(samples), float(low), float(high),
                                           int(points)))
 

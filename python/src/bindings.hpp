@@ -17,6 +17,7 @@ void bind_table1(py::module_& m);
 void bind_inference(py::module_& m);
 void bind_data(py::module_& m);
 void bind_laplace(py::module_& m);
+void bind_posterior_tools(py::module_& m);
 
 /// A Python bool, int, float or str as an option value; anything else is a blr::Error naming
 /// the key.

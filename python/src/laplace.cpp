@@ -6,6 +6,7 @@
 // (laplace_prior_search.hpp), and the predictive the linearised probit (laplace_predictive.hpp) or
 // Monte Carlo draws (predictive.hpp): the same functions as the command, so the same numbers on
 // the same model and data (python/tests/test_laplace.py compares them with `blr laplace`).
+#include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <fmt/format.h>
@@ -151,6 +152,15 @@ class PyLaplace {
   }
 
   std::vector<::at::Tensor> posterior_variance() { return fitted().posterior_variance(); }
+  /// Ĝ per parameter (None outside the subset and for Kronecker-factored weights).
+  std::vector<std::optional<::at::Tensor>> curvature() {
+    fitted();
+    std::vector<std::optional<::at::Tensor>> out;
+    for (const auto& c : fit_->curvature) {
+      out.push_back(c.defined() ? std::optional<::at::Tensor>(c) : std::nullopt);
+    }
+    return out;
+  }
   std::vector<std::string> names() const {
     std::vector<std::string> out;
     for (const auto& [name, p] : model_.named_parameters()) out.push_back(name);
@@ -231,6 +241,7 @@ void bind_laplace(py::module_& m) {
       .def("log_probs", &PyLaplace::log_probs, py::arg("x"), py::arg("link"), py::arg("samples"),
            py::arg("batch_size"))
       .def("posterior_variance", &PyLaplace::posterior_variance)
+      .def("curvature", &PyLaplace::curvature)
       .def("names", &PyLaplace::names)
       .def("mean", &PyLaplace::mean)
       .def_property_readonly("weights", &PyLaplace::weights)

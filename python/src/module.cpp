@@ -63,4 +63,5 @@ PYBIND11_MODULE(_blr, m) {
   blr::python::bind_inference(m);
   blr::python::bind_data(m);
   blr::python::bind_laplace(m);
+  blr::python::bind_posterior_tools(m);
 }

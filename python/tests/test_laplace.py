@@ -6,52 +6,24 @@ the same C++ functions in the same order, so the tolerance is round-off of the f
 (1e-12 relative), not a statistical one. Also: the gridsearch keeps the argmin of its own NLLs,
 the model is not changed, and misuse is one blr.Error sentence.
 
-The command's "trained run" is the Python-trained model passed through `blr train` with SGD at
-lr 1e-30: in float32, θ − 1e-30·g rounds back to θ, so the checkpoint holds the Python weights.
+The command's "trained run" is conftest.py's cli_classifier_run.
 """
 
 import json
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 import torch
 
 import blr
+from conftest import CLI
 
-CLI = Path(os.environ.get("BLR_CLI", Path(blr.__file__).resolve().parents[2] / "blr"))
-N_TRAIN, N_TEST, D, C = 300, 100, 5, 3
-
-
-def trained_model_and_data():
-    torch.manual_seed(0)
-    x = torch.randn(N_TRAIN + N_TEST, D)
-    y = (x @ torch.randn(D, C) + 0.5 * torch.randn(N_TRAIN + N_TEST, C)).argmax(1)
-    model = torch.nn.Sequential(torch.nn.Linear(D, 16), torch.nn.Tanh(), torch.nn.Linear(16, C))
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
-    for _ in range(100):
-        optimizer.zero_grad()
-        torch.nn.functional.cross_entropy(model(x[:N_TRAIN]), y[:N_TRAIN]).backward()
-        optimizer.step()
-    data = {"x": x[:N_TRAIN], "y": y[:N_TRAIN], "x_test": x[N_TRAIN:], "y_test": y[N_TRAIN:]}
-    return model, data
+N_TRAIN, N_TEST = 300, 100
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """The model, its data, and the checkpoint of `blr train` holding the same weights."""
-    if not CLI.is_file():
-        pytest.skip(f"the blr command is not at {CLI} (set BLR_CLI)")
-    folder = tmp_path_factory.mktemp("laplace")
-    model, data = trained_model_and_data()
-    torch.save(data, folder / "data.pt")
-    torch.jit.script(model).save(str(folder / "model.pt"))
-    subprocess.run([str(CLI), "train", "--model-file", "model.pt", "--data", "data.pt",
-                    "--optimizer", "sgd", "--sgd-lr", "1e-30", "--sgd-momentum", "0",
-                    "--epochs", "1", "--out", "run", "--quiet"],
-                   cwd=folder, check=True, capture_output=True)
-    return model, data, folder
+def run(cli_classifier_run):
+    return cli_classifier_run
 
 
 def command_laplace(folder, name, *flags):

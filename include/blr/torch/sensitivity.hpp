@@ -56,6 +56,11 @@ struct PosteriorVariance {
 /// optimizer without a Gaussian posterior or second moment, naming what to do instead.
 PosteriorVariance posterior_variance(::torch::optim::Optimizer& optimizer, int64_t examples);
 
+/// AdamW's σ² = 1/(N·√v + N·weight_decay) of one parameter from its second moment v (exp_avg_sq,
+/// not bias-corrected): the header's formula, once (posterior_variance and the Python package).
+::at::Tensor adamw_posterior_variance(const ::at::Tensor& exp_avg_sq, int64_t examples,
+                                      double weight_decay);
+
 /// Throws posterior_variance's blr::Error for an optimizer that will never hold σ² (checked
 /// before training).
 void check_has_posterior_variance(::torch::optim::Optimizer& optimizer);

@@ -63,26 +63,34 @@ PosteriorVariance posterior_variance(::torch::optim::Optimizer& optimizer, int64
     check(!variational->has_posterior(), kNotGaussian);
   }
   if (auto* adamw = dynamic_cast<::torch::optim::AdamW*>(&optimizer)) {
-    const double n = static_cast<double>(examples);
     for (const auto& group : adamw->param_groups()) {
       const auto& o = static_cast<const ::torch::optim::AdamWOptions&>(group.options());
-      const double delta = n * o.weight_decay();
       for (const auto& p : group.params()) {
         auto it = adamw->state().find(libtorch_state_key(adamw->state(), p));
         check(it != adamw->state().end(),
               "This AdamW checkpoint holds no second moment (it took no step); train it first.");
         const auto& state = static_cast<const ::torch::optim::AdamWParamState&>(*it->second);
-        const auto precision = state.exp_avg_sq().sqrt() * n + delta;
-        check((precision > 0).all().item<bool>(),
-              "AdamW's second moment is zero for some weights and its weight decay is 0, so "
-              "σ² = 1/(N√v + δ) is infinite there; train with --adamw-weight-decay > 0.");
-        out.variance.push_back(precision.reciprocal());
+        out.variance.push_back(adamw_posterior_variance(state.exp_avg_sq(), examples,
+                                                        o.weight_decay()));
       }
     }
     out.source = "AdamW second moment, σ² = 1/(N·√v + N·weight_decay)";
     return out;
   }
   throw Error(kNoVariance);
+}
+
+::at::Tensor adamw_posterior_variance(const ::at::Tensor& exp_avg_sq, int64_t examples,
+                                      double weight_decay) {
+  check(examples >= 1, "The number of training examples must be at least 1; got {}.", examples);
+  check(weight_decay >= 0 && std::isfinite(weight_decay),
+        "AdamW's weight decay must be a finite number ≥ 0; got {}.", weight_decay);
+  const double n = static_cast<double>(examples);
+  const auto precision = exp_avg_sq.sqrt() * n + n * weight_decay;
+  check((precision > 0).all().item<bool>(),
+        "AdamW's second moment is zero for some weights and its weight decay is 0, so "
+        "σ² = 1/(N√v + δ) is infinite there; train with --adamw-weight-decay > 0.");
+  return precision.reciprocal();
 }
 
 void NetworkSensitivityOptions::validate() const {
