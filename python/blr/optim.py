@@ -312,6 +312,14 @@ class Optimizer(torch.optim.Optimizer):
         call(self._impl.add_squared_gradients, f"blr.{type(self).__name__}.add_squared_gradients",
              list(squared))
 
+    def backward(self, loss, batch_size):
+        """``loss.backward()`` for the minibatch's mean ``loss`` over ``batch_size`` examples, and
+        the per-example curvature statistic the optimizer needs, read off the autograd graph by
+        the C++ trainer's engine: K-FAC's Kronecker factors, VOGN/OGN's per-example squared
+        gradients (then no ``add_squared_gradients`` is needed); for other optimizers a plain
+        backward. Call it inside ``sampled_params(train=True)`` for K-FAC, VOGN and OGN."""
+        call(self._impl.backward, f"blr.{type(self).__name__}.backward", loss, int(batch_size))
+
     # ---- ivon's param_groups["hess"] and ["momentum"] ---------------------------------------------
     def _mean_field(self):
         return self._impl is not None and self._impl.variational and _is_mean_field(self._impl)

@@ -26,6 +26,7 @@
 #include "blr/torch/train/recipe.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/distributed/communicator.hpp"
+#include "blr/torch/optim/kronecker_factors.hpp"
 #include "blr/torch/optim/mean_field.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/state_bytes.hpp"
@@ -177,6 +178,46 @@ class PyOptimizer {
     check_layouts_in_sample(/*gradients=*/false);
     if (v.needs_squared_gradients()) check_squared_gradients(squared);
     v.add_squared_gradients(squared);
+  }
+  /// loss.backward(), and the per-example curvature statistic this optimizer needs, read off the
+  /// autograd graph by the engine of the C++ trainer (optim/squared_gradients.hpp,
+  /// optim/kronecker_factors.hpp): K-FAC's Kronecker factors, VOGN/OGN's per-example squared
+  /// gradients; for the others a plain backward. `examples` is the minibatch size M of the mean
+  /// loss. Inside a training sample only, like add_squared_gradients.
+  void backward(const ::at::Tensor& loss, int64_t examples) {
+    check(loss.defined() && loss.numel() == 1 && loss.requires_grad(),
+          fmt::format("{}: backward() takes the minibatch's mean loss, a scalar with a gradient.",
+                      entry_->options->owner()));
+    check(examples >= 1, fmt::format("{}: the number of examples in the minibatch must be ≥ 1; "
+                                     "got {}.",
+                                     entry_->options->owner(), examples));
+    auto* factors = dynamic_cast<::blr::torch::KroneckerCurvatureInput*>(optimizer_.get());
+    if (factors == nullptr && !needs_squared_gradients()) {
+      py::gil_scoped_release release;
+      loss.backward();
+      return;
+    }
+    VariationalOptimizer& v = variational();
+    check(v.sampled() && train_sample_,
+          fmt::format("{}: backward() collects a training sample's curvature; call it inside "
+                      "sampled_params(train=True).",
+                      entry_->options->owner()));
+    check_layouts_in_sample(/*gradients=*/false);
+    ::blr::torch::NamedParameters named;
+    const auto& groups = optimizer_->param_groups();
+    for (size_t g = 0; g < groups.size(); ++g) {
+      for (size_t i = 0; i < groups[g].params().size(); ++i) {
+        named.emplace_back(fmt::format("param_groups[{}]['params'][{}]", g, i),
+                           groups[g].params()[i]);
+      }
+    }
+    py::gil_scoped_release release;
+    if (factors != nullptr) {
+      factors->add_curvature(
+          ::blr::torch::backward_with_kronecker_factors(loss, named, examples));
+    } else {
+      v.add_squared_gradients(::blr::torch::backward_with_squared_gradients(loss, named, examples));
+    }
   }
   int64_t step_count() const { return mean_field().step_count(); }
 
@@ -568,6 +609,7 @@ void bind_optimizers(py::module_& m) {
       .def_property_readonly("needs_squared_gradients", &PyOptimizer::needs_squared_gradients)
       .def_property_readonly("step_count", &PyOptimizer::step_count)
       .def("add_squared_gradients", &PyOptimizer::add_squared_gradients, Release())
+      .def("backward", &PyOptimizer::backward, py::arg("loss"), py::arg("examples"))
       .def("posterior_variance", &PyOptimizer::posterior_variance)
       .def("posterior_precision", &PyOptimizer::posterior_precision)
       .def("curvature", &PyOptimizer::curvature)
