@@ -176,6 +176,22 @@ def test_kalman_refuses_infinite_observations(bad):
         blr.infer.kalman(y, one, one, one, one, np.zeros(1), one)
 
 
+@pytest.mark.parametrize("smooth", [False, True])
+def test_kalman_refuses_a_result_that_overflows(smooth):
+    # Issue 34, item 3: the python_infer fuzz harness found observations of 1e300 returning a
+    # log-likelihood of -inf (fuzz/corpus/python_infer/kalman-overflow-1e300).
+    y = np.random.default_rng(0).normal(size=(10, 1))
+    y[6] = 1e300
+    one = np.eye(1)
+    with pytest.raises(blr.Error, match="not finite.*too large for double precision; rescale them"):
+        blr.infer.kalman(y, 0.9 * one, one, 0.1 * one, 0.5 * one, np.zeros(1), one, smooth=smooth)
+    big = np.eye(2)
+    y2 = np.random.default_rng(1).normal(size=(10, 2))
+    y2[4, 1] = 1e300
+    with pytest.raises(blr.Error, match="is not finite from step 5 on|log-likelihood is not finite"):
+        blr.infer.kalman(y2, big, big, 0.1 * big, big, np.zeros(2), big, smooth=smooth)
+
+
 def test_gmm_finds_two_separated_clusters():
     rng = np.random.default_rng(3)
     x = np.vstack([rng.normal(-4, 1, size=(200, 2)), rng.normal(4, 1, size=(100, 2))])

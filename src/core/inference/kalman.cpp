@@ -4,6 +4,7 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -326,14 +327,43 @@ Matrix KalmanResult::smoothed_covariance(Index t) const {
   return Eigen::Map<const Matrix>(Vector(smoothed_cov.row(t).transpose()).data(), n, n);
 }
 
+namespace {
+
+/// The first row of `rows` (T×k) with a value that is not finite, or -1.
+Index first_non_finite_row(const Matrix& rows) {
+  for (Index t = 0; t < rows.rows(); ++t)
+    if (!rows.row(t).allFinite()) return t;
+  return -1;
+}
+
+/// Refuses a result that overflowed double precision (an observation or model entry near 1e300
+/// does), naming the first step: never returned as if it were a posterior.
+void check_finite_result(const Matrix& means, const Matrix& covariances, const char* what) {
+  const Index a = first_non_finite_row(means), b = first_non_finite_row(covariances);
+  const Index t = a < 0 ? b : b < 0 ? a : std::min(a, b);
+  check(t < 0, fmt::format("The Kalman {} is not finite from step {} on: the observations or the "
+                           "model's entries are too large for double precision; rescale them.",
+                           what, t + 1));
+}
+
+}  // namespace
+
 KalmanResult kalman_filter(const StateSpaceModel& model, const Matrix& y) {
   KalmanResult r;
   run_filter(model, y, &r);
+  check_finite_result(r.filtered_mean, r.filtered_cov, "filter's result");
+  check(std::isfinite(r.log_likelihood),
+        "The Kalman filter's log-likelihood is not finite: the observations or the model's "
+        "entries are too large for double precision; rescale them.");
   return r;
 }
 
 double kalman_log_likelihood(const StateSpaceModel& model, const Matrix& y) {
-  return run_filter(model, y, nullptr);
+  const double log_likelihood = run_filter(model, y, nullptr);
+  check(std::isfinite(log_likelihood),
+        "The Kalman filter's log-likelihood is not finite: the observations or the model's "
+        "entries are too large for double precision; rescale them.");
+  return log_likelihood;
 }
 
 void kalman_smooth(const StateSpaceModel& model, const Matrix& y, KalmanResult& r) {
@@ -343,7 +373,10 @@ void kalman_smooth(const StateSpaceModel& model, const Matrix& y, KalmanResult& 
   const Observation obs = observation_terms(model);
   r.smoothed_mean.resize(T, n);
   r.smoothed_cov.resize(T, n * n);
-  if (n == 1 && model.obs_dim() == 1) return smooth_scalar(model, y, r);
+  if (n == 1 && model.obs_dim() == 1) {
+    smooth_scalar(model, y, r);
+    return check_finite_result(r.smoothed_mean, r.smoothed_cov, "smoother's result");
+  }
   r.smoothed_mean.row(T - 1) = r.filtered_mean.row(T - 1);
   r.smoothed_cov.row(T - 1) = r.filtered_cov.row(T - 1);
   Vector beta = Vector::Zero(full_natural_size(n));  // β_T = p(∅ | x_T) = 1
@@ -370,6 +403,7 @@ void kalman_smooth(const StateSpaceModel& model, const Matrix& y, KalmanResult& 
     moments_from_natural(smoothed, n, t, m, p);
     store(r.smoothed_mean, r.smoothed_cov, t, m, p);
   }
+  check_finite_result(r.smoothed_mean, r.smoothed_cov, "smoother's result");
 }
 
 VarianceFit fit_variances(const std::function<StateSpaceModel(const Vector&)>& build,

@@ -1,0 +1,195 @@
+// Fuzz harness: the Python entry points of `blr.infer` (issue 34, item 3), through the C++
+// functions their bindings call (python/src/inference.cpp):
+//   glm    → inference::fit_glm (glm_fit.hpp): every likelihood, method, family, prior, noise
+//            option, iteration cap and the sensitivities;
+//   kalman → StateSpaceModel::validate, kalman_filter, kalman_smooth;
+//   gmm    → EmOptions::validate, em, require_converged;
+//   merge  → GaussianFull's natural parameters, merge_natural, GaussianFull::from_natural.
+// The first byte picks the entry; the rest are its sizes, options and numbers. Numbers are drawn
+// from a table of hostile values (0, ±1, ±inf, NaN, 1e±300, denormals) or as a scaled 16-bit
+// integer, so that singular, huge, tiny and non-finite inputs are common. A blr::Error is an
+// accepted refusal; a crash, a sanitizer report, another exception, or an accepted result that
+// is not finite (or a GLM fit reported as not converged, or mixture weights that do not sum to
+// one) is a bug.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "blr/core/convergence.hpp"
+#include "blr/family/gaussian_full.hpp"
+#include "blr/inference/glm_fit.hpp"
+#include "blr/inference/gmm.hpp"
+#include "blr/inference/kalman.hpp"
+#include "blr/inference/merge.hpp"
+#include "fuzz_check.hpp"
+
+namespace {
+
+using blr::Index;
+using blr::Matrix;
+using blr::Vector;
+using blr::fuzz::accepted;
+using blr::fuzz::require;
+
+/// The input as a stream of choices; past its end every choice is 0.
+class Bytes {
+ public:
+  Bytes(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  uint8_t u8() { return at_ < size_ ? data_[at_++] : 0; }
+  int pick(int n) { return u8() % n; }
+  bool flag() { return (u8() & 1) != 0; }
+  double number() {
+    static const double kHostile[] = {0.0,
+                                      -0.0,
+                                      1.0,
+                                      -1.0,
+                                      std::numeric_limits<double>::infinity(),
+                                      -std::numeric_limits<double>::infinity(),
+                                      std::numeric_limits<double>::quiet_NaN(),
+                                      1e300,
+                                      -1e300,
+                                      1e-300,
+                                      4.9e-324,
+                                      1e20,
+                                      0.5,
+                                      2.0,
+                                      1e-8,
+                                      100.0};
+    const uint8_t tag = u8();
+    if (tag < 40) return kHostile[tag % 16];
+    const int16_t raw = static_cast<int16_t>(u8() | (u8() << 8));
+    return raw / 256.0;
+  }
+  double positive() { return std::abs(number()); }
+  Matrix matrix(Index rows, Index cols) {
+    Matrix m(rows, cols);
+    for (Index i = 0; i < rows; ++i)
+      for (Index j = 0; j < cols; ++j) m(i, j) = number();
+    return m;
+  }
+  Vector vector(Index n) { return matrix(n, 1).col(0); }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t at_ = 0;
+};
+
+bool finite(const Matrix& m) { return m.allFinite(); }
+
+void glm(Bytes& in) {
+  const Index n = 1 + in.pick(24), d = 1 + in.pick(5);
+  const Matrix x = in.matrix(n, d);
+  Vector y = in.vector(n);
+  if (in.flag()) y = y.array().round().abs().min(100.0);  // counts and labels that could pass
+  blr::inference::GlmFitRequest r;
+  static const char* kLikelihoods[] = {"logistic", "poisson", "gaussian", "probit"};
+  static const char* kMethods[] = {"laplace", "cvi", "vi"};
+  static const char* kFamilies[] = {"full", "diagonal", "kron"};
+  r.likelihood = kLikelihoods[in.pick(4)];
+  r.method = kMethods[in.pick(3)];
+  r.family = kFamilies[in.pick(3)];
+  r.prior_precision = in.flag() ? Vector(in.vector(1)) : Vector(in.vector(in.flag() ? d : d + 1));
+  if (in.flag()) r.prior_mean = in.vector(in.flag() ? d : 1);
+  if (in.flag()) r.noise_precision = in.number();
+  if (in.flag()) r.noise_prior = std::pair{in.number(), in.number()};
+  if (in.flag()) r.max_iterations = in.pick(60) - 5;
+  if (in.flag()) r.tolerance = in.number();
+  r.sensitivities = in.flag();
+  blr::inference::GlmFit f;
+  if (!accepted([&] { f = blr::inference::fit_glm(x, y, r); })) return;
+  require(f.converged, "glm: an accepted fit is not converged");
+  require(f.mean.size() == d && finite(f.mean), "glm: the posterior mean is not finite");
+  require(f.covariance.rows() == d && f.covariance.cols() == d && finite(f.covariance),
+          "glm: the posterior covariance is not finite");
+  if (f.sensitivity) {
+    require(finite(f.sensitivity->variance) && finite(f.sensitivity->score),
+            "glm: a sensitivity is not finite");
+  }
+}
+
+void kalman(Bytes& in) {
+  const Index m = 1 + in.pick(3), p = 1 + in.pick(3), steps = 1 + in.pick(20);
+  const bool smooth = in.flag();
+  blr::inference::StateSpaceModel model{in.matrix(m, m), in.matrix(p, m), in.matrix(m, m),
+                                        in.matrix(p, p), in.vector(m),    in.matrix(m, m)};
+  const Matrix y = in.matrix(steps, in.flag() ? p : p + 1);
+  blr::inference::KalmanResult r;
+  if (!accepted([&] {
+        model.validate();
+        blr::check(y.cols() == model.obs_dim(), "y's columns do not match the observation matrix.");
+        r = blr::inference::kalman_filter(model, y);
+        if (smooth) blr::inference::kalman_smooth(model, y, r);
+      }))
+    return;
+  require(std::isfinite(r.log_likelihood), "kalman: the log-likelihood is not finite");
+  require(finite(r.filtered_mean), "kalman: a filtered mean is not finite");
+  if (smooth) require(finite(r.smoothed_mean), "kalman: a smoothed mean is not finite");
+}
+
+void gmm(Bytes& in) {
+  const Index n = 1 + in.pick(30), d = 1 + in.pick(3);
+  const Matrix x = in.matrix(n, d);
+  blr::inference::EmOptions options;
+  options.components = in.pick(6) - 1;
+  options.covariance =
+      in.flag() ? blr::inference::CovarianceType::full : blr::inference::CovarianceType::diagonal;
+  options.max_iterations = in.pick(120) - 5;
+  options.reg_covar = in.flag() ? in.number() : 1e-6;
+  options.seed = in.u8();
+  blr::inference::EmResult r;
+  if (!accepted([&] {
+        options.validate();
+        r = blr::inference::em(x, options);
+        blr::require_converged(r.converged, "EM", r.iterations, options.max_iterations,
+                               "iterations", "raise max_iterations");
+      }))
+    return;
+  require(finite(r.mixture.weights) && finite(r.mixture.means),
+          "gmm: the mixture is not finite");
+  require(std::abs(r.mixture.weights.sum() - 1.0) < 1e-9, "gmm: the weights do not sum to one");
+  require(std::isfinite(r.log_likelihood), "gmm: the log-likelihood is not finite");
+}
+
+void merge(Bytes& in) {
+  const Index d = 1 + in.pick(3);
+  const int tasks = in.pick(4);
+  const Vector prior_mean = in.vector(d);
+  const Matrix prior_precision = in.matrix(d, d);
+  std::vector<Vector> means;
+  std::vector<Matrix> precisions;
+  for (int t = 0; t < tasks; ++t) {
+    means.push_back(in.vector(d));
+    precisions.push_back(in.matrix(d, d));
+  }
+  const double scale = in.number();
+  blr::GaussianFull merged;
+  if (!accepted([&] {
+        std::vector<Vector> naturals;
+        for (int t = 0; t < tasks; ++t)
+          naturals.push_back(blr::GaussianFull(means[t], precisions[t]).natural());
+        merged = blr::GaussianFull::from_natural(blr::inference::merge_natural(
+            blr::GaussianFull(prior_mean, prior_precision).natural(), naturals, scale));
+      }))
+    return;
+  require(finite(merged.mean), "merge: the merged mean is not finite");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  Bytes in(data + 1, size - 1);
+  switch (data[0] % 4) {
+    case 0: glm(in); break;
+    case 1: kalman(in); break;
+    case 2: gmm(in); break;
+    default: merge(in); break;
+  }
+  return 0;
+}

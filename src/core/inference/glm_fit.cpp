@@ -1,0 +1,180 @@
+#include "blr/inference/glm_fit.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <tuple>
+
+#include "blr/core/convergence.hpp"
+#include "blr/core/error.hpp"
+#include "blr/inference/conjugate.hpp"
+#include "blr/inference/cvi.hpp"
+
+namespace blr::inference {
+
+namespace {
+
+/// What to change when a fit stops at its cap.
+constexpr const char* kRaiseCap = "raise max_iterations or loosen tolerance";
+
+Likelihood likelihood_from(const std::string& name) {
+  if (name == "logistic") return Likelihood::logistic;
+  if (name == "poisson") return Likelihood::poisson;
+  if (name == "gaussian") return Likelihood::gaussian;
+  throw Error(fmt::format(
+      "Option 'likelihood' must be one of logistic, poisson, gaussian; got '{}'.", name));
+}
+
+/// p₀ of a d-column design from one value or one per column (give the intercept column a small
+/// one, e.g. 1e-6, as `blr infer` does).
+Vector prior_precisions_from(const Vector& given, Index d) {
+  check(given.size() == 1 || given.size() == d,
+        fmt::format("prior_precision has {} entries but X has {} columns; give one number or one "
+                    "per column.",
+                    given.size(), d));
+  const Vector p = given.size() == 1 ? Vector(Vector::Constant(d, given(0))) : given;
+  for (Index j = 0; j < d; ++j)
+    check(std::isfinite(p(j)) && p(j) > 0,
+          fmt::format("prior_precision must be positive and finite; entry {} is {}.", j, p(j)));
+  return p;
+}
+
+/// How a Gaussian likelihood's noise precision is treated.
+enum class Noise {
+  none,          ///< logistic or Poisson: no noise parameter
+  known,         ///< β given by the caller
+  normal_gamma,  ///< τ unknown: the exact Normal–Gamma posterior (method "laplace", exact here)
+  plug_in        ///< τ unknown: β = E[τ | y] of that posterior, then held fixed (method "cvi")
+};
+
+Glm make_glm(const Matrix& x, const Vector& y, Likelihood likelihood, const Vector& precisions,
+             const std::optional<Vector>& prior_mean, double noise_precision) {
+  Glm model = Glm::with_prior_precisions(x, y, likelihood, precisions);
+  model.noise_precision = noise_precision;
+  if (prior_mean) {
+    check(prior_mean->size() == x.cols(),
+          fmt::format("prior_mean has {} entries but X has {} columns; they must match.",
+                      prior_mean->size(), x.cols()));
+    model.prior_mean = *prior_mean;
+  }
+  model.validate();
+  return model;
+}
+
+}  // namespace
+
+GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
+  const Likelihood likelihood = likelihood_from(request.likelihood);
+  const bool gaussian = likelihood == Likelihood::gaussian;
+  const auto& noise_precision = request.noise_precision;
+  const auto& noise_prior = request.noise_prior;
+  check(gaussian || !noise_precision,
+        fmt::format("noise_precision applies only to likelihood='gaussian', not '{}'.",
+                    request.likelihood));
+  check(!noise_precision || !noise_prior,
+        "noise_precision (a known β) and noise_prior (a Gamma prior on an unknown τ) exclude "
+        "each other; give one.");
+  check(gaussian || !noise_prior,
+        fmt::format("noise_prior applies only to likelihood='gaussian', not '{}'.",
+                    request.likelihood));
+  check(x.rows() == y.size(),
+        fmt::format("X has {} rows but y has {} entries; they must match.", x.rows(), y.size()));
+  check(request.method == "laplace" || request.method == "cvi",
+        fmt::format("Option 'method' must be one of laplace, cvi; got '{}'.", request.method));
+  check(request.method != "laplace" || request.family == "full",
+        "The Laplace approximation has a full covariance: family must be 'full'.");
+  check(request.family == "full" || request.family == "diagonal",
+        fmt::format("Option 'family' must be one of full, diagonal; got '{}'.", request.family));
+  const Noise noise = !gaussian                   ? Noise::none
+                      : noise_precision           ? Noise::known
+                      : request.method == "cvi"   ? Noise::plug_in
+                                                  : Noise::normal_gamma;
+  const Vector precisions = prior_precisions_from(request.prior_precision, x.cols());
+  GlmFit out;
+  out.likelihood = likelihood;
+  double beta = noise_precision.value_or(1.0);
+  std::optional<NormalGammaFit> normal_gamma;  // fitted when the noise is unknown
+  if (noise == Noise::normal_gamma || noise == Noise::plug_in) {
+    // w | τ ~ N(m₀, (τ p₀)⁻¹) and τ ~ Gamma(a₀, b₀) (Jeffreys' 1/τ by default): the prior
+    // precisions are in units of the noise precision, as `blr infer linreg` takes them.
+    check(!request.prior_mean || request.prior_mean->isZero(0),
+          "With the noise precision unknown (the Normal–Gamma posterior), the prior mean is 0; "
+          "give noise_precision to use prior_mean.");
+    NormalGammaRegression ng;
+    ng.prior_precision = precisions;
+    if (noise_prior) std::tie(ng.noise_shape, ng.noise_rate) = *noise_prior;
+    ng.validate();
+    normal_gamma = fit_normal_gamma(ng, x, y);
+    beta = normal_gamma->noise_precision_mean();
+    const std::string prior = noise_prior ? fmt::format("the prior Gamma({}, {})",
+                                                        noise_prior->first, noise_prior->second)
+                                          : std::string("Jeffreys' prior p(tau) ~ 1/tau");
+    out.assumptions.push_back(fmt::format(
+        "noise: its precision tau is unknown, with {}; prior w | tau ~ N(0, (tau p0)^-1), "
+        "p0 = prior_precision in units of tau{} (noise_precision=B: a known beta)",
+        prior,
+        noise == Noise::normal_gamma
+            ? "; exact Normal-Gamma posterior, so the coefficients are Student t"
+            : fmt::format("; beta = E[tau | y] = {:.6g} from the exact Normal-Gamma posterior, "
+                          "then held fixed by CVI",
+                          beta)));
+  }
+  // Conditional on τ = β, the Normal–Gamma prior is N(0, (β p₀)⁻¹).
+  const Vector model_precisions = normal_gamma ? Vector(beta * precisions) : precisions;
+  const Glm model = make_glm(x, y, likelihood, model_precisions, request.prior_mean, beta);
+  Matrix covariance;  // the Gaussian the sensitivities use (τ unknown: S at τ = E[τ | y])
+  SiteEvaluation sites = SiteEvaluation::at_mean;
+  if (noise == Noise::normal_gamma) {
+    const NormalGammaFit& f = *normal_gamma;
+    out.mean = f.mean;
+    covariance = f.scale;
+    out.covariance = f.covariance;
+    out.log_evidence = f.log_evidence;
+    out.dof = f.dof;
+    out.scale = f.scale;
+    out.noise_shape = f.noise_shape;
+    out.noise_rate = f.noise_rate;
+    out.noise_precision = beta;
+    out.iterations = 1;
+    out.converged = true;
+  } else if (request.method == "laplace") {
+    LaplaceOptions options;
+    if (request.max_iterations) options.max_iterations = *request.max_iterations;
+    if (request.tolerance) options.tolerance = *request.tolerance;
+    options.validate();
+    const LaplaceResult r = laplace(model, options);
+    require_converged(r.converged, "Newton's method to the Laplace mode", r.iterations,
+                      options.max_iterations, "iterations", kRaiseCap);
+    out.mean = r.mean;
+    covariance = out.covariance = r.covariance;
+    out.log_joint = r.log_joint;
+    out.log_evidence = r.log_evidence;
+    out.iterations = r.iterations;
+    out.converged = r.converged;
+  } else {
+    CviOptions options;
+    options.family =
+        request.family == "full" ? GaussianFamilyKind::full : GaussianFamilyKind::diagonal;
+    if (request.max_iterations) options.max_iterations = *request.max_iterations;
+    if (request.tolerance) options.tolerance = *request.tolerance;
+    const CviResult r = cvi(model, options);
+    require_converged(r.converged, "CVI", r.iterations, options.max_iterations, "iterations",
+                      kRaiseCap);
+    out.mean = r.mean;
+    covariance = out.covariance = r.covariance;
+    out.elbo = r.elbo;
+    out.iterations = r.iterations;
+    out.converged = r.converged;
+    if (noise == Noise::plug_in) out.noise_precision = beta;
+    sites = SiteEvaluation::expected;
+  }
+  if (request.sensitivities) {
+    SensitivityOptions options;
+    options.sites = sites;
+    out.sensitivity = glm_sensitivity(model, out.mean, covariance, options);
+    out.loo = loo_estimate(model, *out.sensitivity);
+  }
+  return out;
+}
+
+}  // namespace blr::inference
