@@ -88,6 +88,22 @@ void load_optimizer_state(::torch::optim::Optimizer& optimizer, const std::strin
   } catch (const c10::Error& e) {  // a value of another type than the optimizer wrote
     throw Error(
         fmt::format("{} cannot be read: {}.", what, libtorch_clause(e.what_without_backtrace())));
+  } catch (const std::exception& e) {
+    // TorchScript's reader throws std::runtime_error for a key the archive lacks ("... does not
+    // have a field with name 'group1/param0/kind'"): a state of another optimizer layout, or
+    // altered (found by fuzz/harness/python_optim.cpp).
+    const std::string message = e.what();
+    const std::string field = "field with name '";
+    const auto at = message.find(field);
+    const auto end = at == std::string::npos ? at : message.find('\'', at + field.size());
+    throw Error(end != std::string::npos
+                    ? fmt::format("{} does not fit this optimizer: it has no entry '{}' (a state "
+                                  "saved for other parameters or param groups, or altered).",
+                                  what, message.substr(at + field.size(),
+                                                       end - at - field.size()))
+                    : fmt::format("{} does not fit this optimizer (a state saved for other "
+                                  "parameters or param groups, or altered): {}.",
+                                  what, libtorch_clause(message)));
   }
 }
 
