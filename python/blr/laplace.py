@@ -24,11 +24,6 @@ from . import _blr
 from ._blr import Error
 from ._torchscript import examples, script_archive
 
-_SUBSETS = ("all", "last_layer")
-_STRUCTURES = ("diag", "kron")
-_CURVATURES = ("ggn", "ef")
-_LINKS = ("probit", "mc")
-
 
 class Laplace:
     """A post-hoc Laplace posterior of a trained classifier (see the module's text)."""
@@ -38,22 +33,16 @@ class Laplace:
         if likelihood != "classification":
             raise Error(f"Laplace: likelihood '{likelihood}' is not available; blr's post-hoc Laplace "
                         "is for classifiers (likelihood='classification').")
-        for name, value, allowed in (("subset", subset, _SUBSETS), ("structure", structure, _STRUCTURES),
-                                     ("curvature", curvature, _CURVATURES)):
-            if value not in allowed:
-                raise Error(f"Laplace: {name} must be one of {', '.join(allowed)}; got '{value}'.")
         archive, origin = script_archive(model, example_input, "Laplace")
         self.likelihood = likelihood
         self.subset, self.structure, self.curvature = subset, structure, curvature
         self._impl = _blr.Laplace(archive, origin, subset, curvature, structure, int(seed))
-        self._fitted = False
 
     def fit(self, train_loader, batch_size=500):
         """The curvature over the training data (a DataLoader of (x, y) or an (x, y) pair) at the
         model's weights, and δ by the marginal likelihood."""
         x, y = examples(train_loader, "Laplace.fit")
         self._impl.fit(x, y, int(batch_size))
-        self._fitted = True
         return self
 
     @property
@@ -84,8 +73,6 @@ class Laplace:
         if val_loader is None:
             raise Error("Laplace.optimize_prior_precision: method 'gridsearch' needs val_loader (the "
                         "validation data).")
-        if link not in _LINKS:
-            raise Error(f"Laplace: link must be one of {', '.join(_LINKS)}; got '{link}'.")
         try:
             low, high, points = grid
         except (TypeError, ValueError):

@@ -114,7 +114,7 @@ def test_misuse_is_one_sentence(run):
         blr.Laplace(model).prior_precision
     with pytest.raises(blr.Error, match="likelihood 'regression' is not available"):
         blr.Laplace(model, "regression")
-    with pytest.raises(blr.Error, match="structure must be one of diag, kron; got 'full'"):
+    with pytest.raises(blr.Error, match="Option 'structure' takes a choice \\(one of diag, kron\\); got full"):
         blr.Laplace(model, structure="full")
     with pytest.raises(blr.Error, match="the model must be a torch.nn.Module"):
         blr.Laplace(lambda x: x)
