@@ -263,6 +263,24 @@ def test_add_param_group_inside_a_sample_is_refused_and_leaves_the_optimizer_usa
     train_step(optimizer, model, x, y)
 
 
+def test_add_param_group_between_a_sample_and_its_step_is_refused():
+    # Found by fuzz/harness/python_optim.cpp (stop 32): the step then read past the new group's
+    # state ("Internal error ... vector::_M_range_check" from Python).
+    model, x, y = model_and_data()
+    params = list(model.parameters())
+    optimizer = blr.IVON(params[:2], lr=0.1, ess=32)
+    with optimizer.sampled_params(train=True):
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+    with pytest.raises(blr.Error, match="after a training sample and before step\\(\\); add param "
+                                        "groups between steps"):
+        optimizer.add_param_group({"params": params[2:]})
+    assert len(optimizer.param_groups) == 1
+    optimizer.step()
+    optimizer.add_param_group({"params": params[2:]})
+    train_step(optimizer, model, x, y)
+
+
 def test_a_refused_param_group_leaves_python_and_cpp_groups_equal():
     model, x, y = model_and_data()
     params = list(model.parameters())

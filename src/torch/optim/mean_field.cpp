@@ -87,6 +87,12 @@ double MeanFieldOptimizer::initial_lr(size_t group) const {
 }
 
 void MeanFieldOptimizer::add_param_group(const ::torch::optim::OptimizerParamGroup& param_group) {
+  // The samples collected since the last step have no statistics for the new group's parameters
+  // (found by fuzz/harness/python_optim.cpp: step() then read past the slots).
+  check(samples_ == 0,
+        fmt::format("{}: add_param_group() was called after a training sample and before step(); "
+                    "add param groups between steps.",
+                    name()));
   ::torch::optim::Optimizer::add_param_group(param_group);
   if (param_group.has_options()) param_groups_.back().set_options(param_group.options().clone());
   record_initial_lrs();
