@@ -22,7 +22,8 @@ std::string save_optimizer_state(const ::torch::optim::Optimizer& optimizer);
 
 /// Loads bytes written by save_optimizer_state into `optimizer` (its load()), after the archive
 /// check and the trial decode. `what` names the bytes at the start of a sentence ("The IVON state
-/// in this state dict"); a refusal is a blr::Error beginning with it.
+/// in this state dict"); every refusal is one blr::Error sentence: the checks of the bytes begin
+/// with `what`, the optimizer's checks of the values it reads name the parameter.
 void load_optimizer_state(::torch::optim::Optimizer& optimizer, const std::string& bytes,
                           const std::string& what);
 
