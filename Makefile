@@ -50,7 +50,7 @@ demo:
 	@if $(BUILD)/blr compare --help >/dev/null 2>&1 && [ -f scripts/demo.sh ]; then \
 	  bash scripts/demo.sh $(BUILD)/blr; \
 	else echo "(LibTorch layer not built: skipping the Fashion-MNIST comparison)"; fi
-	@if [ -d $(BUILD)/python/blr ]; then echo "Python: PYTHONPATH=$(BUILD)/python python3 -c 'import blr' (docs/python.md; pip install --no-build-isolation --no-deps . installs it)"; fi
+	@if [ -d $(BUILD)/python/blr ]; then echo "Python: PYTHONPATH=$(BUILD)/python python3 -c 'import blr' (docs/python.md; pip --isolated install --no-index --no-deps --no-build-isolation . installs it)"; fi
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the whole suite (torch layer excluded:
 # Debian's LibTorch is not built with ASan).

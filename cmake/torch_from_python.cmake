@@ -4,7 +4,7 @@
 # PyTorch 2.x, CPU or CUDA), not Debian's libtorch-dev. With -DBLR_TORCH_FROM_PYTHON=ON the build
 # asks that interpreter where its CMake package is (`torch.utils.cmake_prefix_path`) and puts it
 # first on CMAKE_PREFIX_PATH, so that find_package(Torch) finds it; setup.py turns this on for
-# `pip install .`. Debian's python3-torch has no CMake package inside; there find_package falls
+# `pip --isolated install --no-index --no-deps --no-build-isolation .`. Debian's python3-torch has no CMake package inside; there find_package falls
 # back to libtorch-dev, which is the same torch (the version check below says so or refuses).
 #
 # The C++ library and the Python extension must link the LibTorch the interpreter loads: a

@@ -27,7 +27,7 @@ def mismatch(built_version, built_cuda, torch_version, torch_cuda):
         return None
     return (f"blr was built for {describe(built_version, built_cuda)} but this interpreter imports "
             f"{describe(torch_version, torch_cuda)}; build blr again against it with "
-            "'pip install --no-build-isolation --no-deps .' from blr's source folder (docs/python.md).")
+            "'pip --isolated install --no-index --no-deps --no-build-isolation .' from blr's source folder (docs/python.md).")
 
 
 def check(torch):

@@ -23,7 +23,7 @@ def test_the_same_major_minor_and_kind_of_build_are_accepted():
 def test_another_version_or_kind_of_build_is_one_sentence():
     assert _torch_check.mismatch("1.13.0a0", None, "2.3.1+cu121", "12.1") == (
         "blr was built for torch 1.13.0a0 (CPU) but this interpreter imports torch 2.3.1+cu121 "
-        "(CUDA 12.1); build blr again against it with 'pip install --no-build-isolation --no-deps .' "
+        "(CUDA 12.1); build blr again against it with 'pip --isolated install --no-index --no-deps --no-build-isolation .' "
         "from blr's source folder (docs/python.md).")
     assert "imports torch 2.3.1 (CPU)" in _torch_check.mismatch("2.3.1+cu121", "12.1", "2.3.1", None)
     assert "built for torch 2.4.0 (CPU)" in _torch_check.mismatch("2.4.0", None, "2.5.0", None)
@@ -43,7 +43,7 @@ def test_import_refuses_a_torch_of_another_version():
     imported = _torch_check.describe("2.99.1", torch.version.cuda)
     assert last == (f"ImportError: blr was built for {built} but this "
                      f"interpreter imports {imported}; build blr again against it with "
-                     "'pip install --no-build-isolation --no-deps .' from blr's source folder "
+                     "'pip --isolated install --no-index --no-deps --no-build-isolation .' from blr's source folder "
                      "(docs/python.md)."), last
 
 
@@ -53,7 +53,7 @@ def test_import_refuses_a_cuda_torch_for_a_cpu_build_and_the_reverse():
     assert result.returncode != 0
     assert result.stderr.strip().splitlines()[-1].endswith(
         f"imports {_torch_check.describe(torch.__version__, other)}; build blr again against it with "
-        "'pip install --no-build-isolation --no-deps .' from blr's source folder (docs/python.md).")
+        "'pip --isolated install --no-index --no-deps --no-build-isolation .' from blr's source folder (docs/python.md).")
 
 
 def test_import_accepts_the_build_torch():
