@@ -113,11 +113,19 @@ def vision_rows(directory, model):
     for f in by_kind.get("mc-dropout", []):
         d = json.load(open(f))
         compare_run(rows, "mc-dropout", d["optimizers"]["mc-dropout"], "MC dropout")
-    for kind, label in (("laplace", "Laplace (Kronecker GGN, probit) on AdamW"),
-                        ("laplace-grid", "Laplace, δ by validation NLL, on AdamW")):
-        for f in by_kind.get(kind, []):
+    # laplace[-grid][-TAG]: the post-hoc Laplace of the AdamW run of compare[-TAG].
+    laplace_kinds = sorted(k for k in by_kind if re.fullmatch(r"laplace(-grid)?(-.+)?", k))
+    for kind in laplace_kinds:
+        grid = kind.startswith("laplace-grid")
+        for f in by_kind[kind]:
             d = json.load(open(f))
             run = d["optimizers"]["laplace"]
+            subset = "last layer, " if d["laplace"].get("subset") == "last-layer" else ""
+            label = (f"Laplace, {subset}δ by validation NLL, on AdamW" if grid
+                     else f"Laplace ({subset}Kronecker GGN, probit) on AdamW")
+            tag = kind[len("laplace-grid" if grid else "laplace"):].lstrip("-")
+            if tag:
+                label += f" ({tag})"
             test = run["test"]
             p = test["predictive"]
             rows.add(label, p["accuracy"], p["nll"], p["ece"],

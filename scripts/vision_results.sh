@@ -4,8 +4,8 @@
 # each method with the seeds given:
 #   compare   IVON (K = 32), AdamW, SGD and MC dropout, each with temperature-scaled rows
 #   ensemble  a deep ensemble of 5 AdamW members (seeds s..s+4), temperature-scaled too
-#   laplace   the post-hoc Laplace (Kronecker, probit) of the AdamW run of `compare`, δ by the
-#             marginal likelihood
+#   laplace   the post-hoc Laplace (Kronecker, probit) of the AdamW run of `compare` (with TAG,
+#             of `compare` run with that TAG), δ by the marginal likelihood
 #   laplace-grid  the same with δ by the validation NLL over laplace-torch's grid (gridsearch)
 #   mc-dropout  MC dropout alone (K = 32), for runs of `compare` made before MC dropout kept the
 #             model's input whole (2026-11-28)
@@ -15,7 +15,9 @@
 # default ivon,adamw,sgd,mc-dropout) shorten the protocol where the machine cannot afford it.
 # TAG names a part of `compare` run on its own (OPTIMIZERS=ivon TAG=ivon writes
 # <model>-compare-ivon-seed<S>.json, which results_table.py reads with the other compare files),
-# so that methods can run side by side on two cores; FLAGS adds options to every run.
+# so that methods can run side by side on two cores; FLAGS adds options to every run. SUBSET
+# (laplace, laplace-grid: all or last-layer, default all) is the weights the Laplace covers:
+# last-layer for a network with batch norm, whose per-example gradients blr refuses.
 set -euo pipefail
 blr=${1:?usage: vision_results.sh BLR OUTDIR lenet|resnet20 compare|ensemble|laplace|laplace-grid|mc-dropout [SEED...]}
 out=${2:?}
@@ -51,11 +53,11 @@ for seed in "${seeds[@]}"; do
       "$blr" ensemble --members 5 --optimizer adamw --seed "$seed" "${common[@]}" \
         --json "$json.tmp" >/dev/null ;;
     laplace)
-      "$blr" laplace --checkpoint "$out/$model-seed$seed/adamw.ckpt" --structure kron \
-        --predictive probit --threads 1 --quiet --json "$json.tmp" >/dev/null ;;
+      "$blr" laplace --checkpoint "$out/$model$tag-seed$seed/adamw.ckpt" --structure kron \
+        --subset "${SUBSET:-all}" --predictive probit --threads 1 --quiet --json "$json.tmp" >/dev/null ;;
     laplace-grid)
-      "$blr" laplace --checkpoint "$out/$model-seed$seed/adamw.ckpt" --structure kron \
-        --predictive probit --prior-precision-method gridsearch --threads 1 --quiet \
+      "$blr" laplace --checkpoint "$out/$model$tag-seed$seed/adamw.ckpt" --structure kron \
+        --subset "${SUBSET:-all}" --predictive probit --prior-precision-method gridsearch --threads 1 --quiet \
         --json "$json.tmp" >/dev/null ;;
     *) echo "vision_results.sh: compare, ensemble, laplace, laplace-grid or mc-dropout" >&2; exit 2 ;;
   esac
