@@ -112,8 +112,8 @@ def test_misuse_is_one_sentence(run):
     model, data, _ = run
     with pytest.raises(blr.Error, match="not fitted yet; call fit"):
         blr.Laplace(model).prior_precision
-    with pytest.raises(blr.Error, match="likelihood 'regression' is not available"):
-        blr.Laplace(model, "regression")
+    with pytest.raises(blr.Error, match="likelihood must be 'classification' or 'regression'"):
+        blr.Laplace(model, "bernoulli")
     with pytest.raises(blr.Error, match="Option 'structure' takes a choice \\(one of diag, kron\\); got full"):
         blr.Laplace(model, structure="full")
     with pytest.raises(blr.Error, match="the model must be a torch.nn.Module"):

@@ -186,8 +186,23 @@ assert max(sd) < 3 * sigma_ivon, (max(sd), sigma_ivon)
 rmse_ivon = math.sqrt(sum((float(r["mean_0"]) - t) ** 2 for r, t in zip(v, y)) / len(y))
 assert 0.4 < rmse_ivon < 0.7, rmse_ivon
 PY
-expect_exit2 regression-probit "for classifiers" predict --checkpoint "$work/reg_ivon/ivon.ckpt" \
-  --data "$work/reg_new.csv" --predictive probit "${quiet[@]}"
+# The linearised predictive N(f(x; μ), diag(JΣJᵀ) + σ²) of IVON's posterior: every sd above σ,
+# and the mean (the network at μ, no draws) as accurate as the mixture's.
+"$blr" predict --checkpoint "$work/reg_ivon/ivon.ckpt" --data "$work/reg_new.csv" --predictive probit \
+  --out "$work/reg_ivon_linear.csv" "${quiet[@]}" 2>"$work/err" ||
+  { fail "predict regression ivon probit: exit $?"; cat "$work/err" >&2; }
+/usr/bin/python3 - "$work" <<'PY' 2>"$work/py.err" || fail "regression linearised predictions: $(tail -1 "$work/py.err")"
+import csv, json, math, sys
+d = sys.argv[1]
+y = [float(r["y"]) for r in csv.DictReader(open(f"{d}/reg_test.csv"))]
+rows = list(csv.DictReader(open(f"{d}/reg_ivon_linear.csv")))
+sigma = json.load(open(f"{d}/reg_ivon.json"))["optimizers"]["ivon"]["test"]["noise_std"][0]
+assert len(rows) == 300 and all(sigma < float(r["sd_0"]) < 3 * sigma for r in rows), sigma
+rmse = math.sqrt(sum((float(r["mean_0"]) - t) ** 2 for r, t in zip(rows, y)) / len(y))
+assert 0.4 < rmse < 0.7, rmse
+PY
+expect_exit2 regression-probit-adamw "needs a Gaussian posterior" predict --checkpoint \
+  "$work/reg_adamw/adamw.ckpt" --data "$work/reg_new.csv" --predictive probit "${quiet[@]}"
 
 # ---- bad input: one sentence, exit 2 ------------------------------------------------------------
 expect_exit2 missing-checkpoint "no-such.ckpt" predict --checkpoint "$work/no-such.ckpt" --data "$work/new.pt"

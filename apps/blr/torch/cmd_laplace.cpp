@@ -59,7 +59,7 @@ void setup_laplace(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"all", "last-layer"}))
       ->capture_default_str();
   cmd->add_option("--curvature", f->curvature,
-                  "ggn (diagonal Gauss-Newton, exact: one backward pass per class) or ef "
+                  "ggn (diagonal Gauss-Newton, exact: one backward pass per class or output) or ef "
                   "(empirical Fisher: one pass).")
       ->check(CLI::IsMember({"ggn", "ef"}))
       ->capture_default_str();
@@ -69,8 +69,9 @@ void setup_laplace(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"diag", "kron"}))
       ->capture_default_str();
   cmd->add_option("--predictive", f->request.predictive,
-                  "mc (average over --test-samples posterior draws) or probit (linearised, "
-                  "softmax(f/√(1+πv/8)), no draws).")
+                  "mc (average over --test-samples posterior draws) or probit (linearised, no "
+                  "draws: softmax(f/√(1+πv/8)) for a classifier, N(f, v + σ²) for a "
+                  "regression).")
       ->check(CLI::IsMember({"mc", "probit"}))
       ->capture_default_str();
   cmd->add_option("--prior-precision", f->request.prior_precision,
@@ -84,6 +85,12 @@ void setup_laplace(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--prior-precision-grid", f->grid,
                   "gridsearch's grid MIN,MAX,POINTS, log-spaced (default 1e-4,1e4,17).");
+  cmd->add_option("--noise-std-method", f->request.noise_std_method,
+                  "Regression: the observation noise σ of the Gaussian likelihood: run (the σ "
+                  "the training run fitted or was given) or marglik (chosen with δ by the "
+                  "Laplace marginal likelihood).")
+      ->check(CLI::IsMember({"run", "marglik"}))
+      ->capture_default_str();
   cmd->add_option("--save", f->request.save,
                   "Write the posterior as a checkpoint (.ckpt) that blr eval scores.");
   cmd->add_option("--test-samples", f->request.test_samples,

@@ -724,11 +724,16 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
         fmt::format("The checkpoint '{}' already holds a {} posterior; give the checkpoint of the "
                     "trained run.",
                     request.checkpoint, run.config.optimizer));
-  check(run.data->task == Task::kClassification,
-        "blr laplace fits the posterior of a classifier; '{}' is a regression data set.",
-        run.data->name);
+  const bool regression = run.data->task == Task::kRegression;
+  check(regression || request.noise_std_method == "run",
+        "--noise-std-method chooses the noise σ of a regression; '{}' is a classification run.",
+        request.checkpoint);
   const bool chosen = !(request.prior_precision > 0);
   const bool gridsearch = chosen && request.prior_precision_method == "gridsearch";
+  const bool noise_by_marglik = regression && request.noise_std_method == "marglik";
+  check(!(noise_by_marglik && gridsearch),
+        "--noise-std-method marglik chooses σ by the marginal likelihood, with δ given or chosen "
+        "by it too; it does not combine with --prior-precision-method gridsearch.");
   // Checked before the curvature's passes over the training set, which take minutes.
   check(!gridsearch || run.data->validation.size() > 0,
         fmt::format("--prior-precision-method gridsearch chooses δ on the validation split, and "
@@ -737,6 +742,10 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   Trainer trainer(run.config, run.data, device);
   trainer.restore(run.checkpoint);
   LaplaceCurvatureOptions fit_options;
+  if (regression) {
+    fit_options.likelihood = LaplaceLikelihood::kRegression;
+    fit_options.noise_std = trainer.noise_std();
+  }
   fit_options.subset = request.subset == "last_layer" ? LaplaceSubset::kLastLayer : LaplaceSubset::kAll;
   fit_options.curvature = request.curvature == "ef" ? LaplaceCurvature::kEmpiricalFisher
                                                     : LaplaceCurvature::kGaussNewton;
@@ -745,17 +754,25 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   if (!settings.quiet) {
     std::cerr << fmt::format(
         "blr laplace: {} trained with {} for {} epochs; {} {} of {} weights over {} "
-        "training images; {} predictive\n",
+        "training {}; {} predictive\n",
         trainer.result().model_description, run.config.optimizer, trainer.epoch(),
         request.structure == "kron" ? "Kronecker-factored" : "diagonal",
         request.curvature == "ef" ? "empirical Fisher" : "Gauss-Newton",
         request.subset == "last_layer" ? "the last layer's" : "all", run.data->train.size(),
-        request.predictive == "probit" ? "linearised probit" : "Monte Carlo");
+        regression ? "examples (Gaussian likelihood)" : "images",
+        request.predictive == "probit" ? (regression ? "linearised Gaussian" : "linearised probit")
+                                       : "Monte Carlo");
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const LaplaceCurvatureResult fit =
+  LaplaceCurvatureResult fit =
       laplace_curvature(trainer.model(), run.data->train.x.to(device),
                         run.data->train.y.to(device), fit_options);
+  const double run_noise_std = regression ? trainer.noise_std() : 0.0;
+  if (noise_by_marglik) {
+    fit = laplace_with_noise_std(
+        fit, laplace_optimal_noise_std(fit, chosen ? 0.0 : request.prior_precision));
+    trainer.set_noise_std(fit.noise_std);
+  }
   double delta = !chosen      ? request.prior_precision
                  : gridsearch ? request.grid.values().front()
                               : laplace_optimal_prior_precision(fit);
@@ -771,7 +788,8 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   if (gridsearch) {
     search = laplace_prior_precision_search(
         trainer.model(), posterior, run.data->validation.x.to(device),
-        run.data->validation.y.to(device), run.config.test_samples, request.grid);
+        run.data->validation.y.to(device), run.config.test_samples, request.grid,
+        regression ? trainer.noise_std() : 0.0);
     delta = search->best;
     if (search->at_edge())
       std::cerr << fmt::format(
@@ -797,6 +815,14 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
                                    request.grid.max)
                      : "maximises the marginal likelihood",
         log_evidence, fit_seconds);
+    if (regression) {
+      std::cerr << fmt::format(
+          "blr laplace: observation noise σ {:.6g} on the standardised scale ({}{})\n",
+          trainer.noise_std(),
+          noise_by_marglik ? "chosen by the marginal likelihood; the run's was "
+                           : "the training run's, --noise-std-method run",
+          noise_by_marglik ? fmt::format("{:.6g}", run_noise_std) : std::string());
+    }
   }
   if (!request.save.empty()) {
     trainer.save(request.save);
@@ -818,8 +844,14 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
         {"prior_precision_method", !chosen ? "given" : request.prior_precision_method},
         {"log_marginal_likelihood", log_evidence},
         {"train_nll_sum", fit.nll_sum},
+        {"likelihood", regression ? "regression" : "classification"},
         {"fit_seconds", fit_seconds},
         {"posterior", request.save}}}};
+  if (regression) {
+    extra["laplace"]["noise_std"] = trainer.noise_std();
+    extra["laplace"]["noise_std_method"] = request.noise_std_method;
+    extra["laplace"]["run_noise_std"] = run_noise_std;
+  }
   if (search) {
     nlohmann::json grid = nlohmann::json::array();
     for (size_t k = 0; k < search->grid.size(); ++k)

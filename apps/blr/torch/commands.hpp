@@ -106,6 +106,9 @@ struct LaplaceRequest {
   double prior_precision = 0.0;       ///< δ; 0: chosen by `prior_precision_method`
   std::string prior_precision_method = "marglik";  ///< marglik | gridsearch (validation NLL)
   PriorPrecisionGrid grid;            ///< gridsearch's grid
+  /// Regression: the noise σ of the likelihood: run (the σ the training run fitted or was given)
+  /// or marglik (chosen with δ by the Laplace marginal likelihood).
+  std::string noise_std_method = "run";
   std::string save;                   ///< where the posterior checkpoint goes ("" = not saved)
   int test_samples = 0;               ///< K of the predictive (0: the checkpoint's)
   std::string data_dir;

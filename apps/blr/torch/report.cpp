@@ -230,7 +230,9 @@ void print_regression_table(std::ostream& out, const std::vector<RunResult>& run
     };
     row("mean", run.test.regression_mean);
     if (run.test.has_predictive) {
-      row(fmt::format("predictive (K={})", run.test.samples), run.test.regression_predictive);
+      row(predictive_method(run) == "probit" ? std::string("predictive (linear)")
+                                             : fmt::format("predictive (K={})", run.test.samples),
+          run.test.regression_predictive);
     }
   }
   out << "Regression, in the targets' units: RMSE; NLL per target value; cov50/90/95: share of "

@@ -1,14 +1,24 @@
-// Fitting the post-hoc Laplace posterior of a trained classifier (optim/laplace.hpp): the diagonal
-// curvature over the training set and the prior precision by the Laplace marginal likelihood
-// (MacKay 1992; Immer et al. 2021; Daxberger et al. 2021, "Laplace Redux", §2–3).
+// Fitting the post-hoc Laplace posterior of a trained classifier or regression network
+// (optim/laplace.hpp): the diagonal curvature over the training set and the prior precision by the
+// Laplace marginal likelihood (MacKay 1992; Immer et al. 2021; Daxberger et al. 2021, "Laplace
+// Redux", §2–3).
 //
-// Curvature, per example i with logits f_i = f(x_i; θ*), p_i = softmax(f_i), J_i = ∂f_i/∂θ:
+// Classification. Curvature, per example i with logits f_i = f(x_i; θ*), p_i = softmax(f_i),
+// J_i = ∂f_i/∂θ:
 //   ggn  diag(J_iᵀ Λ_i J_i),  Λ_i = diag(p_i) − p_i p_iᵀ   (the Gauss–Newton of the cross-entropy)
 //        computed exactly with C backward passes: Λ_i = Σ_k v_ik v_ikᵀ for v_ik = √p_ik (e_k − p_i),
 //        so diag(J_iᵀΛ_iJ_i) = Σ_k (J_iᵀ v_ik)², and J_iᵀ v_ik is the gradient of the pseudo-loss
 //        v_ikᵀ f_i (v detached), whose per-example squares the squared-gradient engine
 //        (optim/squared_gradients.hpp) returns for any model it supports;
 //   ef   (∇_θ ℓ_i)², ℓ_i = −log p_i[y_i] (the empirical Fisher; one backward pass).
+// Regression (likelihood y_i ~ N(f_i, σ² I), D outputs, on the scale the network was trained on):
+//   ggn  diag(J_iᵀ J_i)/σ² = Σ_k (∂f_ik/∂θ / σ)²: one backward pass per output, Λ_i = I/σ²;
+//   ef   (∇_θ ℓ_i)², ℓ_i = Σ_k [(y_ik − f_ik)²/(2σ²) + log σ + ½ log 2π].
+// Both scale with σ alone (ggn as σ⁻², ef as σ⁻⁴), so a fit at one σ gives the fit at any other
+// (laplace_with_noise_std), and σ can be chosen by the marginal likelihood with δ, as
+// laplace-torch's regression example does by gradient ascent (here by Brent's method on log σ,
+// Boost.Math, with δ maximised inside). For a linear model the GGN is the exact Hessian, and with
+// no bias the Kronecker posterior of its weight is the exact Bayesian linear regression posterior.
 // Ĝ = (1/N) Σ_i (the above). The model is evaluated in evaluation mode (batch norm uses its running
 // statistics), at θ* without any change to it.
 //
@@ -44,7 +54,15 @@
 
 namespace blr::torch {
 
+/// The likelihood the network was trained with.
+enum class LaplaceLikelihood {
+  kClassification,  ///< categorical over the logits; labels are class indices (N)
+  kRegression,      ///< Gaussian N(f, σ² I); targets (N) or (N, D), floating point
+};
+
 struct LaplaceCurvatureOptions {
+  LaplaceLikelihood likelihood = LaplaceLikelihood::kClassification;
+  double noise_std = 1.0;  ///< regression: σ of the Gaussian likelihood (> 0)
   LaplaceSubset subset = LaplaceSubset::kAll;
   LaplaceCurvature curvature = LaplaceCurvature::kGaussNewton;
   LaplaceStructure structure = LaplaceStructure::kDiagonal;
@@ -65,12 +83,18 @@ struct LaplaceCurvatureResult {
   double nll_sum = 0.0;            ///< Σ_i ℓ_i(θ*) (nats)
   int64_t subset_size = 0;         ///< P
   double subset_norm_squared = 0.0;  ///< ‖θ*_S‖²
+  LaplaceLikelihood likelihood = LaplaceLikelihood::kClassification;
+  LaplaceCurvature curvature_kind = LaplaceCurvature::kGaussNewton;
+  double noise_std = 0.0;             ///< regression: the σ of the curvature and nll_sum (else 0)
+  double residual_sum_squares = 0.0;  ///< regression: Σ_ik (y_ik − f_ik)²
+  int64_t target_values = 0;          ///< regression: N·D
 };
 
 /// Which parameters (by their names, in order) are in the subset.
 std::vector<bool> laplace_subset(const std::vector<std::string>& names, LaplaceSubset subset);
 
-/// Ĝ over the examples (inputs N×..., labels N) at the model's current parameters.
+/// Ĝ over the examples (inputs N×...; labels N class indices, or regression targets N or N×D)
+/// at the model's current parameters.
 LaplaceCurvatureResult laplace_curvature(const Model& model, const ::at::Tensor& inputs,
                                          const ::at::Tensor& labels,
                                          const LaplaceCurvatureOptions& options = {});
@@ -80,5 +104,14 @@ double laplace_log_marginal_likelihood(const LaplaceCurvatureResult& fit, double
 
 /// The δ that maximises log Z(δ) (the header's bisection).
 double laplace_optimal_prior_precision(const LaplaceCurvatureResult& fit);
+
+/// A regression fit at another noise σ (> 0): the curvature (and the Kronecker output factors)
+/// times (σ_fit/σ)² for ggn or (σ_fit/σ)⁴ for ef, and Σ_i ℓ_i at σ. Exact, no pass over the data.
+LaplaceCurvatureResult laplace_with_noise_std(const LaplaceCurvatureResult& fit, double noise_std);
+
+/// The regression noise σ that maximises log Z: at the given δ, or (prior_precision = 0) jointly
+/// with δ (δ maximised for each σ). Searched on log σ within a factor 1e4 of the maximum-likelihood
+/// σ = √(RSS / (N·D)); a maximiser at the edge of that range is an error naming it.
+double laplace_optimal_noise_std(const LaplaceCurvatureResult& fit, double prior_precision = 0.0);
 
 }  // namespace blr::torch

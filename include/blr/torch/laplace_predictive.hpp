@@ -13,17 +13,35 @@
 // vec(∂f_ik/∂W)ᵀ Σ_W vec(∂f_ik/∂W) = Σ_ol (U_Gᵀ (∂f_ik/∂W) U_A)²_ol / D_ol (kronecker_gaussian.hpp).
 // Parameters outside the subset have Σ = 0 and are not visited. No sampling: the result is
 // deterministic. The model is evaluated in evaluation mode.
+//
+// A regression network's linearised predictive is Gaussian without approximation: with outputs f
+// (N×D; an output of shape (N) is one column) and observation noise σ,
+//   y | x ~ N(f*, diag(J Σ Jᵀ) + σ² I)   (laplace-torch's "glm" predictive of f_mu, f_var + σ²),
+// the same f* and v as above (laplace_linearised_outputs, diagonal_linearised_outputs).
 #pragma once
 
 #include <ATen/Tensor.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "blr/torch/nn/model.hpp"
 #include "blr/torch/optim/laplace.hpp"
 
 namespace blr::torch {
+
+/// f* and v = diag(J Σ Jᵀ) per example and output (both N×C or N×D, double).
+std::pair<::at::Tensor, ::at::Tensor> laplace_linearised_outputs(const Model& model,
+                                                                LaplacePosterior& posterior,
+                                                                const ::at::Tensor& inputs,
+                                                                int64_t batch_size = 500);
+
+/// The same for a diagonal Gaussian N(μ, diag(σ²)) over every parameter (σ² per parameter in the
+/// order of model.named_parameters(), e.g. VariationalOptimizer::posterior_variance()).
+std::pair<::at::Tensor, ::at::Tensor> diagonal_linearised_outputs(
+    const Model& model, const std::vector<::at::Tensor>& variance, const ::at::Tensor& inputs,
+    int64_t batch_size = 500);
 
 /// v = diag(J Σ Jᵀ) per example and class (N×C, double), Σ the posterior's covariance.
 ::at::Tensor laplace_logit_variance(const Model& model, LaplacePosterior& posterior,

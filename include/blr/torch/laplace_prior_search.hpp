@@ -46,13 +46,16 @@ struct PriorPrecisionSearch {
   }
 };
 
-/// Searches the grid with the fitted `posterior` of `model` on (inputs, labels) (class indices),
+/// Searches the grid with the fitted `posterior` of `model` on (inputs, labels) (class indices;
+/// with `noise_std` σ > 0 a regression's targets, N or N×D, scored by the Gaussian NLL of the
+/// linearised or the Monte Carlo predictive with noise σ, on the scale the network predicts),
 /// with `samples` draws for a Monte Carlo predictive (ignored by the probit one), and leaves
 /// the posterior at the best δ. Throws a sentence for an empty validation set, labels that do not
 /// match the inputs, or a predictive that is not finite at every δ.
 PriorPrecisionSearch laplace_prior_precision_search(const Model& model, LaplacePosterior& posterior,
                                                     const ::at::Tensor& inputs,
                                                     const ::at::Tensor& labels, int samples,
-                                                    const PriorPrecisionGrid& grid = {});
+                                                    const PriorPrecisionGrid& grid = {},
+                                                    double noise_std = 0.0);
 
 }  // namespace blr::torch

@@ -17,7 +17,8 @@
 // noise σ, on the standardised scale): the mixture (1/K) Σ_k N(f(x; θ_k), σ²) over K posterior
 // draws, summarised by its mean f̄ = (1/K) Σ_k f_k and its standard deviation
 // √(σ² + (1/K) Σ_k (f_k − f̄)²) (the law of total variance; regression_metrics.hpp's
-// predictive_moments); N(f(x; μ), σ²) for a point estimate.
+// predictive_moments); N(f(x; μ), σ²) for a point estimate; with probit, the linearised
+// predictive N(f(x; μ), diag(J Σ Jᵀ) + σ²) of the same Gaussian posteriors as above.
 // Both are returned in the targets' units: y = m + s·f and sd_y = s·sd, with m and s the
 // training targets' mean and standard deviation.
 #pragma once
@@ -53,14 +54,14 @@ NewDataPrediction predict_new_data(const Model& model, ::torch::optim::Optimizer
 struct NewDataRegression {
   ::at::Tensor mean;  ///< N×D, double, CPU, in the targets' units
   ::at::Tensor sd;    ///< N×D, double, CPU: the predictive's standard deviation
-  std::string method; ///< "mean" (no posterior) or "mc"
+  std::string method; ///< "mean" (no posterior), "mc" or "probit" (linearised)
   int samples = 0;    ///< K of "mc", else 0
 };
 
 /// The predictive of a regression `model` (D outputs) on `inputs`: `samples` ≥ 1 draws for a
 /// posterior, the mean for a point estimate. `target_mean`, `target_sd` (D each) undo the
-/// standardisation of the targets; `noise_std` > 0 is σ on the standardised scale. The probit
-/// method is for classifiers (one sentence).
+/// standardisation of the targets; `noise_std` > 0 is σ on the standardised scale. probit (the
+/// linearised Gaussian) needs a Laplace or diagonal-Gaussian posterior (else one sentence).
 NewDataRegression predict_new_regression(const Model& model, ::torch::optim::Optimizer& optimizer,
                                          const ::at::Tensor& inputs, int samples,
                                          PredictiveMethod method,

@@ -9,7 +9,9 @@
 //                   a Laplace posterior with `predictive probit` gives its linearised probit
 //                   predictive instead (laplace_predictive.hpp; no draws)
 //  * regression:    the model's outputs (predictive means) at μ, and the outputs of K draws θk
-//                   stacked as K×N×… (the mixture's components; train/regression_metrics.hpp)
+//                   stacked as K×N×… (the mixture's components; train/regression_metrics.hpp);
+//                   a Laplace posterior with `predictive probit` gives its linearised Gaussian
+//                   predictive N(f*, diag(JΣJᵀ) + σ²) instead
 //  * posterior variance σ² per parameter (passthrough of VariationalOptimizer).
 // Each Monte Carlo sample draws θ once for the whole data set (SampledParameters(opt, false): no
 // statistics collected) and restores μ afterwards, also when an exception escapes.
@@ -19,6 +21,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "blr/torch/nn/model.hpp"
@@ -52,6 +55,12 @@ std::vector<::at::Tensor> predictive_log_probs(const Model& model, VariationalOp
 /// The model's outputs (N×…) at the current parameters, in batches without gradients.
 ::at::Tensor predict_outputs(const Model& model, const ::at::Tensor& inputs,
                              int64_t batch_size = 1000);
+
+/// A regression's linearised predictive where the posterior asks for it (a Laplace posterior with
+/// `predictive probit`): per set f* and v = diag(J Σ Jᵀ), both N×D (laplace_predictive.hpp;
+/// the predictive is N(f*, v + σ²)); empty for every other optimizer (draws are its predictive).
+std::vector<std::pair<::at::Tensor, ::at::Tensor>> linearised_regression_outputs(
+    const Model& model, VariationalOptimizer& optimizer, const std::vector<::at::Tensor>& input_sets);
 
 /// The outputs under `samples` ≥ 1 posterior draws, K×N×… per set (the same draws for all sets).
 std::vector<::at::Tensor> predictive_outputs(const Model& model, VariationalOptimizer& optimizer,

@@ -13,7 +13,8 @@
 //             p ∈ {0.5, 0.8, 0.9, 0.95}
 //   miscalibration  (1/4) Σ_p |c(p) − p|   (0 for a calibrated predictive)
 //   sd        (1/M) Σ_j √(σ_d² + (1/K) Σ_k (m_kj − ȳ_j)²): the mean predictive standard deviation
-// with M the number of target values. Computed in double precision on the CPU.
+// with M the number of target values. Computed in double precision on the CPU. A Gaussian
+// predictive with its own sd per value (K = 1, σ_j in place of σ_d) has the same metrics.
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -51,5 +52,11 @@ PredictiveMoments predictive_moments(const ::at::Tensor& means, const ::at::Tens
 /// same units.
 RegressionMetrics regression_metrics(const ::at::Tensor& means, const ::at::Tensor& targets,
                                      const std::vector<double>& noise_std, bool sampled);
+
+/// The same metrics for a Gaussian predictive N(mean_j, sd_j²) per target value (K = 1 with a
+/// noise sd per value: a linearised predictive, laplace_predictive.hpp): `mean` and `sd` with
+/// the targets' number of values, all in the same units.
+RegressionMetrics gaussian_regression_metrics(const ::at::Tensor& mean, const ::at::Tensor& sd,
+                                              const ::at::Tensor& targets);
 
 }  // namespace blr::torch

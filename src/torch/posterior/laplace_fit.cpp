@@ -6,16 +6,26 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <boost/math/tools/minima.hpp>
+
 #include <cmath>
+#include <cstdint>
 
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/kronecker_factors.hpp"
 #include "blr/torch/optim/kronecker_gaussian.hpp"
 #include "blr/torch/optim/squared_gradients.hpp"
+#include "blr/torch/train/likelihood.hpp"
 
 namespace blr::torch {
 
 namespace {
+
+// Σ_i ℓ_i of a Gaussian likelihood at σ: RSS/(2σ²) + N·D (log σ + ½ log 2π).
+double gaussian_nll_sum(const LaplaceCurvatureResult& fit, double sigma) {
+  return fit.residual_sum_squares / (2 * sigma * sigma) +
+         static_cast<double>(fit.target_values) * (std::log(sigma) + 0.5 * std::log(2 * M_PI));
+}
 
 std::string module_path(const std::string& name) {
   const auto dot = name.rfind('.');
@@ -65,9 +75,22 @@ LaplaceCurvatureResult laplace_curvature(const Model& model, const ::at::Tensor&
   check(options.batch_size >= 1,
         fmt::format("The Laplace batch size must be at least 1; got {}.", options.batch_size));
   const int64_t n = inputs.size(0);
-  check(n >= 1 && labels.dim() == 1 && labels.size(0) == n,
-        fmt::format("The Laplace fit needs N ≥ 1 inputs and N labels; got {} inputs and {} labels.",
-                    n, labels.numel()));
+  const bool regression = options.likelihood == LaplaceLikelihood::kRegression;
+  if (regression) {
+    check(n >= 1 && labels.dim() >= 1 && labels.dim() <= 2 && labels.size(0) == n &&
+              labels.is_floating_point(),
+          fmt::format("The Laplace fit of a regression needs N ≥ 1 inputs and N floating-point "
+                      "targets (N or N×D); got {} inputs and targets of shape [{}].",
+                      n, fmt::join(labels.sizes(), ", ")));
+    check(options.noise_std > 0 && std::isfinite(options.noise_std),
+          fmt::format("The regression noise σ must be a positive finite number; got {}.",
+                      options.noise_std));
+  } else {
+    check(n >= 1 && labels.dim() == 1 && labels.size(0) == n,
+          fmt::format("The Laplace fit needs N ≥ 1 inputs and N labels; got {} inputs and {} "
+                      "labels.",
+                      n, labels.numel()));
+  }
   const auto named = model.named_parameters();
   LaplaceCurvatureResult fit;
   std::vector<::at::Tensor> params;
@@ -116,6 +139,25 @@ LaplaceCurvatureResult laplace_curvature(const Model& model, const ::at::Tensor&
       accumulate(output_sums[s], c.factors.output);
     }
   };
+  // Regression: Σ_ik (y − f)² and, per output k, the pseudo-loss f_ik/σ (ggn) or the loss (ef).
+  const double sigma = options.noise_std;
+  auto add_regression_batch = [&](const ::at::Tensor& x, const ::at::Tensor& y, int64_t m) {
+    auto outputs = [&] { return match_targets(model.forward(x), y).reshape({m, -1}); };
+    const auto targets = y.reshape({m, -1});
+    {
+      const auto f = outputs();
+      const auto residual = targets.to(f.scalar_type()) - f;
+      fit.residual_sum_squares += residual.detach().to(::at::kDouble).square().sum().item<double>();
+      fit.target_values += residual.numel();
+      if (options.curvature == LaplaceCurvature::kEmpiricalFisher) {
+        add_into(residual.square().sum(1).mean() / (2 * sigma * sigma), m, true);
+      }
+    }
+    if (options.curvature == LaplaceCurvature::kGaussNewton) {
+      const int64_t d = targets.size(1);
+      for (int64_t k = 0; k < d; ++k) add_into(outputs().select(1, k).mean() / sigma, m, k == 0);
+    }
+  };
   EvalMode eval(model);
   SubsetGradients gradients(params, in);
   ::at::AutoGradMode grad_mode(true);
@@ -123,6 +165,10 @@ LaplaceCurvatureResult laplace_curvature(const Model& model, const ::at::Tensor&
     const int64_t end = std::min(n, begin + options.batch_size), m = end - begin;
     const auto x = inputs.slice(0, begin, end);
     const auto y = labels.slice(0, begin, end);
+    if (regression) {
+      add_regression_batch(x, y, m);
+      continue;
+    }
     {
       const auto log_p = ::at::log_softmax(model.forward(x), 1);
       const auto nll = ::at::nll_loss(log_p, y);
@@ -146,6 +192,12 @@ LaplaceCurvatureResult laplace_curvature(const Model& model, const ::at::Tensor&
     }
   }
   fit.examples = n;
+  fit.likelihood = options.likelihood;
+  fit.curvature_kind = options.curvature;
+  if (regression) {
+    fit.noise_std = sigma;
+    fit.nll_sum = gaussian_nll_sum(fit, sigma);
+  }
   check(std::isfinite(fit.nll_sum),
         "The trained model's training loss is not finite, so it has no Laplace posterior.");
   size_t s = 0;
@@ -231,6 +283,53 @@ double laplace_optimal_prior_precision(const LaplaceCurvatureResult& fit) {
     (g(mid) > 0 ? lo : hi) = mid;
   }
   return std::sqrt(lo * hi);
+}
+
+LaplaceCurvatureResult laplace_with_noise_std(const LaplaceCurvatureResult& fit, double noise_std) {
+  check(fit.likelihood == LaplaceLikelihood::kRegression && fit.noise_std > 0,
+        "Only the Laplace fit of a regression has a noise σ to change.");
+  check(noise_std > 0 && std::isfinite(noise_std),
+        fmt::format("The regression noise σ must be a positive finite number; got {}.", noise_std));
+  LaplaceCurvatureResult out = fit;
+  const double ratio = fit.noise_std / noise_std;
+  const double scale = fit.curvature_kind == LaplaceCurvature::kGaussNewton
+                           ? ratio * ratio
+                           : ratio * ratio * ratio * ratio;
+  for (size_t j = 0; j < out.eigenvalues.size(); ++j) {
+    if (out.curvature[j].defined()) out.curvature[j] = fit.curvature[j] * scale;
+    if (out.eigenvalues[j].defined()) out.eigenvalues[j] = fit.eigenvalues[j] * scale;
+    if (out.factors[j].defined()) out.factors[j].output = fit.factors[j].output * scale;
+  }
+  out.noise_std = noise_std;
+  out.nll_sum = gaussian_nll_sum(out, noise_std);
+  return out;
+}
+
+double laplace_optimal_noise_std(const LaplaceCurvatureResult& fit, double prior_precision) {
+  check(fit.likelihood == LaplaceLikelihood::kRegression && fit.target_values > 0,
+        "The noise σ is chosen for the Laplace fit of a regression only.");
+  check(prior_precision == 0 || (prior_precision > 0 && std::isfinite(prior_precision)),
+        fmt::format("The prior precision must be a positive finite number (or 0: chosen with σ); "
+                    "got {}.",
+                    prior_precision));
+  check(fit.residual_sum_squares > 0,
+        "The network fits its training targets exactly (zero residuals), so the marginal "
+        "likelihood grows without bound as σ → 0; give the noise σ.");
+  const double ml = std::sqrt(fit.residual_sum_squares / static_cast<double>(fit.target_values));
+  const double span = std::log(1e4);
+  auto negative_log_z = [&](double log_sigma) {
+    const auto at = laplace_with_noise_std(fit, std::exp(log_sigma));
+    const double delta = prior_precision > 0 ? prior_precision : laplace_optimal_prior_precision(at);
+    return -laplace_log_marginal_likelihood(at, delta);
+  };
+  const double lo = std::log(ml) - span, hi = std::log(ml) + span;
+  const auto [best, value] = boost::math::tools::brent_find_minima(negative_log_z, lo, hi, 40);
+  (void)value;
+  check(best - lo > 1e-6 * span && hi - best > 1e-6 * span,
+        fmt::format("The marginal likelihood is largest at the edge of the noise range searched "
+                    "(σ = {:.6g}, {} the maximum-likelihood σ {:.6g}); give the noise σ.",
+                    std::exp(best), best - lo <= 1e-6 * span ? "1e-4 times" : "1e4 times", ml));
+  return std::exp(best);
 }
 
 }  // namespace blr::torch

@@ -38,10 +38,11 @@ std::pair<::at::Tensor, ::at::Tensor> linearised_logits(const Model& model,
   const int64_t n = inputs.size(0);
   for (int64_t begin = 0; begin < n; begin += batch_size) {
     const int64_t m = std::min(batch_size, n - begin);
-    const auto f = model.forward(inputs.narrow(0, begin, m));
+    auto f = model.forward(inputs.narrow(0, begin, m));
+    if (f.dim() == 1) f = f.unsqueeze(1);  // a regression's one output per example
     check(f.dim() == 2 && f.size(0) == m,
           fmt::format("The model's output has shape [{}] for {} inputs; the linearised "
-                      "predictive needs N×C logits.",
+                      "predictive needs N×C logits (or N×D regression outputs).",
                       fmt::join(f.sizes(), ", "), m));
     const int64_t classes = f.size(1);
     std::vector<::at::Tensor> v;
@@ -96,6 +97,13 @@ std::pair<::at::Tensor, ::at::Tensor> logits_and_variance(const Model& model,
 
 }  // namespace
 
+std::pair<::at::Tensor, ::at::Tensor> laplace_linearised_outputs(const Model& model,
+                                                                LaplacePosterior& posterior,
+                                                                const ::at::Tensor& inputs,
+                                                                int64_t batch_size) {
+  return logits_and_variance(model, posterior, inputs, batch_size);
+}
+
 ::at::Tensor laplace_logit_variance(const Model& model, LaplacePosterior& posterior,
                                     const ::at::Tensor& inputs, int64_t batch_size) {
   return logits_and_variance(model, posterior, inputs, batch_size).second;
@@ -107,8 +115,9 @@ std::pair<::at::Tensor, ::at::Tensor> logits_and_variance(const Model& model,
   return probit_log_probs(f, v);
 }
 
-::at::Tensor diagonal_probit_log_probs(const Model& model, const std::vector<::at::Tensor>& variance,
-                                       const ::at::Tensor& inputs, int64_t batch_size) {
+std::pair<::at::Tensor, ::at::Tensor> diagonal_linearised_outputs(
+    const Model& model, const std::vector<::at::Tensor>& variance, const ::at::Tensor& inputs,
+    int64_t batch_size) {
   const auto named = model.named_parameters();
   check(variance.size() == named.size(),
         fmt::format("The posterior has {} parameters but the model has {}; the linearised "
@@ -120,7 +129,12 @@ std::pair<::at::Tensor, ::at::Tensor> logits_and_variance(const Model& model,
           fmt::format("The posterior's parameter {} has another shape than the model's '{}'.", j,
                       named[j].first));
   }
-  const auto [f, v] = linearised_logits(model, named, variance, bases, inputs, batch_size);
+  return linearised_logits(model, named, variance, bases, inputs, batch_size);
+}
+
+::at::Tensor diagonal_probit_log_probs(const Model& model, const std::vector<::at::Tensor>& variance,
+                                       const ::at::Tensor& inputs, int64_t batch_size) {
+  const auto [f, v] = diagonal_linearised_outputs(model, variance, inputs, batch_size);
   return probit_log_probs(f, v);
 }
 

@@ -7,7 +7,9 @@
 #include <cmath>
 
 #include "blr/core/error.hpp"
+#include "blr/torch/laplace_predictive.hpp"
 #include "blr/torch/predictive.hpp"
+#include "blr/torch/regression_metrics.hpp"
 
 namespace blr::torch {
 
@@ -35,22 +37,41 @@ std::vector<double> PriorPrecisionGrid::values() const {
 PriorPrecisionSearch laplace_prior_precision_search(const Model& model, LaplacePosterior& posterior,
                                                     const ::at::Tensor& inputs,
                                                     const ::at::Tensor& labels, int samples,
-                                                    const PriorPrecisionGrid& grid) {
+                                                    const PriorPrecisionGrid& grid,
+                                                    double noise_std) {
   check(inputs.defined() && inputs.size(0) > 0,
         "The prior precision is chosen on validation examples, and there are none; train with "
         "--validation FRACTION.");
-  check(labels.dim() == 1 && labels.size(0) == inputs.size(0),
-        fmt::format("The validation set has {} inputs but {} labels.", inputs.size(0),
-                    labels.numel()));
+  const bool regression = noise_std > 0;
+  check(labels.dim() >= 1 && labels.dim() <= (regression ? 2 : 1) &&
+            labels.size(0) == inputs.size(0),
+        fmt::format("The validation set has {} inputs but {} {}.", inputs.size(0),
+                    labels.size(0), regression ? "targets" : "labels"));
+  check(!regression || std::isfinite(noise_std),
+        fmt::format("The regression noise σ must be finite; got {}.", noise_std));
   check(samples >= 1, fmt::format("The predictive needs at least one sample; got {}.", samples));
   PriorPrecisionSearch out;
   out.grid = grid.values();
-  const auto index = labels.to(::at::kLong).to(inputs.device()).unsqueeze(1);
+  // Regression: the NLL of the linearised Gaussian N(f*, v + σ²) or of the draws' mixture.
+  auto regression_nll = [&]() {
+    if (posterior.options().predictive == LaplacePredictive::kProbit) {
+      const auto [f, v] = laplace_linearised_outputs(model, posterior, inputs);
+      return gaussian_regression_metrics(f, (v + noise_std * noise_std).sqrt(), labels).nll;
+    }
+    const auto draws = predictive_outputs(model, posterior, {inputs}, samples)[0];
+    return regression_metrics(draws, labels, {noise_std}, /*sampled=*/true).nll;
+  };
+  const auto index =
+      regression ? ::at::Tensor() : labels.to(::at::kLong).to(inputs.device()).unsqueeze(1);
   for (const double delta : out.grid) {
     posterior.set_prior_precision(delta);
-    const auto log_probs = predictive_log_probs(model, posterior, inputs, samples);
     const double nll =
-        -log_probs.to(::at::kDouble).gather(1, index).mean().item<double>();
+        regression ? regression_nll()
+                   : -predictive_log_probs(model, posterior, inputs, samples)
+                          .to(::at::kDouble)
+                          .gather(1, index)
+                          .mean()
+                          .item<double>();
     check(std::isfinite(nll),
           fmt::format("The validation NLL of the Laplace predictive is not finite at prior "
                       "precision {}; narrow the grid.",

@@ -63,9 +63,6 @@ NewDataRegression predict_new_regression(const Model& model, ::torch::optim::Opt
                                          const std::vector<double>& target_mean,
                                          const std::vector<double>& target_sd, double noise_std) {
   check(samples >= 1, fmt::format("Option 'samples' must be at least 1; got {}.", samples));
-  check(method != PredictiveMethod::kProbit,
-        "The probit predictive is for classifiers; a regression's predictive is the Gaussian "
-        "mixture of its posterior draws, so use --predictive mc.");
   const auto d = static_cast<int64_t>(target_sd.size());
   check(d >= 1 && target_mean.size() == target_sd.size(),
         "A regression's target mean and standard deviation must have one entry per output.");
@@ -74,6 +71,28 @@ NewDataRegression predict_new_regression(const Model& model, ::torch::optim::Opt
   const int64_t n = inputs.size(0);
   NewDataRegression out;
   auto* v = as_variational(optimizer);
+  const auto m = at::tensor(target_mean, at::kDouble);
+  const auto s = at::tensor(target_sd, at::kDouble);
+  if (method == PredictiveMethod::kProbit) {
+    // The linearised predictive N(f*, diag(JΣJᵀ) + σ²), exact for the linearised network.
+    std::pair<at::Tensor, at::Tensor> linearised;
+    if (auto* laplace = dynamic_cast<LaplacePosterior*>(v); laplace != nullptr) {
+      linearised = laplace_linearised_outputs(model, *laplace, inputs);
+    } else if (dynamic_cast<MeanFieldOptimizer*>(v) != nullptr && v->has_posterior()) {
+      linearised = diagonal_linearised_outputs(model, v->posterior_variance(), inputs);
+    } else {
+      throw Error(
+          "The linearised predictive (--predictive probit) needs a Gaussian posterior (IVON, "
+          "VOGN, Vadam or another diagonal-Gaussian optimizer, or a Laplace fit); this checkpoint "
+          "has none, so use --predictive mc.");
+    }
+    const auto f = linearised.first.to(at::kCPU, at::kDouble).reshape({n, d});
+    const auto var = linearised.second.to(at::kCPU, at::kDouble).reshape({n, d});
+    out.method = "probit";
+    out.mean = (f * s + m).contiguous();
+    out.sd = ((var + noise_std * noise_std).sqrt() * s).contiguous();
+    return out;
+  }
   at::Tensor outputs;  // K×N×D on the standardised scale (K = 1 for a point estimate)
   if (v != nullptr && v->has_posterior()) {
     outputs = predictive_outputs(model, *v, {inputs}, samples)[0];
@@ -85,8 +104,6 @@ NewDataRegression predict_new_regression(const Model& model, ::torch::optim::Opt
   }
   const auto f = outputs.detach().to(at::kCPU, at::kDouble).reshape({-1, n, d});
   const auto moments = predictive_moments(f, at::full({d}, noise_std, at::kDouble));
-  const auto m = at::tensor(target_mean, at::kDouble);
-  const auto s = at::tensor(target_sd, at::kDouble);
   out.mean = (moments.mean * s + m).contiguous();
   out.sd = (moments.sd * s).contiguous();
   return out;

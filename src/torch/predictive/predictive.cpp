@@ -99,6 +99,16 @@ std::vector<at::Tensor> predictive_log_probs(const Model& model, VariationalOpti
   return acc;
 }
 
+std::vector<std::pair<at::Tensor, at::Tensor>> linearised_regression_outputs(
+    const Model& model, VariationalOptimizer& optimizer, const std::vector<at::Tensor>& input_sets) {
+  std::vector<std::pair<at::Tensor, at::Tensor>> out;
+  if (auto* laplace = dynamic_cast<LaplacePosterior*>(&optimizer);
+      laplace != nullptr && laplace->options().predictive == LaplacePredictive::kProbit) {
+    for (const auto& x : input_sets) out.push_back(laplace_linearised_outputs(model, *laplace, x));
+  }
+  return out;
+}
+
 at::Tensor predictive_log_probs(const Model& model, VariationalOptimizer& optimizer,
                                 const at::Tensor& inputs, int samples, int64_t batch_size) {
   return predictive_log_probs(model, optimizer, std::vector<at::Tensor>{inputs}, samples,

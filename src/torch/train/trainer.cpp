@@ -217,6 +217,31 @@ void Trainer::refit_noise() {
   noise_std_ = std::max(std::sqrt(mse), kMinNoiseStd);
 }
 
+void Trainer::set_noise_std(double noise_std) {
+  check(data_->task == Task::kRegression, "Only a regression run has an observation noise σ.");
+  check(noise_std > 0 && std::isfinite(noise_std),
+        "The observation noise must be a positive finite number; got {}.", noise_std);
+  noise_std_ = noise_std;
+}
+
+RegressionMetrics Trainer::regression_score(const std::pair<at::Tensor, at::Tensor>& linearised,
+                                            const at::Tensor& y) const {
+  const auto& st = data_->statistics;
+  const auto d = data_->outputs;
+  const auto mean = st.contains("target_mean")
+                        ? at::tensor(st.at("target_mean").get<std::vector<double>>(), at::kDouble)
+                        : at::zeros({d}, at::kDouble);
+  const auto sd = st.contains("target_std")
+                      ? at::tensor(st.at("target_std").get<std::vector<double>>(), at::kDouble)
+                      : at::ones({d}, at::kDouble);
+  const int64_t n = y.size(0);
+  const auto targets = y.detach().to(at::kCPU, at::kDouble).reshape({n, d}) * sd + mean;
+  const auto f = linearised.first.detach().to(at::kCPU, at::kDouble).reshape({n, d});
+  const auto v = linearised.second.detach().to(at::kCPU, at::kDouble).reshape({n, d});
+  return gaussian_regression_metrics(f * sd + mean, (v + noise_std_ * noise_std_).sqrt() * sd,
+                                     targets);
+}
+
 RegressionMetrics Trainer::regression_score(const at::Tensor& means, const at::Tensor& y,
                                             bool sampled) const {
   const auto& st = data_->statistics;
@@ -660,13 +685,22 @@ void Trainer::evaluate_regression(Evaluation& ev, int samples, const SampleProgr
   if (auto* v = as_variational(*optimizer_); v != nullptr && v->has_posterior()) {
     std::vector<at::Tensor> sets = {test_x};
     if (ev.has_validation) sets.push_back(validation_x);
-    const auto draws = predictive_outputs(model_, *v, sets, samples, 1000, progress);
     ev.has_predictive = true;
     ev.samples = samples;
-    ev.regression_predictive = regression_score(draws[0], data_->test.y, true);
-    if (ev.has_validation) {
-      ev.validation_regression_predictive =
-          regression_score(draws.back(), data_->validation.y, true);
+    if (const auto linearised = linearised_regression_outputs(model_, *v, sets);
+        !linearised.empty()) {
+      ev.regression_predictive = regression_score(linearised[0], data_->test.y);
+      if (ev.has_validation) {
+        ev.validation_regression_predictive =
+            regression_score(linearised.back(), data_->validation.y);
+      }
+    } else {
+      const auto draws = predictive_outputs(model_, *v, sets, samples, 1000, progress);
+      ev.regression_predictive = regression_score(draws[0], data_->test.y, true);
+      if (ev.has_validation) {
+        ev.validation_regression_predictive =
+            regression_score(draws.back(), data_->validation.y, true);
+      }
     }
     double sum = 0.0;
     int64_t count = 0;

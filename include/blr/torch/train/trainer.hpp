@@ -219,6 +219,9 @@ class Trainer {
   int64_t epoch() const { return epoch_; }
   /// Regression: the noise σ on the standardised scale (fitted, or --noise-std).
   double noise_std() const { return noise_std_; }
+  /// Regression: sets σ (standardised scale; > 0), e.g. to the one a Laplace fit chose. Saved with
+  /// the run's checkpoints and used by every evaluation after.
+  void set_noise_std(double noise_std);
   RunResult& result() { return result_; }
   const RunResult& result() const { return result_; }
 
@@ -232,6 +235,9 @@ class Trainer {
   /// in the targets' original units.
   RegressionMetrics regression_score(const ::at::Tensor& means, const ::at::Tensor& y,
                                      bool sampled) const;
+  /// The same for a linearised predictive N(f, v + σ²) (f, v standardised, N×D).
+  RegressionMetrics regression_score(const std::pair<::at::Tensor, ::at::Tensor>& linearised,
+                                     const ::at::Tensor& y) const;
   void check_divergence(const EpochRecord& record, double factor);
   /// --grad-clip: scales every gradient so that their global L2 norm is at most grad_clip.
   void clip_gradients();
