@@ -59,7 +59,7 @@ merge one_unc --models adamw/adamw.ckpt
 merge one_avg --models adamw/adamw.ckpt --method average
 merge one_ivon --models ivon/ivon.ckpt
 grep -q "IVON posterior precision" "$work/one_ivon.err" || fail "merge: no IVON curvature named"
-grep -q "N·diag GGN over 1000 training images" "$work/one_unc.err" ||
+grep -q "N·diag GGN over 1000 training examples" "$work/one_unc.err" ||
   fail "merge: no GGN curvature named for the AdamW model"
 merge two_unc --models adamw/adamw.ckpt,ivon/ivon.ckpt
 merge two_avg --models adamw/adamw.ckpt,ivon/ivon.ckpt --method average

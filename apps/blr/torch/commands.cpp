@@ -754,12 +754,12 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   if (!settings.quiet) {
     std::cerr << fmt::format(
         "blr laplace: {} trained with {} for {} epochs; {} {} of {} weights over {} "
-        "training {}; {} predictive\n",
+        "training examples of '{}'{}; {} predictive\n",
         trainer.result().model_description, run.config.optimizer, trainer.epoch(),
         request.structure == "kron" ? "Kronecker-factored" : "diagonal",
         request.curvature == "ef" ? "empirical Fisher" : "Gauss-Newton",
         request.subset == "last_layer" ? "the last layer's" : "all", run.data->train.size(),
-        regression ? "examples (Gaussian likelihood)" : "images",
+        run.data->name, regression ? " (Gaussian likelihood)" : "",
         request.predictive == "probit" ? (regression ? "linearised Gaussian" : "linearised probit")
                                        : "Monte Carlo");
   }

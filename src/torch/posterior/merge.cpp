@@ -131,7 +131,7 @@ std::vector<::at::Tensor> merge_curvature(const Model& model, ::torch::optim::Op
   const double n = static_cast<double>(fit.examples);
   std::vector<::at::Tensor> out;
   for (const auto& g : fit.curvature) out.push_back(g * n);
-  source = fmt::format("N·diag GGN over {} training images", fit.examples);
+  source = fmt::format("N·diag GGN over {} training examples", fit.examples);
   return out;
 }
 
