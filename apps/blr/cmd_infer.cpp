@@ -443,21 +443,29 @@ void setup_infer(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--alpha0", o->alpha0, "vmp/svi: Dirichlet concentration (default 1/K).");
   // gpc
-  cmd->add_option("--kernel", o->kernel, "gpc, gpr: kernel (rbf, matern32 or matern52).")
+  cmd->add_option("--kernel", o->kernel,
+                  "gpc, gpr: kernel, a sum of products of rbf, matern32, matern52, linear, white "
+                  "and constant, each with optional starting values, e.g. "
+                  "'rbf(l=2,v=1)*linear+white(v=0.1)'.")
       ->capture_default_str();
+  cmd->add_flag("--ard", o->ard,
+                "gpc, gpr: one length-scale per feature in every rbf/matern factor (automatic "
+                "relevance determination).");
   cmd->add_option("--lengthscale", o->lengthscale,
-                  "gpc, gpr: kernel length-scale ℓ (the start with --learn-hyperparameters).")
+                  "gpc, gpr: kernel length-scale ℓ of the factors that set none (the start with "
+                  "--learn-hyperparameters).")
       ->capture_default_str();
   cmd->add_option("--variance", o->variance,
-                  "gpc, gpr: kernel signal variance σ² (the start with --learn-hyperparameters).")
+                  "gpc, gpr: kernel variance σ² of the factors that set none (the start with "
+                  "--learn-hyperparameters).")
       ->capture_default_str();
   cmd->add_option("--noise-variance", o->noise_variance,
                   "gpr: noise variance σₙ² (the start with --learn-hyperparameters).")
       ->capture_default_str();
   cmd->add_flag("--learn-hyperparameters", o->learn_hyperparameters,
-                "gpc: learn ℓ and σ² by L-BFGS on the Laplace log marginal likelihood "
+                "gpc: learn the kernel's ℓ and σ² by L-BFGS on the Laplace log marginal likelihood "
                 "(--method laplace) or the CVI ELBO (--method cvi, with at least 100 "
-                "quadrature nodes); gpr: ℓ, σ² and σₙ² on the exact log marginal likelihood.");
+                "quadrature nodes); gpr: those and σₙ² on the exact log marginal likelihood.");
   // conjugate
   cmd->add_option("--likelihood", o->likelihood,
                   "conjugate: bernoulli (Beta prior), poisson (Gamma), normal (Normal–Gamma) or "

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "blr/core/types.hpp"
+#include "blr/inference/gp_hyperparameters.hpp"
+#include "blr/inference/kernels.hpp"
 #include "blr/inference/conjugate.hpp"
 #include "blr/inference/glm.hpp"
 #include "blr/inference/intervals.hpp"
@@ -71,8 +73,9 @@ struct Options {
   double reg_covar = 1e-6;
   std::optional<double> alpha0;  ///< vmp/svi (default 1/K)
   // gpc
-  std::string kernel = "rbf";  ///< rbf, matern32, matern52
+  std::string kernel = "rbf";  ///< an expression of base kernels (inference/kernels.hpp)
   double lengthscale = 1.0, variance = 1.0;
+  bool ard = false;  ///< one length-scale per feature in every stationary factor
   bool learn_hyperparameters = false;  ///< maximise the evidence (laplace, gpr) or the ELBO (cvi)
   double noise_variance = 1.0;         ///< gpr: σₙ²
   // conjugate
@@ -222,6 +225,16 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
 // ---- runners: each prints its human-readable report and returns the JSON object --------------
 /// linreg, logistic, poisson; with --predict, fills `predictions`.
 nlohmann::json run_regression(const Options& o, PredictionTable* predictions);
+/// The kernel of --kernel, --lengthscale, --variance and --ard over `columns` features.
+inference::Kernel kernel_of(const Options& o, Index columns);
+/// The kernel's hyperparameters by name (Kernel::parameter_names), for the JSON; a single base
+/// kernel also as "lengthscale" and "variance".
+nlohmann::json kernel_json(const inference::Kernel& kernel);
+/// Writes kernel_json as "kernel_parameters", and a single stationary kernel's ℓ and σ² as
+/// "lengthscale" and "variance" (the keys of single-kernel runs).
+void put_kernel(nlohmann::json& j, const inference::Kernel& kernel);
+/// The JSON of a hyperparameter search from `start` (infer_gpr.cpp).
+nlohmann::json search_json(const inference::Kernel& start, const inference::GpLearned& h);
 nlohmann::json run_gpc(const Options& o, PredictionTable* predictions);
 nlohmann::json run_gpr(const Options& o, PredictionTable* predictions);  ///< infer_gpr.cpp
 ResultDocument run_kalman(const Options& o);  ///< its per-step arrays stay Eigen vectors

@@ -1,6 +1,7 @@
 // `blr infer linreg|logistic|poisson|gpc`: conjugate linear regression, Laplace, CVI (full,
 // diagonal, mixture of Gaussians) and GP classification.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <Eigen/Cholesky>
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "blr/inference/intervals.hpp"
 #include "blr/inference/gp_hyperparameters.hpp"
 #include "blr/inference/gp_laplace.hpp"
+#include "blr/inference/gp_fit.hpp"
 #include "blr/inference/kernels.hpp"
 #include "blr/inference/mixture_vi.hpp"
 #include "checked_result.hpp"
@@ -544,16 +546,15 @@ nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
 }
 
 nlohmann::json run_gpc(const Options& o, PredictionTable* predictions) {
-  // Laplace (GPML Algs. 3.1, 3.2) or CVI (eq. 60) for the latent values; with
-  // --learn-hyperparameters, ℓ and σ² first maximise the Laplace evidence or the CVI ELBO (L-BFGS
-  // in log space, gp_hyperparameters.hpp).
+  // Laplace (GPML Algs. 3.1, 3.2) or CVI (eq. 60) for the latent values, fitted by the library's
+  // fit_gp_classification (gp_fit.hpp); with --learn-hyperparameters, the kernel's ℓ and σ² first
+  // maximise the Laplace evidence or the CVI ELBO (L-BFGS in log space, gp_hyperparameters.hpp).
   const std::string method = resolve_method(o, {"cvi", "laplace"});
   check(parse_family(o.family) == 0,
         "Model 'gpc' uses a full Gaussian over the latent values: --family gaussian-full.");
-  inference::Kernel kernel{inference::parse_kernel(o.kernel), o.lengthscale, o.variance};
-  kernel.validate();
   check(method == "cvi" || !o.rho, "Option '--rho' applies only to gpc with --method cvi.");
   const Supervised s = load_supervised(o, Response::binary, false);
+  inference::Kernel kernel = kernel_of(o, s.x_train.cols());
   inference::CviOptions co;
   if (o.rho) co.rho = *o.rho;
   if (o.max_iterations > 0) co.max_iterations = o.max_iterations;
@@ -571,82 +572,62 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions) {
   const bool laplace = method == "laplace";
   nlohmann::json j{{"method", method},
                    {"family", "gaussian-full"},
-                   {"kernel", inference::to_string(kernel.kind)},
+                   {"kernel", kernel.expression()},
+                   {"ard", o.ard},
                    {"features", s.names},
                    {"learned_hyperparameters", o.learn_hyperparameters}};
   if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
-  fmt::print("blr infer gpc — {}, full Gaussian over {} latent values; {} kernel\n",
-             laplace ? "Laplace (GPML Alg. 3.1)" : "CVI", s.x_train.rows(),
-             inference::to_string(kernel.kind));
-  if (o.learn_hyperparameters) {
-    inference::GpLearnOptions learn;
-    learn.laplace = lo;
-    learn.cvi = co;
-    const auto h = inference::learn_gpc_kernel(
-        kernel, s.x_train, s.y_train, Likelihood::logistic,
-        laplace ? inference::GpcMethod::laplace : inference::GpcMethod::cvi, learn);
+  fmt::print("blr infer gpc — {}, full Gaussian over {} latent values; kernel {}\n",
+             laplace ? "Laplace (GPML Alg. 3.1)" : "CVI", s.x_train.rows(), kernel.expression());
+  inference::GpLearnOptions learn;
+  learn.laplace = lo;
+  learn.cvi = co;
+  const auto fit = inference::fit_gp_classification(
+      s.x_train, s.y_train, kernel,
+      laplace ? inference::GpcMethod::laplace : inference::GpcMethod::cvi,
+      o.learn_hyperparameters, learn);
+  if (fit.search) {
+    const auto& h = *fit.search;
     require_search_converged(h.iterations, h.evaluations, h.converged, learn.lbfgs,
-                             "--lengthscale and --variance");
+                             "kernel values (--kernel, --lengthscale and --variance)");
     fmt::print(
-        "hyperparameters: L-BFGS on the {} from ℓ = {}, σ² = {} ({:.9g}): {} iterations, {} "
-        "evaluations, max|∇| = {:.2e} in (log ℓ, log σ²), converged: {}\n",
-        laplace ? "log marginal likelihood" : "ELBO", kernel.lengthscale, kernel.variance,
-        h.initial_value, h.iterations, h.evaluations, h.gradient.cwiseAbs().maxCoeff(),
-        h.converged ? "yes" : "no");
+        "hyperparameters: L-BFGS on the {} from {} ({:.9g}): {} iterations, {} evaluations, "
+        "max|∇| = {:.2e} in the log hyperparameters, converged: {}\n",
+        laplace ? "log marginal likelihood" : "ELBO", kernel.describe(), h.initial_value,
+        h.iterations, h.evaluations, h.gradient.cwiseAbs().maxCoeff(), h.converged ? "yes" : "no");
     if (!h.converged) fmt::print("note: {}\n", h.stop);
-    j["hyperparameter_search"] = {{"initial_lengthscale", kernel.lengthscale},
-                                  {"initial_variance", kernel.variance},
-                                  {"initial_objective", h.initial_value},
-                                  {"iterations", h.iterations},
-                                  {"evaluations", h.evaluations},
-                                  {"gradient", to_json(h.gradient)},
-                                  {"converged", h.converged}};
-    kernel = h.kernel;
+    j["hyperparameter_search"] = search_json(kernel, h);
   }
-  fmt::print("ℓ = {:.6g}, σ² = {:.6g}\n", kernel.lengthscale, kernel.variance);
-  j.update({{"lengthscale", kernel.lengthscale}, {"variance", kernel.variance}});
-  const Matrix k = kernel.matrix(s.x_train, s.x_train);
-  const auto dk = kernel.gradients(s.x_train);
-  Vector mean, var, gradient;
-  std::function<void(const Matrix&, Vector&, Vector&)> predict;
+  fmt::print("{}\n", fit.kernel.describe());
+  put_kernel(j, fit.kernel);
   if (laplace) {
-    const auto r = inference::gp_laplace(k, s.y_train, Likelihood::logistic, lo);
-    require_converged(r.converged, "Newton's method to the GP's Laplace mode", r.iterations,
+    require_converged(fit.converged, "Newton's method to the GP's Laplace mode", fit.iterations,
                       lo.max_iterations, "iterations", kRaiseCap);
     fmt::print("{} Newton iterations, converged: {}; log marginal likelihood {:.9g}\n",
-               r.iterations, r.converged ? "yes" : "no", r.log_marginal_likelihood);
-    mean = r.mode;
-    var = r.variance;
-    gradient =
-        inference::gp_laplace_gradient(k, r, s.y_train, Likelihood::logistic, {dk[0], dk[1]});
-    j.update({{"log_marginal_likelihood", r.log_marginal_likelihood},
-              {"iterations", r.iterations},
-              {"converged", r.converged}});
-    predict = [r, &kernel](const Matrix& cross, Vector& m, Vector& v) {
-      inference::gp_laplace_predict_latent(r, cross, kernel.diagonal(cross.cols()), m, v);
-    };
+               fit.iterations, fit.converged ? "yes" : "no", fit.objective);
+    j.update({{"log_marginal_likelihood", fit.objective},
+              {"iterations", fit.iterations},
+              {"converged", fit.converged}});
   } else {
-    const auto r = inference::gp_cvi(k, s.y_train, Likelihood::logistic, co);
-    require_converged(r.converged, "CVI", r.iterations, co.max_iterations, "iterations", kRaiseCap);
-    fmt::print("{} iterations, converged: {}; ELBO {:.9g} ({} Gauss–Hermite nodes)\n", r.iterations,
-               r.converged ? "yes" : "no", r.elbo, co.quadrature_nodes);
-    mean = r.mean;
-    var = r.variance;
-    gradient = inference::gp_cvi_elbo_gradient(k, r, {dk[0], dk[1]});
-    j.update({{"elbo", r.elbo}, {"iterations", r.iterations}, {"converged", r.converged}});
-    predict = [r, &k, &kernel](const Matrix& cross, Vector& m, Vector& v) {
-      inference::gp_predict_latent(k, r, cross, kernel.diagonal(cross.cols()), m, v);
-    };
+    require_converged(fit.converged, "CVI", fit.iterations, co.max_iterations, "iterations",
+                      kRaiseCap);
+    fmt::print("{} iterations, converged: {}; ELBO {:.9g} ({} Gauss–Hermite nodes)\n",
+               fit.iterations, fit.converged ? "yes" : "no", fit.objective, co.quadrature_nodes);
+    j.update({{"elbo", fit.objective}, {"iterations", fit.iterations}, {"converged", fit.converged}});
   }
-  fmt::print("its gradient in (log ℓ, log σ²): ({:.6g}, {:.6g})\n", gradient[0], gradient[1]);
+  const Vector& gradient = fit.gradient;
+  fmt::print("its gradient in the log hyperparameters ({}): ({:.6g})\n",
+             fmt::join(fit.kernel.parameter_names(), ", "),
+             fmt::join(gradient.data(), gradient.data() + gradient.size(), ", "));
   j["hyperparameter_gradient"] = to_json(gradient);
-  const Vector sd = var.cwiseMax(0.0).cwiseSqrt();
+  const auto latent = fit.fitted();
+  const Vector& mean = latent.mean;
+  const Vector sd = latent.variance.cwiseMax(0.0).cwiseSqrt();
   fmt::print("latent f at the training inputs: mean in [{:.4g}, {:.4g}], sd in [{:.4g}, {:.4g}]\n",
              mean.minCoeff(), mean.maxCoeff(), sd.minCoeff(), sd.maxCoeff());
   Marginals::gaussian(mean, sd, o.level).to(j);
   if (s.has_test) {
-    Vector tm, tv;
-    predict(kernel.matrix(s.x_train, s.x_test), tm, tv);
+    const auto [tm, tv] = fit.predict(s.x_test);
     const auto p =
         inference::predict_latent(Likelihood::logistic, tm, tv, s.y_test, predictive_options(o));
     const auto t = inference::test_metrics(Likelihood::logistic, p, s.y_test);
@@ -654,8 +635,7 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions) {
     j["test"] = test_json(Likelihood::logistic, t);
   }
   if (s.has_predict) {
-    Vector pm, pv;
-    predict(kernel.matrix(s.x_train, s.x_predict), pm, pv);
+    const auto [pm, pv] = fit.predict(s.x_predict);
     const auto p =
         inference::predict_latent(Likelihood::logistic, pm, pv, Vector(), predictive_options(o));
     *predictions = prediction_table(Likelihood::logistic, Vector::Ones(1), pm, pv, p.mean, 0.0,

@@ -1,16 +1,17 @@
 // `blr infer gpr`: exact Gaussian-process regression (GPML Alg. 2.1) with the log marginal
-// likelihood (eq. 2.30) and, with --learn-hyperparameters, ℓ, σ² and the noise variance σₙ²
+// likelihood (eq. 2.30) and, with --learn-hyperparameters, the kernel's hyperparameters (a sum of
+// products of base kernels, ARD with --ard; inference/kernels.hpp) and the noise variance σₙ²
 // learned by L-BFGS on it (eq. 5.9; gp_hyperparameters.hpp). The GP models y − ȳ (ȳ the training
-// mean), so the prior mean of y is ȳ.
+// mean), so the prior mean of y is ȳ. Also the kernel options shared with `blr infer gpc`.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
 #include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
 #include "blr/inference/glm.hpp"
-#include "blr/inference/gp_hyperparameters.hpp"
-#include "blr/inference/gp_regression.hpp"
+#include "blr/inference/gp_fit.hpp"
 #include "blr/inference/kernels.hpp"
 #include "infer_common.hpp"
 
@@ -30,6 +31,43 @@ void require_search_converged(int iterations, int evaluations, bool converged,
   }
 }
 
+inference::Kernel kernel_of(const Options& o, Index columns) {
+  inference::Kernel kernel = inference::Kernel::parse(o.kernel, o.lengthscale, o.variance);
+  if (o.ard) kernel = kernel.with_ard(columns);
+  kernel.validate();
+  return kernel;
+}
+
+nlohmann::json kernel_json(const inference::Kernel& kernel) {
+  nlohmann::json j = nlohmann::json::object();
+  const auto names = kernel.parameter_names();
+  const Vector values = kernel.parameters();
+  for (size_t i = 0; i < names.size(); ++i) j[names[i]] = values[static_cast<Index>(i)];
+  return j;
+}
+
+nlohmann::json search_json(const inference::Kernel& start, const inference::GpLearned& h) {
+  nlohmann::json j = {{"initial_kernel", kernel_json(start)},
+                      {"initial_objective", h.initial_value},
+                      {"iterations", h.iterations},
+                      {"evaluations", h.evaluations},
+                      {"gradient", to_json(h.gradient)},
+                      {"converged", h.converged}};
+  if (start.is_single() && inference::is_stationary(start.kind())) {
+    j["initial_lengthscale"] = start.lengthscale();
+    j["initial_variance"] = start.variance();
+  }
+  return j;
+}
+
+void put_kernel(nlohmann::json& j, const inference::Kernel& kernel) {
+  if (kernel.is_single() && inference::is_stationary(kernel.kind())) {
+    j["lengthscale"] = kernel.lengthscale();
+    j["variance"] = kernel.variance();
+  }
+  j["kernel_parameters"] = kernel_json(kernel);
+}
+
 nlohmann::json run_gpr(const Options& o, PredictionTable* predictions) {
   const std::string method = resolve_method(o, {"exact"});
   check(parse_family(o.family) == 0,
@@ -38,72 +76,58 @@ nlohmann::json run_gpr(const Options& o, PredictionTable* predictions) {
         "Model 'gpr' takes its noise as a variance: use --noise-variance instead of "
         "--noise-precision.");
   check(!o.rho, "Option '--rho' does not apply to model 'gpr'.");
-  inference::Kernel kernel{inference::parse_kernel(o.kernel), o.lengthscale, o.variance};
-  kernel.validate();
   check_positive("noise-variance", o.noise_variance);
   const Supervised s = load_supervised(o, Response::real, false);
+  inference::Kernel kernel = kernel_of(o, s.x_train.cols());
   const double y_mean = s.y_train.mean();
-  const Vector y = s.y_train.array() - y_mean;
-  double noise = o.noise_variance;
   fmt::print(
-      "blr infer gpr — exact GP regression (GPML Alg. 2.1) on {} ({} rows); {} kernel; the GP "
+      "blr infer gpr — exact GP regression (GPML Alg. 2.1) on {} ({} rows); kernel {}; the GP "
       "models y − {:.6g} (the training mean)\n",
-      o.train, s.x_train.rows(), inference::to_string(kernel.kind), y_mean);
+      o.train, s.x_train.rows(), kernel.expression(), y_mean);
   nlohmann::json j{{"method", method},
-                   {"kernel", inference::to_string(kernel.kind)},
+                   {"kernel", kernel.expression()},
+                   {"ard", o.ard},
                    {"features", s.names},
                    {"y_mean", y_mean},
                    {"learned_hyperparameters", o.learn_hyperparameters}};
   if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
-  if (o.learn_hyperparameters) {
-    const auto h = inference::learn_gpr_kernel(kernel, noise, s.x_train, y);
+  const auto fit = inference::fit_gp_regression(s.x_train, s.y_train, kernel, o.noise_variance,
+                                                o.learn_hyperparameters);
+  if (fit.search) {
+    const auto& h = *fit.search;
     require_search_converged(h.iterations, h.evaluations, h.converged,
                              inference::GpLearnOptions{}.lbfgs,
-                             "--lengthscale, --variance and --noise-variance");
+                             "kernel values (--kernel, --lengthscale, --variance) and "
+                             "--noise-variance");
     fmt::print(
-        "hyperparameters: L-BFGS on the log marginal likelihood from ℓ = {}, σ² = {}, σₙ² = {} "
-        "({:.9g}): {} iterations, {} evaluations, max|∇| = {:.2e} in (log ℓ, log σ², log σₙ²), "
-        "converged: {}\n",
-        kernel.lengthscale, kernel.variance, noise, h.initial_value, h.iterations, h.evaluations,
+        "hyperparameters: L-BFGS on the log marginal likelihood from {}, σₙ² = {} ({:.9g}): {} "
+        "iterations, {} evaluations, max|∇| = {:.2e} in the log hyperparameters, converged: {}\n",
+        kernel.describe(), o.noise_variance, h.initial_value, h.iterations, h.evaluations,
         h.gradient.cwiseAbs().maxCoeff(), h.converged ? "yes" : "no");
     if (!h.converged) fmt::print("note: {}\n", h.stop);
-    j["hyperparameter_search"] = {{"initial_lengthscale", kernel.lengthscale},
-                                  {"initial_variance", kernel.variance},
-                                  {"initial_noise_variance", noise},
-                                  {"initial_objective", h.initial_value},
-                                  {"iterations", h.iterations},
-                                  {"evaluations", h.evaluations},
-                                  {"gradient", to_json(h.gradient)},
-                                  {"converged", h.converged}};
-    kernel = h.kernel;
-    noise = h.noise_variance;
+    j["hyperparameter_search"] = search_json(kernel, h);
+    j["hyperparameter_search"]["initial_noise_variance"] = o.noise_variance;
   }
-  const auto e = inference::gp_regression_evidence(kernel, noise, s.x_train, y);
-  const Matrix k = kernel.matrix(s.x_train, s.x_train);
-  const auto fit = inference::gp_regression(k, y, noise);
-  fmt::print("ℓ = {:.6g}, σ² = {:.6g}, σₙ² = {:.6g}\n", kernel.lengthscale, kernel.variance, noise);
-  fmt::print("log marginal likelihood {:.9g}\n", e.value);
-  fmt::print("its gradient in (log ℓ, log σ², log σₙ²): ({:.6g}, {:.6g}, {:.6g})\n", e.gradient[0],
-             e.gradient[1], e.gradient[2]);
-  Vector mean, var;
-  inference::gp_regression_predict(fit, k, kernel.diagonal(k.rows()), mean, var);
-  mean.array() += y_mean;
-  const Vector sd = var.cwiseSqrt();
+  fmt::print("{}, σₙ² = {:.6g}\n", fit.kernel.describe(), fit.noise_variance);
+  fmt::print("log marginal likelihood {:.9g}\n", fit.log_marginal_likelihood);
+  fmt::print("its gradient in the log hyperparameters ({}, noise_variance): ({:.6g})\n",
+             fmt::join(fit.kernel.parameter_names(), ", "),
+             fmt::join(fit.gradient.data(), fit.gradient.data() + fit.gradient.size(), ", "));
+  const auto latent = fit.fitted();
+  const Vector& mean = latent.mean;
+  const Vector sd = latent.variance.cwiseSqrt();
   fmt::print("latent f at the training inputs: mean in [{:.6g}, {:.6g}], sd in [{:.4g}, {:.4g}]\n",
              mean.minCoeff(), mean.maxCoeff(), sd.minCoeff(), sd.maxCoeff());
-  j.update({{"lengthscale", kernel.lengthscale},
-            {"variance", kernel.variance},
-            {"noise_variance", noise},
-            {"log_marginal_likelihood", e.value},
-            {"hyperparameter_gradient", to_json(e.gradient)},
+  put_kernel(j, fit.kernel);
+  const double noise = fit.noise_variance;
+  j.update({{"noise_variance", noise},
+            {"log_marginal_likelihood", fit.log_marginal_likelihood},
+            {"hyperparameter_gradient", to_json(fit.gradient)},
             {"iterations", 1},
             {"converged", true}});
   Marginals::gaussian(mean, sd, o.level).to(j);
   if (s.has_test) {
-    Vector tm, tv;
-    inference::gp_regression_predict(fit, kernel.matrix(s.x_train, s.x_test),
-                                     kernel.diagonal(s.x_test.rows()), tm, tv);
-    tm.array() += y_mean;
+    const auto [tm, tv] = fit.predict(s.x_test);
     const auto p = inference::predict_latent(inference::Likelihood::gaussian, tm, tv, s.y_test, {},
                                              1.0 / noise);  // y* ~ N(m*, v* + σₙ²)
     const auto t = inference::test_metrics(inference::Likelihood::gaussian, p, s.y_test);
@@ -111,10 +135,7 @@ nlohmann::json run_gpr(const Options& o, PredictionTable* predictions) {
     j["test"] = {{"n", t.n}, {"nll", t.nll}, {"rmse", t.rmse}};
   }
   if (s.has_predict) {
-    Vector pm, pv;
-    inference::gp_regression_predict(fit, kernel.matrix(s.x_train, s.x_predict),
-                                     kernel.diagonal(s.x_predict.rows()), pm, pv);
-    pm.array() += y_mean;
+    const auto [pm, pv] = fit.predict(s.x_predict);
     *predictions = prediction_table(inference::Likelihood::gaussian, Vector::Ones(1), pm, pv,
                                     Vector(), noise, o.level, s.predict_lines, s.classes);
     j["predict"] = report_predictions(o, inference::Likelihood::gaussian, *predictions, s.classes);

@@ -127,8 +127,8 @@ TEST(GpLaplaceHyper, LearnedKernelMaximisesTheEvidence) {
               .value;
         },
         r);
-    EXPECT_EQ(r.kernel.kind, kind);
-    EXPECT_NEAR(std::log(r.kernel.lengthscale), r.log_parameters[0], 1e-15);
+    EXPECT_EQ(r.kernel.kind(), kind);
+    EXPECT_NEAR(std::log(r.kernel.lengthscale()), r.log_parameters[0], 1e-15);
   }
 }
 

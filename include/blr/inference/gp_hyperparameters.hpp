@@ -1,9 +1,10 @@
-// Learning the kernel hyperparameters θ = (log ℓ, log σ²) of a Gaussian process by maximising
-// its evidence with L-BFGS (lbfgs.hpp) and exact gradients:
+// Learning the kernel hyperparameters θ (kernels.hpp: log ℓ and log σ² of every base kernel of a
+// sum of products, one log ℓ per input column with ARD) of a Gaussian process by maximising its
+// evidence with L-BFGS (lbfgs.hpp) and exact gradients:
 //   - classification, Laplace: log q(y | X, θ) (GPML eq. 3.32) and its gradient with the implicit
 //     term through the mode (eqs. 5.22–5.24; gp_laplace.hpp);
 //   - classification, CVI: the ELBO L(θ) = E_q[log p(y | f)] − KL(q ‖ N(0, K_θ)) at the fitted q;
-//   - regression: log p(y | X, θ) (eq. 2.30) with θ = (log ℓ, log σ², log σₙ²) (eq. 5.9).
+//   - regression: log p(y | X, θ) (eq. 2.30) with θ = (kernel θ, log σₙ²) (eq. 5.9).
 //
 // The CVI gradient. At the CVI fixed point q = N(m, V) is stationary for L over all Gaussians, so
 // dL/dθ = ∂L/∂θ with (m, V) held fixed (the envelope theorem), and only the KL term depends on θ:
@@ -33,7 +34,7 @@ namespace blr::inference {
 /// An objective's value and its gradient in log space.
 struct GpEvidence {
   double value = 0;
-  Vector gradient;  ///< (log ℓ, log σ²) or, for regression, (log ℓ, log σ², log σₙ²)
+  Vector gradient;  ///< the kernel's θ (Kernel::log_parameters) and, for regression, log σₙ²
 };
 
 /// ∂ELBO/∂θ_j at a converged gp_cvi fit, for each ∂K/∂θ_j in `dk`.
@@ -48,7 +49,7 @@ GpEvidence gp_laplace_evidence(const Kernel& kernel, const Matrix& x, const Vect
 /// The CVI ELBO at the fitted q and its gradient.
 GpEvidence gp_cvi_evidence(const Kernel& kernel, const Matrix& x, const Vector& y,
                            Likelihood likelihood, const CviOptions& options = {});
-/// The GP regression log marginal likelihood and its gradient (three entries).
+/// The GP regression log marginal likelihood and its gradient (the kernel's θ, then log σₙ²).
 GpEvidence gp_regression_evidence(const Kernel& kernel, double noise_variance, const Matrix& x,
                                   const Vector& y);
 
@@ -87,7 +88,7 @@ struct GpLearnOptions {
 struct GpLearned {
   Kernel kernel;
   double noise_variance = 0;  ///< regression only
-  Vector log_parameters;      ///< θ: (log ℓ, log σ²[, log σₙ²])
+  Vector log_parameters;      ///< θ: the kernel's, then (regression) log σₙ²
   double initial_value = 0;   ///< the objective at the starting hyperparameters
   double value = 0;           ///< the objective at the learned ones
   Vector gradient;            ///< in log space, at the learned ones
@@ -96,11 +97,11 @@ struct GpLearned {
   std::string stop;
 };
 
-/// Maximises the Laplace evidence or the CVI ELBO over (log ℓ, log σ²) from `start`.
+/// Maximises the Laplace evidence or the CVI ELBO over the kernel's θ from `start`.
 GpLearned learn_gpc_kernel(const Kernel& start, const Matrix& x, const Vector& y,
                            Likelihood likelihood, GpcMethod method,
                            const GpLearnOptions& options = {});
-/// Maximises the GP regression evidence over (log ℓ, log σ², log σₙ²).
+/// Maximises the GP regression evidence over the kernel's θ and log σₙ².
 GpLearned learn_gpr_kernel(const Kernel& start, double noise_variance, const Matrix& x,
                            const Vector& y, const GpLearnOptions& options = {});
 

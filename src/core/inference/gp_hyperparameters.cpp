@@ -10,11 +10,6 @@
 namespace blr::inference {
 namespace {
 
-std::vector<Matrix> kernel_gradients(const Kernel& kernel, const Matrix& x) {
-  const auto g = kernel.gradients(x);
-  return {g[0], g[1]};
-}
-
 /// Runs L-BFGS on −objective(θ); an evaluation that throws (a kernel matrix that is not positive
 /// definite at extreme θ) counts as +∞, which the line search treats as too long a step.
 GpLearned maximise(const std::function<GpEvidence(const Vector&)>& objective, const Vector& theta0,
@@ -75,23 +70,23 @@ GpEvidence gp_laplace_evidence(const Kernel& kernel, const Matrix& x, const Vect
                                          warm_a && warm_a->size() == y.size() ? warm_a : nullptr);
   if (warm_a) *warm_a = fit.a;
   return {fit.log_marginal_likelihood,
-          gp_laplace_gradient(k, fit, y, likelihood, kernel_gradients(kernel, x))};
+          gp_laplace_gradient(k, fit, y, likelihood, kernel.gradients(x))};
 }
 
 GpEvidence gp_cvi_evidence(const Kernel& kernel, const Matrix& x, const Vector& y,
                            Likelihood likelihood, const CviOptions& options) {
   const Matrix k = kernel.matrix(x, x);
   const GpcResult fit = gp_cvi(k, y, likelihood, options);
-  return {fit.elbo, gp_cvi_elbo_gradient(k, fit, kernel_gradients(kernel, x))};
+  return {fit.elbo, gp_cvi_elbo_gradient(k, fit, kernel.gradients(x))};
 }
 
 GpEvidence gp_regression_evidence(const Kernel& kernel, double noise_variance, const Matrix& x,
                                   const Vector& y) {
   const Matrix k = kernel.matrix(x, x);
   const GprResult fit = gp_regression(k, y, noise_variance);
-  const auto dk = kernel.gradients(x);
-  const Matrix d_noise = noise_variance * Matrix::Identity(k.rows(), k.rows());
-  return {fit.log_marginal_likelihood, gp_regression_gradient(fit, {dk[0], dk[1], d_noise})};
+  auto dk = kernel.gradients(x);
+  dk.push_back(noise_variance * Matrix::Identity(k.rows(), k.rows()));
+  return {fit.log_marginal_likelihood, gp_regression_gradient(fit, dk)};
 }
 
 GpLearned learn_gpc_kernel(const Kernel& start, const Matrix& x, const Vector& y,
@@ -100,13 +95,13 @@ GpLearned learn_gpc_kernel(const Kernel& start, const Matrix& x, const Vector& y
   start.validate();
   Vector warm;  // the last Laplace mode starts the next search
   const auto objective = [&](const Vector& theta) {
-    const Kernel k = Kernel::from_log_parameters(start.kind, theta);
+    const Kernel k = start.with_log_parameters(theta);
     return method == GpcMethod::laplace
                ? gp_laplace_evidence(k, x, y, likelihood, options.laplace, &warm)
                : gp_cvi_evidence(k, x, y, likelihood, options.cvi);
   };
   GpLearned out = maximise(objective, start.log_parameters(), options.lbfgs);
-  out.kernel = Kernel::from_log_parameters(start.kind, out.log_parameters);
+  out.kernel = start.with_log_parameters(out.log_parameters);
   return out;
 }
 
@@ -115,15 +110,17 @@ GpLearned learn_gpr_kernel(const Kernel& start, double noise_variance, const Mat
   options.validate();
   start.validate();
   check_positive("noise-variance", noise_variance);
-  Vector theta0(3);
-  theta0 << start.log_parameters(), std::log(noise_variance);
+  const Vector kernel_theta = start.log_parameters();
+  const Index n = kernel_theta.size();
+  Vector theta0(n + 1);
+  theta0 << kernel_theta, std::log(noise_variance);
   const auto objective = [&](const Vector& theta) {
-    return gp_regression_evidence(Kernel::from_log_parameters(start.kind, theta.head(2)),
-                                  std::exp(theta[2]), x, y);
+    return gp_regression_evidence(start.with_log_parameters(theta.head(n)), std::exp(theta[n]), x,
+                                  y);
   };
   GpLearned out = maximise(objective, theta0, options.lbfgs);
-  out.kernel = Kernel::from_log_parameters(start.kind, out.log_parameters.head(2));
-  out.noise_variance = std::exp(out.log_parameters[2]);
+  out.kernel = start.with_log_parameters(out.log_parameters.head(n));
+  out.noise_variance = std::exp(out.log_parameters[n]);
   return out;
 }
 
