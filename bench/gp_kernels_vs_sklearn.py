@@ -4,6 +4,7 @@ computed by scikit-learn (Debian python3-sklearn 1.2.1). Prints the log marginal
 its gradient in blr's parameter order for the same data, kernels and hyperparameters:
 
   A  GP regression, rbf with ARD ℓ = (0.8, 1.3, 2.0), σ² = 1.5, + white σ² = 0.05, σₙ² = 0.1
+     (also on y − ȳ, as blr.infer.gp_regression models it: python/tests/test_gp.py)
   B  GP regression, matern52(ℓ = 1.2, σ² = 0.7) * linear(σ² = 0.4) + constant(σ² = 0.3), σₙ² = 0.2
   C  GP classification (Laplace), rbf with ARD ℓ = (0.9, 1.1, 1.7), σ² = 2.0, + linear σ² = 0.2
 
@@ -41,6 +42,10 @@ def main():
     gpr = GaussianProcessRegressor(ka, alpha=0.1, optimizer=None).fit(x, y)
     v, g = gpr.log_marginal_likelihood(ka.theta, eval_gradient=True)
     show("A", v, [g[1], g[2], g[3], g[0], g[4]])
+    # A on y − ȳ: blr.infer.gp_regression and `blr infer gpr` model the centred responses.
+    gpr = GaussianProcessRegressor(ka, alpha=0.1, optimizer=None).fit(x, y - y.mean())
+    v, g = gpr.log_marginal_likelihood(ka.theta, eval_gradient=True)
+    show("A centred", v, [g[1], g[2], g[3], g[0], g[4]])
     # B: sklearn θ = [log C1, log ℓ, log C2, log C3] (DotProduct's σ₀ fixed);
     #    blr θ = [log ℓ, log σ²(matern), log σ²(linear), log σ²(constant)].
     kb = (C(0.7) * Matern(1.2, nu=2.5)) * (C(0.4) * DotProduct(0.0, sigma_0_bounds="fixed")) + C(0.3)

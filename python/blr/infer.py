@@ -11,6 +11,11 @@
 * ``kalman(y, transition, observation, state_noise, obs_noise, init_mean, init_cov)``: the Kalman
   filter and RTS smoother (the BLR's conjugate Gaussian updates, §5.1).
 * ``gmm(x, components, covariance)``: a Gaussian mixture by EM (the BLR with a mixture family).
+* ``gp_regression(x, y, kernel="rbf", ard=False, ...)`` and ``gp_classification(x, y, kernel,
+  ard, method="laplace"|"cvi", ...)``: Gaussian processes with kernel expressions (sums of
+  products of rbf, matern32, matern52, linear, white and constant; ARD length-scales), the
+  hyperparameters learned by L-BFGS on the evidence (``learn=True``), and predictions at
+  ``x_new``: what ``blr infer gpr|gpc`` runs, equal to scikit-learn's evidence on the same kernel.
 * ``merge(prior_mean, prior_precision, means, precisions, scale=1)``: Gaussian posteriors fitted
   from one prior merged in natural parameters, λ₀ + scale·Σ(λ_t − λ₀) (Daheim et al. 2024); for
   conjugate models on disjoint data the full-data posterior.
@@ -27,5 +32,7 @@ glm = wrap(_infer.glm, "blr.infer.glm")
 kalman = wrap(_infer.kalman, "blr.infer.kalman")
 gmm = wrap(_infer.gmm, "blr.infer.gmm")
 merge = wrap(_infer.merge, "blr.infer.merge")
+gp_regression = wrap(_infer.gp_regression, "blr.infer.gp_regression")
+gp_classification = wrap(_infer.gp_classification, "blr.infer.gp_classification")
 
-__all__ = ["glm", "kalman", "gmm", "merge"]
+__all__ = ["glm", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]

@@ -1,7 +1,8 @@
 // The core's inference on NumPy arrays (blr.infer): Bayesian GLMs by Laplace or CVI with their
 // per-example sensitivities (MPE; the fit itself is the library's fit_glm, inference/glm_fit.hpp,
 // which the fuzz harness python_infer calls too), the Kalman filter and smoother, Gaussian
-// mixtures by EM.
+// mixtures by EM, and Gaussian processes (inference/gp_fit.hpp, the functions `blr infer gpr|gpc`
+// call).
 // Arrays arrive as Eigen matrices (copied, float64); results go back as dicts of NumPy arrays and
 // Python numbers. A fit that stops at its cap unconverged raises blr.Error (core/convergence.hpp).
 // The design matrix is used as given (add an intercept column yourself, as with
@@ -22,6 +23,7 @@
 #include "blr/core/error.hpp"
 #include "blr/inference/glm_fit.hpp"
 #include "blr/inference/gmm.hpp"
+#include "blr/inference/gp_fit.hpp"
 #include "blr/inference/kalman.hpp"
 #include "blr/inference/merge.hpp"
 #include "blr/inference/sensitivity.hpp"
@@ -185,6 +187,127 @@ py::dict merge(const Vector& prior_mean, const Matrix& prior_precision,
   return out;
 }
 
+/// The kernel of an expression, with ARD over `columns` features when asked. `lengthscale` is
+/// one start for the factors that set none, or one per column: ARD starting there in every
+/// stationary factor.
+::blr::inference::Kernel gp_kernel(const std::string& expression, bool ard,
+                                   const std::variant<double, Vector>& lengthscale,
+                                   double variance, Index columns) {
+  const double* one = std::get_if<double>(&lengthscale);
+  auto kernel = ::blr::inference::Kernel::parse(expression, one ? *one : 1.0, variance);
+  if (one == nullptr) {
+    const Vector& per_column = std::get<Vector>(lengthscale);
+    check(per_column.size() == columns,
+          fmt::format("lengthscale has {} values; give one, or one per input column ({}).",
+                      per_column.size(), columns));
+    check(ard || columns == 1, "One length-scale per column is ARD: pass ard=True as well.");
+    kernel = kernel.with_ard(columns);
+    Vector theta = kernel.log_parameters();
+    const auto names = kernel.parameter_names();
+    for (size_t i = 0; i < names.size(); ++i) {
+      const auto open = names[i].find(".lengthscale[");
+      if (open == std::string::npos) continue;
+      const Index d = std::stol(names[i].substr(open + 13));
+      check(per_column[d] > 0 && std::isfinite(per_column[d]),
+            fmt::format("Option 'lengthscale' must be positive and finite; got {} for column {}.",
+                        per_column[d], d));
+      theta[static_cast<Index>(i)] = std::log(per_column[d]);
+    }
+    kernel = kernel.with_log_parameters(theta);
+  } else if (ard) {
+    kernel = kernel.with_ard(columns);
+  }
+  kernel.validate();
+  return kernel;
+}
+
+/// The kernel and, when learned, the search, as dict entries.
+void put_gp_kernel(py::dict& out, const ::blr::inference::Kernel& kernel,
+                   const std::optional<::blr::inference::GpLearned>& search) {
+  out["kernel"] = kernel.expression();
+  out["kernel_description"] = kernel.describe();
+  py::dict parameters;
+  const auto names = kernel.parameter_names();
+  const Vector values = kernel.parameters();
+  for (size_t i = 0; i < names.size(); ++i) parameters[py::str(names[i])] = values[static_cast<Index>(i)];
+  out["parameters"] = parameters;
+  if (search) {
+    out["initial_objective"] = search->initial_value;
+    out["iterations"] = search->iterations;
+    out["evaluations"] = search->evaluations;
+    out["converged"] = search->converged;
+    out["stop"] = search->stop;
+  }
+}
+
+void check_search(const std::optional<::blr::inference::GpLearned>& search) {
+  if (search && !search->converged) {
+    throw Error(fmt::format("The hyperparameter search (L-BFGS) did not converge: {} Start it "
+                            "from other kernel values.",
+                            search->stop));
+  }
+}
+
+py::dict gp_regression(const Matrix& x, const Vector& y, const std::string& kernel, bool ard,
+                       const std::variant<double, Vector>& lengthscale, double variance,
+                       double noise_variance, bool learn,
+                       const std::optional<Matrix>& x_new) {
+  const auto fit = ::blr::inference::fit_gp_regression(
+      x, y, gp_kernel(kernel, ard, lengthscale, variance, x.cols()), noise_variance, learn);
+  check_search(fit.search);
+  py::dict out;
+  put_gp_kernel(out, fit.kernel, fit.search);
+  out["noise_variance"] = fit.noise_variance;
+  out["y_mean"] = fit.y_mean;
+  out["log_marginal_likelihood"] = fit.log_marginal_likelihood;
+  out["gradient"] = fit.gradient;
+  const auto fitted = fit.fitted();
+  out["fitted_mean"] = fitted.mean;
+  out["fitted_variance"] = fitted.variance;
+  if (x_new) {
+    const auto p = fit.predict(*x_new);
+    out["mean"] = p.mean;
+    out["variance"] = p.variance;
+    out["predictive_variance"] = Vector(p.variance.array() + fit.noise_variance);
+  }
+  return out;
+}
+
+py::dict gp_classification(const Matrix& x, const Vector& y, const std::string& kernel, bool ard,
+                           const std::variant<double, Vector>& lengthscale, double variance,
+                           const std::string& method,
+                           bool learn, const std::optional<Matrix>& x_new) {
+  check(method == "laplace" || method == "cvi",
+        fmt::format("The GP classification method must be 'laplace' or 'cvi'; got '{}'.", method));
+  const bool laplace = method == "laplace";
+  ::blr::inference::GpLearnOptions options;
+  if (!laplace) options.cvi = ::blr::inference::learning_cvi();  // 100 nodes, as `blr infer gpc`
+  const auto fit = ::blr::inference::fit_gp_classification(
+      x, y, gp_kernel(kernel, ard, lengthscale, variance, x.cols()),
+      laplace ? ::blr::inference::GpcMethod::laplace : ::blr::inference::GpcMethod::cvi, learn,
+      options);
+  check_search(fit.search);
+  require_converged(fit.converged, laplace ? "Newton's method to the GP's Laplace mode" : "CVI",
+                    fit.iterations,
+                    laplace ? options.laplace.max_iterations : options.cvi.max_iterations,
+                    "iterations", "scale the inputs or start from other kernel values");
+  py::dict out;
+  put_gp_kernel(out, fit.kernel, fit.search);
+  out[laplace ? "log_marginal_likelihood" : "elbo"] = fit.objective;
+  out["gradient"] = fit.gradient;
+  const auto fitted = fit.fitted();
+  out["fitted_mean"] = fitted.mean;
+  out["fitted_variance"] = fitted.variance;
+  if (x_new) {
+    const auto p = fit.predict(*x_new);
+    out["mean"] = p.mean;
+    out["variance"] = p.variance;
+    out["probability"] =
+        ::blr::inference::predict_latent(Likelihood::logistic, p.mean, p.variance, Vector()).mean;
+  }
+  return out;
+}
+
 }  // namespace
 
 void bind_inference(py::module_& m) {
@@ -213,6 +336,26 @@ void bind_inference(py::module_& m) {
           py::arg("max_iterations") = 1000, py::arg("reg_covar") = 1e-6, py::arg("seed") = 0,
           "Gaussian mixture by EM (the BLR with a mixture family; k-means++ start); a run that stops "
           "at max_iterations unconverged raises blr.Error.");
+  inf.def("gp_regression", &gp_regression, py::arg("x"), py::arg("y"), py::arg("kernel") = "rbf",
+          py::arg("ard") = false, py::arg("lengthscale") = 1.0, py::arg("variance") = 1.0,
+          py::arg("noise_variance") = 1.0, py::arg("learn") = true, py::arg("x_new") = py::none(),
+          "Exact GP regression of y on x (the GP models y - mean(y)) with a kernel expression "
+          "(sums of products of rbf, matern32, matern52, linear, white and constant, each with "
+          "optional values, e.g. 'rbf(l=2)*linear+white(v=0.1)'; lengthscale and variance start "
+          "the factors that set none; ard: one length-scale per column, or lengthscale given per "
+          "column). learn: the kernel's "
+          "hyperparameters and noise_variance maximise the log marginal likelihood by L-BFGS "
+          "first. Returns the kernel's parameters by name, the evidence and its gradient, the "
+          "latent fit at x and, with x_new, the latent mean and variance there "
+          "(predictive_variance adds the noise).");
+  inf.def("gp_classification", &gp_classification, py::arg("x"), py::arg("y"),
+          py::arg("kernel") = "rbf", py::arg("ard") = false, py::arg("lengthscale") = 1.0,
+          py::arg("variance") = 1.0, py::arg("method") = "laplace", py::arg("learn") = true,
+          py::arg("x_new") = py::none(),
+          "GP classification of labels y in {0, 1} (Bernoulli-logit likelihood) by the Laplace "
+          "approximation (GPML Alg. 3.1) or CVI, with the kernel expressions of gp_regression; "
+          "learn: the hyperparameters maximise the Laplace evidence or the CVI ELBO first. With "
+          "x_new the latent mean and variance there and the probability of class 1.");
   inf.def("merge", &merge, py::arg("prior_mean"), py::arg("prior_precision"), py::arg("means"),
           py::arg("precisions"), py::arg("scale") = 1.0,
           "Merges Gaussian posteriors N(mean_t, precision_t^-1) fitted from the prior N(prior_mean, "

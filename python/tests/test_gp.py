@@ -1,0 +1,113 @@
+"""blr.infer.gp_regression and gp_classification (issue 31, item 5): the library's GP fit that
+`blr infer gpr|gpc` runs, so on the same data and kernel the evidence, the learned
+hyperparameters and the predictions equal the command's (same code, 1e-12 relative); the kernel
+algebra's evidence equals scikit-learn 1.2.1's (bench/gp_kernels_vs_sklearn.py, case A: an ARD rbf
+plus white noise); ARD started at the one-ℓ optimum only raises the evidence; misuse is one
+blr.Error sentence.
+"""
+
+import csv
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import blr
+from conftest import CLI
+
+DATA = CLI.resolve().parents[1] / "data"
+
+
+def table(name, columns):
+    rows = list(csv.DictReader(open(DATA / name)))
+    return np.array([[float(r[c]) for c in columns] for r in rows])
+
+
+def command(tmp_path, model, *flags):
+    out = tmp_path / "run.json"
+    subprocess.run([str(CLI), "infer", model, *flags, "--json", str(out)], check=True,
+                   capture_output=True)
+    return json.loads(out.read_text())
+
+
+def relative(a, b):
+    return abs(a - b) / max(abs(b), 1e-300)
+
+
+@pytest.fixture(scope="module")
+def faithful():
+    if not CLI.is_file():
+        pytest.skip(f"the blr command is not at {CLI} (set BLR_CLI)")
+    return table("faithful.csv", ["eruptions"]), table("faithful.csv", ["waiting"])[:, 0]
+
+
+def test_regression_equals_the_command(faithful, tmp_path):
+    x, y = faithful
+    kernel = "matern52*linear+constant"
+    ran = command(tmp_path, "gpr", "--train", str(DATA / "faithful.csv"), "--label", "waiting",
+                  "--kernel", kernel, "--learn-hyperparameters")
+    fit = blr.infer.gp_regression(x, y, kernel=kernel, x_new=x[:5])
+    assert fit["kernel"] == ran["kernel"] == kernel and fit["converged"]
+    assert relative(fit["log_marginal_likelihood"], ran["log_marginal_likelihood"]) <= 1e-12
+    assert relative(fit["noise_variance"], ran["noise_variance"]) <= 1e-12
+    for name, value in ran["kernel_parameters"].items():
+        assert relative(fit["parameters"][name], value) <= 1e-12, name
+    assert np.allclose(fit["fitted_mean"], ran["mean"], rtol=1e-12, atol=0)
+    # New inputs equal to training rows: the latent predictive there is the fit's (no white term).
+    assert np.allclose(fit["mean"], fit["fitted_mean"][:5], rtol=1e-12, atol=0)
+    assert np.allclose(fit["predictive_variance"], fit["variance"] + fit["noise_variance"],
+                       rtol=1e-15, atol=0)
+
+
+def test_kernel_algebra_equals_scikit_learn():
+    # bench/gp_kernels_vs_sklearn.py's data and case A on y − ȳ (blr models the centred
+    # responses): C(1.5)·RBF([0.8, 1.3, 2.0]) + White(0.05), alpha 0.1; 15 digits printed.
+    i = np.arange(20.0)
+    x = np.stack([np.sin(0.7 * i), np.cos(1.3 * i), 0.1 * i - 1.0], axis=1)
+    y = np.sin(2 * x[:, 0]) + 0.5 * x[:, 1] + 0.1 * np.cos(5 * i)
+    fit = blr.infer.gp_regression(x, y, kernel="rbf(v=1.5)+white(v=0.05)", ard=True,
+                                  lengthscale=np.array([0.8, 1.3, 2.0]), noise_variance=0.1,
+                                  learn=False)
+    assert fit["parameters"]["rbf.lengthscale[1]"] == pytest.approx(1.3, rel=1e-15)
+    assert abs(fit["log_marginal_likelihood"] - -13.9654332286914) <= 1e-9
+    expected = [2.51741345559313, 3.61794622779065, 3.00560079200368, -3.46184752521455,
+                -1.54145464185038]
+    assert np.allclose(fit["gradient"][:5], expected, rtol=0, atol=1e-9)
+    with pytest.raises(blr.Error, match="pass ard=True"):
+        blr.infer.gp_regression(x, y, lengthscale=np.array([0.8, 1.3, 2.0]), learn=False)
+    with pytest.raises(blr.Error, match="one per input column"):
+        blr.infer.gp_regression(x, y, ard=True, lengthscale=np.array([0.8, 1.3]), learn=False)
+
+
+def test_classification_ard_from_the_one_lengthscale_optimum(tmp_path):
+    if not CLI.is_file():
+        pytest.skip(f"the blr command is not at {CLI} (set BLR_CLI)")
+    train = table("synth_train.csv", ["xs", "ys", "yc"])
+    test = table("synth_test.csv", ["xs", "ys", "yc"])
+    one = blr.infer.gp_classification(train[:, :2], train[:, 2], kernel="rbf")
+    start = (f"rbf(l={one['parameters']['rbf.lengthscale']!r},"
+             f"v={one['parameters']['rbf.variance']!r})")
+    ard = blr.infer.gp_classification(train[:, :2], train[:, 2], kernel=start, ard=True,
+                                      x_new=test[:, :2])
+    assert ard["log_marginal_likelihood"] >= one["log_marginal_likelihood"] - 1e-9
+    ran = command(tmp_path, "gpc", "--train", str(DATA / "synth_train.csv"), "--label", "yc",
+                  "--method", "laplace", "--kernel", start, "--ard", "--learn-hyperparameters")
+    assert relative(ard["log_marginal_likelihood"], ran["log_marginal_likelihood"]) <= 1e-12
+    accuracy = np.mean((ard["probability"] > 0.5) == (test[:, 2] == 1))
+    assert accuracy > 0.88, accuracy  # Ripley's synthetic data: about 0.9 for a GP
+    assert np.all((ard["probability"] > 0) & (ard["probability"] < 1))
+
+
+def test_misuse_is_one_sentence(faithful):
+    x, y = faithful
+    with pytest.raises(blr.Error, match="is not a base kernel"):
+        blr.infer.gp_regression(x, y, kernel="cubic")
+    with pytest.raises(blr.Error, match="labels 0 or 1"):
+        blr.infer.gp_classification(x, y, learn=False)
+    with pytest.raises(blr.Error, match="method must be 'laplace' or 'cvi'"):
+        blr.infer.gp_classification(x, (y > 70).astype(float), method="ep")
+    with pytest.raises(blr.Error, match="input columns"):
+        blr.infer.gp_regression(x, y, learn=False, x_new=np.ones((2, 3)))
+    with pytest.raises(blr.Error, match="noise-variance"):
+        blr.infer.gp_regression(x, y, noise_variance=0.0)
