@@ -5,7 +5,7 @@ set(BLR_FUZZ_HARNESSES csv idx state options plot_text python_infer)
 set(BLR_FUZZ_SOURCES_csv src/core/io/csv.cpp)
 set(BLR_FUZZ_SOURCES_idx src/torch/data/idx.cpp)
 set(BLR_FUZZ_SOURCES_state)
-set(BLR_FUZZ_SOURCES_plot_text apps/blr/torch/gnuplot_text.cpp)
+set(BLR_FUZZ_SOURCES_plot_text apps/blr/gnuplot_text.cpp)
 set(BLR_FUZZ_SOURCES_options src/core/core/option_table.cpp src/core/presets/ivon.cpp
     src/core/presets/vadam.cpp src/core/presets/vogn.cpp)
 # blr.infer's entry points (python/src/inference.cpp) through the core functions they call.
@@ -15,4 +15,4 @@ set(BLR_FUZZ_SOURCES_python_infer src/core/inference/glm_fit.cpp src/core/infere
     src/core/inference/intervals.cpp src/core/inference/kernels.cpp src/core/core/blas.cpp)
 # Harnesses whose sources are not part of blr_core (the replay build compiles them too).
 set(BLR_FUZZ_EXTRA_SOURCES_idx src/torch/data/idx.cpp)
-set(BLR_FUZZ_EXTRA_SOURCES_plot_text apps/blr/torch/gnuplot_text.cpp)
+set(BLR_FUZZ_EXTRA_SOURCES_plot_text apps/blr/gnuplot_text.cpp)

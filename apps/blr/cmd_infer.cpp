@@ -1,6 +1,7 @@
 // `blr infer <model>`: the probabilistic-inference rows of Table 1 on CSV data — conjugate Bayes,
 // Kalman filtering and smoothing, Laplace, EM, VMP, SVI and CVI — all run by the one BLR step.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <fstream>
@@ -300,17 +301,17 @@ void check_output_options(const Options& o) {
         "has no limit to stop at.");
 }
 
-ResultDocument run_model(const Options& o, PredictionTable* predictions) {
-  if (o.model == "kalman") return run_kalman(o);  // long arrays: kept beside the JSON fields
+ResultDocument run_model(const Options& o, PredictionTable* predictions, InferPlots* plots) {
+  if (o.model == "kalman") return run_kalman(o, plots);  // long arrays: kept beside the fields
   nlohmann::json out;
   if (o.model == "linreg" || o.model == "logistic" || o.model == "poisson") {
     out = run_regression(o, predictions);
   } else if (o.model == "gpc") {
-    out = run_gpc(o, predictions);
+    out = run_gpc(o, predictions, plots);
   } else if (o.model == "gpr") {
-    out = run_gpr(o, predictions);
+    out = run_gpr(o, predictions, plots);
   } else if (o.model == "gmm") {
-    out = run_gmm(o);
+    out = run_gmm(o, plots);
   } else if (o.model == "conjugate") {
     out = run_conjugate(o);
   } else {
@@ -319,16 +320,44 @@ ResultDocument run_model(const Options& o, PredictionTable* predictions) {
   return ResultDocument(std::move(out));
 }
 
+/// --out DIR: the pictures of infer_plots.hpp (a GLM's forest plot from its results' marginals).
+void write_pictures(const Options& o, const nlohmann::json& fields, InferPlots& plots) {
+  const bool glm = o.model == "linreg" || o.model == "logistic" || o.model == "poisson";
+  if (glm && fields.contains("features") && fields.contains("lower")) {
+    const auto vec = [&](const char* key) {
+      const auto v = fields.at(key).get<std::vector<double>>();
+      return Vector(Eigen::Map<const Vector>(v.data(), static_cast<Index>(v.size())));
+    };
+    plots.forest = ForestPlot{
+        fields.at("features").get<std::vector<std::string>>(), vec("mean"), vec("lower"),
+        vec("upper"), o.level,
+        fmt::format("blr infer {} — {} on {}", o.model, fields.value("method", std::string()),
+                    o.train),
+        o.standardize ? " (standardised features)"
+                      : " (each feature on its own scale; --standardize compares them)"};
+  }
+  if (plots.empty()) {
+    fmt::print(stderr, "blr: note: model '{}' has no picture; --out wrote nothing.\n", o.model);
+    return;
+  }
+  const auto drawn = write_infer_plots(o.out, plots, std::cerr);
+  if (!drawn.empty()) {
+    fmt::print(stderr, "blr: pictures written to {}: {}\n", o.out, fmt::join(drawn, ", "));
+  }
+}
+
 int run(const Options& o) {
   check_output_options(o);
   HeldStdout tables;  // shown only once the results are known to be finite
   PredictionTable predictions;
-  ResultDocument out = run_model(o, &predictions);
+  InferPlots plots;
+  ResultDocument out = run_model(o, &predictions, o.out.empty() ? nullptr : &plots);
   require_finite(out, fmt::format("blr infer {}", o.model));
   if (!o.predict.empty()) require_finite_predictions(predictions, o.predict);
   tables.release();
   out.fields["model"] = o.model;
   if (!o.predict.empty()) write_predictions(o.predict_out, predictions);
+  if (!o.out.empty()) write_pictures(o, out.fields, plots);
   if (!o.json.empty()) write_json_text(o.json, out.dump());
   return 0;
 }
@@ -385,6 +414,11 @@ void setup_infer(CLI::App& app, int& exit_code) {
                   "CSV of inputs without labels (the feature columns): writes the predictive of "
                   "every row to --predict-out (linreg, logistic, poisson, gpc, gpr).");
   cmd->add_option("--predict-out", o->predict_out, "Where --predict writes its CSV.");
+  cmd->add_option("--out", o->out,
+                  "Directory for the pictures, drawn by gnuplot: coefficients.png (linreg, "
+                  "logistic, poisson: a forest plot of the intervals), series.png (kalman), gp.png "
+                  "(gpr, gpc on one or two inputs), mixture.png (gmm); their data and script in "
+                  "DIR/plot-data.");
   cmd->add_option("--json", o->json, "Write the results as JSON to this file ('-' = stdout, the table then goes to stderr).");
   // priors and solver
   add_prior_options(cmd, *o);

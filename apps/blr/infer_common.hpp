@@ -15,6 +15,7 @@
 #include "blr/core/types.hpp"
 #include "blr/inference/gp_hyperparameters.hpp"
 #include "blr/inference/kernels.hpp"
+#include "infer_plots.hpp"
 #include "blr/inference/conjugate.hpp"
 #include "blr/inference/glm.hpp"
 #include "blr/inference/intervals.hpp"
@@ -76,6 +77,7 @@ struct Options {
   std::string kernel = "rbf";  ///< an expression of base kernels (inference/kernels.hpp)
   double lengthscale = 1.0, variance = 1.0;
   bool ard = false;  ///< one length-scale per feature in every stationary factor
+  std::string out;   ///< --out DIR: the pictures (infer_plots.hpp)
   bool learn_hyperparameters = false;  ///< maximise the evidence (laplace, gpr) or the ELBO (cvi)
   double noise_variance = 1.0;         ///< gpr: σₙ²
   // conjugate
@@ -235,10 +237,16 @@ nlohmann::json kernel_json(const inference::Kernel& kernel);
 void put_kernel(nlohmann::json& j, const inference::Kernel& kernel);
 /// The JSON of a hyperparameter search from `start` (infer_gpr.cpp).
 nlohmann::json search_json(const inference::Kernel& start, const inference::GpLearned& h);
-nlohmann::json run_gpc(const Options& o, PredictionTable* predictions);
-nlohmann::json run_gpr(const Options& o, PredictionTable* predictions);  ///< infer_gpr.cpp
-ResultDocument run_kalman(const Options& o);  ///< its per-step arrays stay Eigen vectors
-nlohmann::json run_gmm(const Options& o);
+/// A GP plot's frame: the training data, names and the grid (one input: 200 points; two: 80×80).
+GpPlot gp_plot_frame(const Supervised& s, const Options& o, bool classification);
+/// The grid's inputs as rows (one input: n×1; two: row r·nx + c is (grid_x[c], grid_y[r])).
+Matrix gp_plot_inputs(const GpPlot& p);
+nlohmann::json run_gpc(const Options& o, PredictionTable* predictions,
+                       InferPlots* plots = nullptr);
+nlohmann::json run_gpr(const Options& o, PredictionTable* predictions,
+                       InferPlots* plots = nullptr);  ///< infer_gpr.cpp
+ResultDocument run_kalman(const Options& o, InferPlots* plots = nullptr);  ///< arrays stay Eigen
+nlohmann::json run_gmm(const Options& o, InferPlots* plots = nullptr);
 nlohmann::json run_conjugate(const Options& o);
 
 }  // namespace blr::cli::infer

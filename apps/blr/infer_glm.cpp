@@ -545,7 +545,7 @@ nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
   return j;
 }
 
-nlohmann::json run_gpc(const Options& o, PredictionTable* predictions) {
+nlohmann::json run_gpc(const Options& o, PredictionTable* predictions, InferPlots* plots) {
   // Laplace (GPML Algs. 3.1, 3.2) or CVI (eq. 60) for the latent values, fitted by the library's
   // fit_gp_classification (gp_fit.hpp); with --learn-hyperparameters, the kernel's ℓ and σ² first
   // maximise the Laplace evidence or the CVI ELBO (L-BFGS in log space, gp_hyperparameters.hpp).
@@ -626,6 +626,37 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions) {
   fmt::print("latent f at the training inputs: mean in [{:.4g}, {:.4g}], sd in [{:.4g}, {:.4g}]\n",
              mean.minCoeff(), mean.maxCoeff(), sd.minCoeff(), sd.maxCoeff());
   Marginals::gaussian(mean, sd, o.level).to(j);
+  if (plots != nullptr) {
+    if (s.x_train.cols() <= 2) {
+      GpPlot p = gp_plot_frame(s, o, true);
+      p.title = fmt::format("blr infer gpc — {}, {}", method, fit.kernel.describe());
+      const auto at = fit.predict(gp_plot_inputs(p));
+      const Vector probability =
+          inference::predict_latent(Likelihood::logistic, at.mean, at.variance, Vector(),
+                                    predictive_options(o))
+              .mean;
+      if (p.grid.size() > 0) {
+        // σ is increasing, so σ of the latent interval's ends is the interval of σ(f).
+        const auto latent =
+            Marginals::gaussian(at.mean, at.variance.cwiseMax(0.0).cwiseSqrt(), o.level);
+        const auto sigmoid = [](const Vector& v) {
+          return Vector((1.0 + (-v.array()).exp()).inverse());
+        };
+        p.mean = probability;
+        p.lower = sigmoid(latent.lower);
+        p.upper = sigmoid(latent.upper);
+      } else {
+        p.surface = Eigen::Map<const Matrix>(probability.data(), p.grid_x.size(), p.grid_y.size())
+                        .transpose();
+      }
+      plots->gp = std::move(p);
+    } else {
+      fmt::print(stderr,
+                 "blr: note: gp.png is drawn for one or two input columns; gpc has {}, so none "
+                 "was drawn.\n",
+                 s.x_train.cols());
+    }
+  }
   if (s.has_test) {
     const auto [tm, tv] = fit.predict(s.x_test);
     const auto p =

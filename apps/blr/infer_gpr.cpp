@@ -68,7 +68,47 @@ void put_kernel(nlohmann::json& j, const inference::Kernel& kernel) {
   j["kernel_parameters"] = kernel_json(kernel);
 }
 
-nlohmann::json run_gpr(const Options& o, PredictionTable* predictions) {
+namespace {
+
+/// The GP plot's inputs: one or two columns (else none, with a note on stderr).
+bool plottable_inputs(const Supervised& s, const std::string& model) {
+  if (s.x_train.cols() <= 2) return true;
+  fmt::print(stderr,
+             "blr: note: gp.png is drawn for one or two input columns; {} has {}, so none was "
+             "drawn.\n",
+             model, s.x_train.cols());
+  return false;
+}
+
+}  // namespace
+
+GpPlot gp_plot_frame(const Supervised& s, const Options& o, bool classification) {
+  GpPlot p;
+  p.classification = classification;
+  for (size_t i = 0; i < static_cast<size_t>(s.x_train.cols()); ++i)
+    p.inputs.push_back(s.names[i] + (o.standardize ? " (standardised)" : ""));
+  p.response = o.label.empty() ? std::string("y") : o.label;
+  p.x = s.x_train;
+  p.y = s.y_train;
+  p.level = o.level;
+  if (s.x_train.cols() == 1) {
+    p.grid = plot_grid(s.x_train.col(0), 200);
+  } else {
+    p.grid_x = plot_grid(s.x_train.col(0), 80);
+    p.grid_y = plot_grid(s.x_train.col(1), 80);
+  }
+  return p;
+}
+
+Matrix gp_plot_inputs(const GpPlot& p) {
+  if (p.grid.size() > 0) return p.grid;
+  Matrix g(p.grid_x.size() * p.grid_y.size(), 2);
+  for (Index r = 0; r < p.grid_y.size(); ++r)
+    for (Index c = 0; c < p.grid_x.size(); ++c) g.row(r * p.grid_x.size() + c) << p.grid_x[c], p.grid_y[r];
+  return g;
+}
+
+nlohmann::json run_gpr(const Options& o, PredictionTable* predictions, InferPlots* plots) {
   const std::string method = resolve_method(o, {"exact"});
   check(parse_family(o.family) == 0,
         "Model 'gpr' has an exact Gaussian posterior; --family does not apply.");
@@ -126,6 +166,25 @@ nlohmann::json run_gpr(const Options& o, PredictionTable* predictions) {
             {"iterations", 1},
             {"converged", true}});
   Marginals::gaussian(mean, sd, o.level).to(j);
+  if (plots != nullptr && plottable_inputs(s, "gpr")) {
+    GpPlot p = gp_plot_frame(s, o, false);
+    p.title = fmt::format("blr infer gpr — {}, σₙ² = {:.4g}", fit.kernel.describe(), noise);
+    const auto at = fit.predict(gp_plot_inputs(p));
+    if (p.grid.size() > 0) {
+      const auto latent = Marginals::gaussian(at.mean, at.variance.cwiseMax(0.0).cwiseSqrt(), o.level);
+      const auto observed = Marginals::gaussian(
+          at.mean, (at.variance.cwiseMax(0.0).array() + noise).sqrt().matrix(), o.level);
+      p.mean = at.mean;
+      p.lower = latent.lower;
+      p.upper = latent.upper;
+      p.predictive_lower = observed.lower;
+      p.predictive_upper = observed.upper;
+    } else {
+      p.surface = Eigen::Map<const Matrix>(at.mean.data(), p.grid_x.size(), p.grid_y.size())
+                      .transpose();
+    }
+    plots->gp = std::move(p);
+  }
   if (s.has_test) {
     const auto [tm, tv] = fit.predict(s.x_test);
     const auto p = inference::predict_latent(inference::Likelihood::gaussian, tm, tv, s.y_test, {},

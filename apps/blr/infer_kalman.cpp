@@ -69,7 +69,7 @@ Matrix observations(const Options& o, const io::CsvTable& t, const std::vector<s
 
 }  // namespace
 
-ResultDocument run_kalman(const Options& o) {
+ResultDocument run_kalman(const Options& o, InferPlots* plots) {
   const std::string method = resolve_method(o, {"exact"});
   check(!o.data.empty(), "Model 'kalman' needs a data file: --data FILE.");
   const auto table = io::CsvTable::read(o.data);
@@ -209,6 +209,9 @@ ResultDocument run_kalman(const Options& o) {
             {"log_likelihood", r.log_likelihood},
             {"level", o.level},
             {"states", states}});
+  if (plots != nullptr) {
+    plots->series = SeriesPlot{y.col(0), fm, sm, smarg.lower, smarg.upper, o.level, title};
+  }
   // The per-step arrays stay Eigen vectors beside the small fields (result_document.hpp).
   ResultDocument doc(std::move(j));
   doc.add_vector("filtered_mean", std::move(fm));

@@ -39,7 +39,7 @@ nlohmann::json mixture_json(const inference::GaussianMixture& g) {
 
 }  // namespace
 
-nlohmann::json run_gmm(const Options& o) {
+nlohmann::json run_gmm(const Options& o, InferPlots* plots) {
   const std::string method = resolve_method(o, {"em", "vmp", "svi"});
   nlohmann::json dropped;
   const auto raw = read_data(o);
@@ -144,6 +144,12 @@ nlohmann::json run_gmm(const Options& o) {
     jc.push_back(to_json(covs[c]));
   }
   j.update({{"weights", to_json(weights)}, {"means", jm}, {"covariances", jc}});
+  if (plots != nullptr) {
+    plots->mixture = MixturePlot{
+        cols, x, weights, means, covs,
+        fmt::format("blr infer gmm — {} on {}: {} components{}", method, o.data, k,
+                    o.standardize ? " (standardised columns)" : "")};
+  }
   return j;
 }
 

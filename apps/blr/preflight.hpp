@@ -18,7 +18,7 @@
 // 3. No option value of any command holds a control character (bytes 0x01–0x1f, 0x7f): no file
 //    name, column or setting needs one, and a line break in a path that reaches a gnuplot
 //    script once ran shell commands (the reliability audit's D1; the scripts now also keep every
-//    string safe themselves, apps/blr/torch/gnuplot_text.hpp).
+//    string safe themselves, apps/blr/gnuplot_text.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "../../apps/blr/torch/gnuplot_text.hpp"  // an app file: the fuzz builds add no apps/ path
+#include "../../apps/blr/gnuplot_text.hpp"  // an app file: the fuzz builds add no apps/ path
 #include "fuzz_check.hpp"
 
 namespace {
@@ -50,7 +50,7 @@ std::string read_literal(std::string_view literal, bool& ok) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
 
-  const std::string clean = blr::torch::without_control_bytes(text);
+  const std::string clean = blr::cli::without_control_bytes(text);
   require(clean.size() == text.size(), "without_control_bytes changed the length");
   for (size_t i = 0; i < text.size(); ++i) {
     const auto b = static_cast<unsigned char>(text[i]);
@@ -58,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             "without_control_bytes changed a byte other than a control byte, or missed one");
   }
 
-  const std::string literal = blr::torch::gnuplot_string(text);
+  const std::string literal = blr::cli::gnuplot_string(text);
   for (const char c : literal) {
     require(!is_control(static_cast<unsigned char>(c)), "a gnuplot literal holds a control byte");
   }
@@ -67,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   require(ok, "gnuplot_string is not one single-quoted literal (an unquoted end or a lone quote)");
   require(read == clean, "gnuplot reads the literal back as other text than the name");
 
-  const std::string stem = blr::torch::plot_file_stem(text);
+  const std::string stem = blr::cli::plot_file_stem(text);
   require(!stem.empty() && stem.size() <= 64, "a file stem is empty or longer than 64 bytes");
   for (const char c : stem) require(is_stem_byte(c), "a file stem holds a byte outside [A-Za-z0-9.+_-]");
   bool already_a_stem = !text.empty() && text.size() <= 64;

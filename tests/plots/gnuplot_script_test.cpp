@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "continual_plot.hpp"
+#include "infer_plots.hpp"
 #include "plots.hpp"
 #include "sensitivity_plots.hpp"
 #include "temp_dir.hpp"
@@ -192,6 +195,72 @@ std::vector<Writer> writers() {
                  r.accuracy = {{0.9}, {0.8, 0.85}};
                  return bt::write_continual_heatmap(dir.string(), r, log);
                }});
+  // blr infer --out (infer_plots.hpp): every picture, with the names a CSV header or a file
+  // name can set (features, columns, the response, the data file in the title).
+  const auto infer = [](std::string name, std::string script,
+                        std::function<void(blr::cli::InferPlots&, const Names&)> fill) {
+    return Writer{std::move(name), std::move(script),
+                  [fill](const fs::path& dir, const Names& n, std::ostream& log) {
+                    blr::cli::InferPlots plots;
+                    fill(plots, n);
+                    return blr::cli::write_infer_plots(dir.string(), plots, log).size() == 1;
+                  }};
+  };
+  w.push_back(infer("infer forest", "coefficients.gp", [](blr::cli::InferPlots& p, const Names& n) {
+    p.forest = blr::cli::ForestPlot{{"(intercept)", n.data, n.model},
+                                    blr::Vector::LinSpaced(3, -1, 1),
+                                    blr::Vector::LinSpaced(3, -2, 0),
+                                    blr::Vector::LinSpaced(3, 0, 2), 0.9, n.title, n.optimizer};
+  }));
+  w.push_back(infer("infer series", "series.gp", [](blr::cli::InferPlots& p, const Names& n) {
+    const blr::Vector y = blr::Vector::LinSpaced(6, 0, 5);
+    p.series = blr::cli::SeriesPlot{y, y, y, y.array() - 1, y.array() + 1, 0.95, n.title};
+  }));
+  const auto gp = [](bool two, bool classification) {
+    return [two, classification](blr::cli::InferPlots& p, const Names& n) {
+      blr::cli::GpPlot g;
+      g.classification = classification;
+      g.inputs = two ? std::vector<std::string>{n.data, n.model} : std::vector<std::string>{n.data};
+      g.response = n.optimizer;
+      g.title = n.title;
+      g.x = blr::Matrix::Random(8, two ? 2 : 1);
+      g.y = (blr::Vector(8) << 0, 1, 0, 1, 1, 0, 0, 1).finished();
+      if (two) {
+        g.grid_x = blr::cli::plot_grid(g.x.col(0), 5);
+        g.grid_y = blr::cli::plot_grid(g.x.col(1), 4);
+        g.surface = blr::Matrix::Constant(4, 5, 0.25);
+        g.surface.col(4).setConstant(0.75);
+      } else {
+        g.grid = blr::cli::plot_grid(g.x.col(0), 6);
+        g.mean = blr::Vector::Constant(6, 0.5);
+        g.lower = blr::Vector::Constant(6, 0.25);
+        g.upper = blr::Vector::Constant(6, 0.75);
+        if (!classification) {
+          g.predictive_lower = blr::Vector::Constant(6, 0.1);
+          g.predictive_upper = blr::Vector::Constant(6, 0.9);
+        }
+      }
+      p.gp = g;
+    };
+  };
+  w.push_back(infer("infer gp curve", "gp.gp", gp(false, false)));
+  w.push_back(infer("infer gp surface", "gp.gp", gp(true, true)));
+  const auto mixture = [](bool two) {
+    return [two](blr::cli::InferPlots& p, const Names& n) {
+      blr::cli::MixturePlot m;
+      m.columns = two ? std::vector<std::string>{n.data, n.model} : std::vector<std::string>{n.data};
+      m.x = blr::Matrix::Random(30, two ? 2 : 1);
+      m.weights = (blr::Vector(2) << 0.4, 0.6).finished();
+      m.means = blr::Matrix::Zero(2, two ? 2 : 1);
+      m.means(1, 0) = 0.5;
+      m.covariances = {blr::Matrix::Identity(two ? 2 : 1, two ? 2 : 1) * 0.1,
+                       blr::Matrix::Identity(two ? 2 : 1, two ? 2 : 1) * 0.2};
+      m.title = n.title;
+      p.mixture = m;
+    };
+  };
+  w.push_back(infer("infer mixture 2-D", "mixture.gp", mixture(true)));
+  w.push_back(infer("infer mixture 1-D", "mixture.gp", mixture(false)));
   return w;
 }
 
@@ -283,6 +352,35 @@ TEST(GnuplotScripts, EveryControlByteKeepsLinesWhole) {
   }
   ::setenv("PATH", saved.c_str(), 1);
   EXPECT_EQ(pwned_files(tmp.path), std::vector<std::string>{});
+}
+
+// The forest plot's data are the coefficients without the intercept, in order from the top; the
+// Kalman series has one row per step with NaN where y is missing; the image is a PNG.
+TEST(InferPlots, DataFilesHoldWhatIsDrawn) {
+  blr::testing::TempDir tmp("blr-infer-plots");
+  blr::cli::InferPlots plots;
+  plots.forest = blr::cli::ForestPlot{{"(intercept)", "age", "bmi"},
+                                      (blr::Vector(3) << 5, 0.5, -0.25).finished(),
+                                      (blr::Vector(3) << 4, 0.25, -0.5).finished(),
+                                      (blr::Vector(3) << 6, 0.75, 0).finished(), 0.95, "t", ""};
+  blr::Vector y(4);
+  y << 1, std::nan(""), 3, 4;
+  plots.series = blr::cli::SeriesPlot{y, y, y, y, y, 0.95, "s"};
+  std::ostringstream log;
+  const auto drawn = blr::cli::write_infer_plots((tmp.path / "out").string(), plots, log);
+  const fs::path data = tmp.path / "out" / "plot-data";
+  EXPECT_EQ(read_file(data / "coefficients.dat"),
+            "# index name mean lower upper\n2 \"age\" 0.5 0.25 0.75\n1 \"bmi\" -0.25 -0.5 0\n");
+  const std::string series = read_file(data / "series.dat");
+  EXPECT_NE(series.find("\n2 NaN "), std::string::npos) << series;
+  EXPECT_EQ(std::count(series.begin(), series.end(), '\n'), 5);
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed";
+  EXPECT_EQ(drawn, (std::vector<std::string>{"coefficients.png", "series.png"})) << log.str();
+  for (const auto& image : drawn) {
+    const std::string png = read_file(tmp.path / "out" / image);
+    ASSERT_GT(png.size(), 1000u) << image;
+    EXPECT_EQ(png.substr(1, 3), "PNG") << image;
+  }
 }
 
 }  // namespace

@@ -14,23 +14,19 @@
 #include <vector>
 
 #include "blr/torch/train/trainer.hpp"
-#include "gnuplot_text.hpp"
+#include "../gnuplot.hpp"
+#include "../gnuplot_text.hpp"
 
 namespace blr::torch {
 
-/// True when a `gnuplot` executable is on PATH.
-bool gnuplot_available();
-
-// The pieces every plot command shares (plots here, continual_plot, sensitivity_plots).
-/// Writes `text` to `path`; a blr::Error naming the file when it cannot.
-void write_text_file(const std::filesystem::path& path, const std::string& text);
-/// DIR/plot-data, created; a blr::Error naming it when it cannot be.
-std::filesystem::path plot_data_dir(const std::string& dir);
-/// Writes `text` to `script` and runs gnuplot on it, in the script's directory and without a shell
-/// (its output to script.log); false after a note on `log` naming `what` when gnuplot is missing
-/// or fails. The script names its files relative to its own directory.
-bool run_gnuplot(const std::filesystem::path& script, const std::string& text,
-                 const std::string& what, std::ostream& log);
+// The pieces every plot command shares (gnuplot.hpp, gnuplot_text.hpp), by their short names.
+using blr::cli::gnuplot_available;
+using blr::cli::gnuplot_string;
+using blr::cli::plot_data_dir;
+using blr::cli::plot_file_stem;
+using blr::cli::run_gnuplot;
+using blr::cli::without_control_bytes;
+using blr::cli::write_text_file;
 
 /// Writes the plots of `runs` into `dir`; returns false (after a note on `log`) when gnuplot is
 /// missing or fails. Throws blr::Error only when `dir` cannot be written.

@@ -1,6 +1,6 @@
 #include "gnuplot_text.hpp"
 
-namespace blr::torch {
+namespace blr::cli {
 namespace {
 
 constexpr size_t kMaxStem = 64;
@@ -47,4 +47,4 @@ std::string plot_file_stem(std::string_view name) {
   return out;
 }
 
-}  // namespace blr::torch
+}  // namespace blr::cli

@@ -1,5 +1,5 @@
-// How text goes into the gnuplot scripts blr writes (plots.hpp, sensitivity_plots.hpp,
-// continual_plot.hpp): every string passes through here, so that no name — a path, a data set's
+// How text goes into the gnuplot scripts blr writes (torch/plots.hpp, torch/sensitivity_plots.hpp,
+// torch/continual_plot.hpp, infer_plots.hpp): every string passes through here, so that no name — a path, a data set's
 // or a model's description, an optimizer's name, all of which a checkpoint stores and a crafted
 // checkpoint can set — runs anything when gnuplot reads the script.
 //
@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace blr::torch {
+namespace blr::cli {
 
 /// `text` with every control byte (0x00–0x1f, 0x7f) replaced by '?'.
 std::string without_control_bytes(std::string_view text);
@@ -29,4 +29,4 @@ std::string gnuplot_string(std::string_view text);
 /// empty.
 std::string plot_file_stem(std::string_view name);
 
-}  // namespace blr::torch
+}  // namespace blr::cli
