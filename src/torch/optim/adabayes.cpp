@@ -90,7 +90,7 @@ const bool adabayes_fp_registered = register_optimizer(
        return std::make_unique<AdaBayesFp>(std::move(groups),
                                            detail::options_from<AdaBayesFpOptions>(given, context));
      },
-     true, detail::group_option_access<AdaBayesFpOptions>()});
+     true, detail::group_option_access<AdaBayesFpOptions>(), /*gaussian_posterior=*/true});
 
 }  // namespace
 }  // namespace blr::torch

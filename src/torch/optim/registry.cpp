@@ -1,6 +1,8 @@
 // The optimizer registry (registry.hpp).
 #include "blr/torch/optim/registry.hpp"
 
+#include <torch/optim/adamw.h>
+
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -103,6 +105,21 @@ void set_learning_rate(::torch::optim::Optimizer& optimizer, double lr) {
 double learning_rate(const ::torch::optim::Optimizer& optimizer) {
   check(!optimizer.param_groups().empty(), "The optimizer has no param groups.");
   return optimizer.param_groups().front().options().get_lr();
+}
+
+GaussianPosterior* as_gaussian_posterior(::torch::optim::Optimizer& optimizer) {
+  return dynamic_cast<GaussianPosterior*>(&optimizer);
+}
+
+::torch::optim::AdamW* as_libtorch_adamw(::torch::optim::Optimizer& optimizer) {
+  return dynamic_cast<::torch::optim::AdamW*>(&optimizer);
+}
+
+std::vector<std::string> gaussian_posterior_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : optimizers())
+    if (entry.gaussian_posterior) names.push_back(entry.name);
+  return names;
 }
 
 int training_samples(const ::torch::optim::Optimizer& optimizer) {

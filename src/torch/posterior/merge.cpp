@@ -8,9 +8,9 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/laplace_fit.hpp"
-#include "blr/torch/optim/laplace.hpp"
-#include "blr/torch/optim/mean_field.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/variational.hpp"
+#include "blr/torch/predictive.hpp"
 
 namespace blr::torch {
 namespace {
@@ -107,25 +107,25 @@ void MergeOptions::validate() const {
 std::vector<::at::Tensor> merge_curvature(const Model& model, ::torch::optim::Optimizer& optimizer,
                                           const ::at::Tensor& inputs, const ::at::Tensor& labels,
                                           std::string& source) {
-  if (auto* mean_field = dynamic_cast<MeanFieldOptimizer*>(&optimizer)) {
-    source = fmt::format("{} posterior precision", mean_field->name());
-    return mean_field->posterior_precision();
-  }
-  if (auto* laplace = dynamic_cast<LaplacePosterior*>(&optimizer)) {
-    std::vector<::at::Tensor> out;
-    for (const auto& v : laplace->posterior_variance()) {
-      check((v > 0).all().item<bool>(),
+  if (auto* gaussian = as_gaussian_posterior(optimizer)) {
+    check(gaussian->posterior_ready(),
+          "This Laplace posterior has no curvature yet; fit it with blr laplace.");
+    auto precision = gaussian->marginal_precision();
+    for (const auto& p : precision) {
+      check(p.isfinite().all().item<bool>(),
             "A last-layer Laplace posterior has no curvature for the other weights; merging "
             "needs one fitted on all weights (blr laplace --subset all).");
-      out.push_back(v.reciprocal());
     }
-    source = "Laplace posterior precision";
-    return out;
+    source = gaussian->posterior_name() +
+             (gaussian->kronecker() ? " precision (1/σ², σ² the diagonal of the inverse)"
+                                    : " precision");
+    return precision;
   }
-  if (auto* variational = dynamic_cast<VariationalOptimizer*>(&optimizer)) {
+  if (auto* variational = as_variational(optimizer)) {
     check(!variational->has_posterior(),
-          "This checkpoint holds a posterior that is not a diagonal Gaussian (e.g. BayesBiNN's "
-          "Bernoulli); merging needs a Gaussian posterior or a point estimate.");
+          fmt::format("This checkpoint holds a posterior that is not Gaussian (e.g. BayesBiNN's "
+                      "Bernoulli); merging needs a Gaussian posterior ({}) or a point estimate.",
+                      fmt::join(gaussian_posterior_names(), ", ")));
   }
   const LaplaceCurvatureResult fit = laplace_curvature(model, inputs, labels);
   const double n = static_cast<double>(fit.examples);

@@ -11,58 +11,50 @@
 #include <numeric>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/optim/laplace.hpp"
 #include "blr/torch/optim/libtorch_state_key.hpp"
-#include "blr/torch/optim/mean_field.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/squared_gradients.hpp"
-#include "blr/torch/optim/variational.hpp"
 
 namespace blr::torch {
 
 namespace {
 
-constexpr const char* kNotGaussian =
-    "This checkpoint holds a posterior that is not a diagonal Gaussian (e.g. BayesBiNN's "
-    "Bernoulli); the sensitivities need a Gaussian posterior or AdamW's second moment.";
-constexpr const char* kNoVariance =
-    "This optimizer holds no posterior variance (only IVON, VOGN, OGN, Vadam, Laplace and AdamW "
-    "do); fit a Laplace posterior to its checkpoint first (blr laplace --checkpoint C --save P) "
-    "and use P.";
+/// "IVON, VOGN, ..., Laplace": the optimizers with a Gaussian posterior, from the registry.
+std::string gaussian_names() { return fmt::format("{}", fmt::join(gaussian_posterior_names(), ", ")); }
+
+std::string no_variance() {
+  return fmt::format(
+      "This optimizer holds no posterior variance (only a Gaussian posterior does — {} — and "
+      "AdamW's second moment); fit a Laplace posterior to its checkpoint first (blr laplace "
+      "--checkpoint C --save P) and use P.",
+      gaussian_names());
+}
+
+::torch::optim::AdamW* as_adamw(::torch::optim::Optimizer& optimizer) {
+  return as_libtorch_adamw(optimizer);
+}
 
 }  // namespace
 
 void check_has_posterior_variance(::torch::optim::Optimizer& optimizer) {
-  if (dynamic_cast<MeanFieldOptimizer*>(&optimizer) != nullptr ||
-      dynamic_cast<LaplacePosterior*>(&optimizer) != nullptr) {
-    return;
-  }
-  if (auto* variational = dynamic_cast<VariationalOptimizer*>(&optimizer)) {
-    check(!variational->has_posterior(), kNotGaussian);
-  }
-  check(dynamic_cast<::torch::optim::AdamW*>(&optimizer) != nullptr, kNoVariance);
+  if (as_gaussian_posterior(optimizer) != nullptr) return;
+  check(as_adamw(optimizer) != nullptr, no_variance());
 }
 
 PosteriorVariance posterior_variance(::torch::optim::Optimizer& optimizer, int64_t examples) {
   check(examples >= 1, "The posterior variance needs the training-set size N >= 1; got {}.",
         examples);
   PosteriorVariance out;
-  if (auto* mean_field = dynamic_cast<MeanFieldOptimizer*>(&optimizer)) {
-    out.variance = mean_field->posterior_variance();
-    out.source = fmt::format("{} posterior variance", mean_field->name());
+  if (auto* gaussian = as_gaussian_posterior(optimizer)) {
+    check(gaussian->posterior_ready(),
+          "This Laplace posterior has no curvature yet; fit it with blr laplace.");
+    out.variance = gaussian->marginal_variance();
+    out.source = gaussian->kronecker()
+                     ? gaussian->posterior_name() + " marginal variances (diagonal of the inverse)"
+                     : gaussian->posterior_name() + " variance";
     return out;
   }
-  if (auto* laplace = dynamic_cast<LaplacePosterior*>(&optimizer)) {
-    check(laplace->fitted(), "This Laplace posterior has no curvature yet; fit it with blr laplace.");
-    out.variance = laplace->posterior_variance();
-    out.source = laplace->options().structure == LaplaceStructure::kKronecker
-                     ? "Kronecker Laplace posterior marginal variances (diagonal of the inverse)"
-                     : "Laplace posterior variance 1/(N·Ĝ + δ)";
-    return out;
-  }
-  if (auto* variational = dynamic_cast<VariationalOptimizer*>(&optimizer)) {
-    check(!variational->has_posterior(), kNotGaussian);
-  }
-  if (auto* adamw = dynamic_cast<::torch::optim::AdamW*>(&optimizer)) {
+  if (auto* adamw = as_adamw(optimizer)) {
     for (const auto& group : adamw->param_groups()) {
       const auto& o = static_cast<const ::torch::optim::AdamWOptions&>(group.options());
       for (const auto& p : group.params()) {
@@ -77,7 +69,7 @@ PosteriorVariance posterior_variance(::torch::optim::Optimizer& optimizer, int64
     out.source = "AdamW second moment, σ² = 1/(N·√v + N·weight_decay)";
     return out;
   }
-  throw Error(kNoVariance);
+  throw Error(no_variance());
 }
 
 ::at::Tensor adamw_posterior_variance(const ::at::Tensor& exp_avg_sq, int64_t examples,

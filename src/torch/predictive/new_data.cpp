@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -9,7 +10,7 @@
 #include "blr/torch/laplace_predictive.hpp"
 #include "blr/torch/metrics.hpp"
 #include "blr/torch/optim/laplace.hpp"
-#include "blr/torch/optim/mean_field.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/variational.hpp"
 #include "blr/torch/predictive.hpp"
 #include "blr/torch/regression_metrics.hpp"
@@ -32,13 +33,13 @@ NewDataPrediction predict_new_data(const Model& model, ::torch::optim::Optimizer
   if (method == PredictiveMethod::kProbit) {
     if (auto* laplace = dynamic_cast<LaplacePosterior*>(v); laplace != nullptr) {
       out.log_probs = laplace_probit_log_probs(model, *laplace, inputs);
-    } else if (dynamic_cast<MeanFieldOptimizer*>(v) != nullptr && posterior) {
-      out.log_probs = diagonal_probit_log_probs(model, v->posterior_variance(), inputs);
+    } else if (auto* gaussian = as_gaussian_posterior(optimizer); gaussian != nullptr && posterior) {
+      out.log_probs = diagonal_probit_log_probs(model, gaussian->marginal_variance(), inputs);
     } else {
-      throw Error(
-          "The probit predictive needs a Gaussian posterior (IVON, VOGN, Vadam or another "
-          "diagonal-Gaussian optimizer, or a Laplace fit); this checkpoint has none, so use "
-          "--predictive mc.");
+      throw Error(fmt::format(
+          "The probit predictive needs a Gaussian posterior ({}); this checkpoint has none, so "
+          "use --predictive mc.",
+          fmt::join(gaussian_posterior_names(), ", ")));
     }
     out.method = "probit";
   } else if (posterior) {
@@ -78,13 +79,14 @@ NewDataRegression predict_new_regression(const Model& model, ::torch::optim::Opt
     std::pair<at::Tensor, at::Tensor> linearised;
     if (auto* laplace = dynamic_cast<LaplacePosterior*>(v); laplace != nullptr) {
       linearised = laplace_linearised_outputs(model, *laplace, inputs);
-    } else if (dynamic_cast<MeanFieldOptimizer*>(v) != nullptr && v->has_posterior()) {
-      linearised = diagonal_linearised_outputs(model, v->posterior_variance(), inputs);
+    } else if (auto* gaussian = as_gaussian_posterior(optimizer);
+               gaussian != nullptr && v != nullptr && v->has_posterior()) {
+      linearised = diagonal_linearised_outputs(model, gaussian->marginal_variance(), inputs);
     } else {
-      throw Error(
-          "The linearised predictive (--predictive probit) needs a Gaussian posterior (IVON, "
-          "VOGN, Vadam or another diagonal-Gaussian optimizer, or a Laplace fit); this checkpoint "
-          "has none, so use --predictive mc.");
+      throw Error(fmt::format(
+          "The linearised predictive (--predictive probit) needs a Gaussian posterior ({}); this "
+          "checkpoint has none, so use --predictive mc.",
+          fmt::join(gaussian_posterior_names(), ", ")));
     }
     const auto f = linearised.first.to(at::kCPU, at::kDouble).reshape({n, d});
     const auto var = linearised.second.to(at::kCPU, at::kDouble).reshape({n, d});

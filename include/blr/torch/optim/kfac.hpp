@@ -49,6 +49,7 @@
 #include "blr/algorithms/ogn_vogn.hpp"
 #include "blr/torch/optim/kronecker_factors.hpp"
 #include "blr/torch/optim/options.hpp"
+#include "blr/torch/optim/gaussian_posterior.hpp"
 #include "blr/torch/optim/variational.hpp"
 
 namespace blr::torch {
@@ -65,7 +66,7 @@ struct KfacOptions : OptimizerOptionsFor<KfacOptions>, ::blr::VognOptions {
   void validate() const { validate_options(*this); }
 };
 
-class Kfac : public VariationalOptimizer, public KroneckerCurvatureInput {
+class Kfac : public VariationalOptimizer, public KroneckerCurvatureInput, public GaussianPosterior {
  public:
   using Options = KfacOptions;
 
@@ -85,6 +86,10 @@ class Kfac : public VariationalOptimizer, public KroneckerCurvatureInput {
   bool sampled() const override { return sampled_; }
   /// The diagonal of (N·P)⁻¹ per parameter.
   std::vector<::at::Tensor> posterior_variance() override;
+  /// GaussianPosterior: the exact diagonal of each Kronecker block's inverse (and σ² elsewhere).
+  std::vector<::at::Tensor> marginal_variance() override { return posterior_variance(); }
+  std::string posterior_name() const override { return "K-FAC posterior"; }
+  bool kronecker() const override { return true; }
   void add_curvature(const std::vector<ParameterCurvature>& curvature) override;
 
   ::at::Tensor step(LossClosure closure = nullptr) override;

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "blr/torch/optim/gaussian_posterior.hpp"
 #include "blr/torch/optim/kronecker_gaussian.hpp"
 #include "blr/torch/optim/options.hpp"
 #include "blr/torch/optim/variational.hpp"
@@ -62,7 +63,7 @@ struct LaplacePosteriorOptions : ::torch::optim::OptimizerCloneableOptions<Lapla
   void set_lr(double) override {}
 };
 
-class LaplacePosterior : public VariationalOptimizer {
+class LaplacePosterior : public VariationalOptimizer, public GaussianPosterior {
  public:
   using Options = LaplacePosteriorOptions;
 
@@ -100,6 +101,14 @@ class LaplacePosterior : public VariationalOptimizer {
   bool sampled() const override { return sampled_; }
   /// σ² = 1/(N Ĝ + δ) on the subset (Kronecker: the diagonal of the inverse), 0 elsewhere.
   std::vector<::at::Tensor> posterior_variance() override;
+  /// GaussianPosterior: the variances above; ready once fitted.
+  std::vector<::at::Tensor> marginal_variance() override { return posterior_variance(); }
+  std::string posterior_name() const override {
+    return options().structure == LaplaceStructure::kKronecker ? "Kronecker Laplace posterior"
+                                                               : "Laplace posterior";
+  }
+  bool posterior_ready() const override { return fitted_; }
+  bool kronecker() const override { return options().structure == LaplaceStructure::kKronecker; }
   /// Refused: a post-hoc posterior does not train.
   ::at::Tensor step(LossClosure closure = nullptr) override;
 

@@ -53,6 +53,7 @@
 #include <string>
 #include <vector>
 
+#include "blr/torch/optim/gaussian_posterior.hpp"
 #include "blr/torch/optim/variational.hpp"
 
 namespace blr::torch {
@@ -70,7 +71,7 @@ struct Affine {
   double a = 1.0, b = 0.0;
 };
 
-class MeanFieldOptimizer : public VariationalOptimizer {
+class MeanFieldOptimizer : public VariationalOptimizer, public GaussianPosterior {
  public:
   using VariationalOptimizer::VariationalOptimizer;
 
@@ -83,6 +84,10 @@ class MeanFieldOptimizer : public VariationalOptimizer {
   void discard_sample() override;
   bool sampled() const override { return sampled_; }
   std::vector<::at::Tensor> posterior_variance() override;
+  /// GaussianPosterior: σ², its own precision λ(h + δ) per coordinate, "NAME posterior".
+  std::vector<::at::Tensor> marginal_variance() override { return posterior_variance(); }
+  std::vector<::at::Tensor> marginal_precision() override { return posterior_precision(); }
+  std::string posterior_name() const override { return name() + " posterior"; }
   bool needs_squared_gradients() const override {
     return statistic() == Statistic::kExternalSquared;
   }

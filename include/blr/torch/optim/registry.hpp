@@ -14,9 +14,15 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "blr/core/option_table.hpp"
+#include "blr/torch/optim/gaussian_posterior.hpp"
+
+namespace torch::optim {
+class AdamW;
+}  // namespace torch::optim
 
 namespace blr::torch {
 
@@ -55,6 +61,9 @@ struct OptimizerEntry {
   bool trains = true;
   /// Empty for the LibTorch baselines (AdamW, SGD), whose options are LibTorch's own.
   GroupOptionAccess group_options = {};
+  /// Its optimizer has the GaussianPosterior capability (gaussian_posterior.hpp): set from the
+  /// type by the registration macros, by hand for a raw entry.
+  bool gaussian_posterior = false;
 };
 
 /// Adds an optimizer (called by the registration lines); a second one with the same name is an
@@ -84,6 +93,17 @@ OptionValues effective_options(std::string_view name, const OptionValues& given,
 /// Checks keys and values without building anything (all runs of a comparison are checked before
 /// the first trains).
 void check_options(std::string_view name, const OptionValues& given);
+
+/// The optimizer's Gaussian posterior (IVON, VOGN, OGN, Vadam, AdaBayes, K-FAC, Laplace: whatever
+/// has the capability, gaussian_posterior.hpp), or nullptr. The one place that asks an optimizer
+/// what it is; the posterior tools ask this.
+GaussianPosterior* as_gaussian_posterior(::torch::optim::Optimizer& optimizer);
+/// LibTorch's AdamW behind `optimizer`, or nullptr (its second moment gives AdamW's posterior
+/// variance, sensitivity.hpp).
+::torch::optim::AdamW* as_libtorch_adamw(::torch::optim::Optimizer& optimizer);
+/// The names of the registered optimizers with a Gaussian posterior, in display order (for
+/// messages that say which would do).
+std::vector<std::string> gaussian_posterior_names();
 
 /// Sets the learning rate of every param group (schedules).
 void set_learning_rate(::torch::optim::Optimizer& optimizer, double lr);
@@ -138,7 +158,7 @@ bool register_table_optimizer(std::string name, std::string summary, bool trains
           const OptimizerContext& context) -> std::unique_ptr<::torch::optim::Optimizer> {
          return std::make_unique<Optimizer>(std::move(groups), options_from<Options>(given, context));
        },
-       trains, group_option_access<Options>()});
+       trains, group_option_access<Options>(), std::is_base_of_v<GaussianPosterior, Optimizer>});
 }
 
 }  // namespace detail
