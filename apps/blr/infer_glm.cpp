@@ -20,6 +20,7 @@
 #include "blr/inference/intervals.hpp"
 #include "blr/inference/gp_hyperparameters.hpp"
 #include "blr/inference/gp_laplace.hpp"
+#include "blr/inference/fit_statistics.hpp"
 #include "blr/inference/gp_fit.hpp"
 #include "blr/inference/kernels.hpp"
 #include "blr/inference/mixture_vi.hpp"
@@ -476,6 +477,30 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
   return post;
 }
 
+namespace {
+
+/// The fit statistics (inference/fit_statistics.hpp): one line on stdout, "fit_statistics" in JSON.
+void report_fit_statistics(Likelihood lik, const Supervised& s, const Vector& mean,
+                           nlohmann::json& j) {
+  const auto f = inference::fit_statistics(lik, s.x_train, s.y_train, mean);
+  fmt::print(
+      "fit at the posterior mean: n = {}, k = {}, log-likelihood {:.6f} (intercept-only {:.6f}), "
+      "pseudo-R² {:.4f}{}, AIC {:.3f}, BIC {:.3f}\n",
+      f.observations, f.parameters, f.log_likelihood, f.null_log_likelihood, f.pseudo_r2,
+      std::isnan(f.r_squared) ? std::string() : fmt::format(", R² {:.4f}", f.r_squared), f.aic,
+      f.bic);
+  j["fit_statistics"] = {{"observations", f.observations},
+                         {"parameters", f.parameters},
+                         {"log_likelihood", f.log_likelihood},
+                         {"null_log_likelihood", f.null_log_likelihood},
+                         {"pseudo_r2", f.pseudo_r2},
+                         {"aic", f.aic},
+                         {"bic", f.bic}};
+  if (!std::isnan(f.r_squared)) j["fit_statistics"]["r_squared"] = f.r_squared;
+}
+
+}  // namespace
+
 nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
   RegressionProblem p = prepare_regression(o, "infer");
   const Supervised& s = p.data;
@@ -502,6 +527,7 @@ nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
     print_table(s.names, marginals,
                 fmt::format("posterior (Student t marginals, ν = {:g}):", f.dof));
     marginals.to(j);
+    report_fit_statistics(lik, s, mean, j);
     j.update({{"covariance", to_json(cov)}, {"correlation", to_json(inference::correlation(cov))}});
     if (s.has_test) {
       const auto fp = f.predict(s.x_test, s.y_test, o.level);
@@ -526,6 +552,7 @@ nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
   const auto marginals = Marginals::gaussian(mean, sd, o.level);
   print_table(s.names, marginals, "posterior:");
   marginals.to(j);
+  report_fit_statistics(lik, s, mean, j);
   j.update({{"covariance", to_json(cov)}, {"correlation", to_json(inference::correlation(cov))}});
   if (s.has_test) {
     const auto pred = inference::predict(lik, mean, cov, s.x_test, s.y_test,

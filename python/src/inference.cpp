@@ -21,6 +21,7 @@
 #include "bindings.hpp"
 #include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
+#include "blr/inference/fit_statistics.hpp"
 #include "blr/inference/glm_fit.hpp"
 #include "blr/inference/gmm.hpp"
 #include "blr/inference/gp_fit.hpp"
@@ -93,6 +94,20 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
   out["mean"] = f.mean;
   out["covariance"] = f.covariance;
   out["assumptions"] = assumptions;
+  {
+    // statsmodels' llf, llnull, prsquared, aic, bic (and rsquared) at the posterior mean.
+    const auto fs = ::blr::inference::fit_statistics(f.likelihood, x, y, f.mean);
+    py::dict d;
+    d["observations"] = fs.observations;
+    d["parameters"] = fs.parameters;
+    d["log_likelihood"] = fs.log_likelihood;
+    d["null_log_likelihood"] = fs.null_log_likelihood;
+    d["pseudo_r2"] = fs.pseudo_r2;
+    d["aic"] = fs.aic;
+    d["bic"] = fs.bic;
+    if (f.likelihood == Likelihood::gaussian) d["r_squared"] = fs.r_squared;
+    out["fit_statistics"] = d;
+  }
   if (f.sensitivity) {
     const Sensitivity& s = *f.sensitivity;
     py::dict d;
@@ -325,7 +340,9 @@ void bind_inference(py::module_& m) {
           "noise_prior=(a, b) for Gamma(a, b); prior_precision then in units of it): the exact "
           "Normal-Gamma posterior with Student-t coefficients (keys dof, scale, noise_shape, "
           "noise_rate, noise_precision = E[tau | y]), or with method='cvi' E[tau | y] held fixed. "
-          "'assumptions' lists what was assumed. With sensitivities=True also the per-example MPE "
+          "'assumptions' lists what was assumed; 'fit_statistics' the log-likelihood at the "
+          "posterior mean, the intercept-only one, pseudo-R2, AIC and BIC (statsmodels' llf, "
+          "llnull, prsquared, aic, bic). With sensitivities=True also the per-example MPE "
           "quantities and leave-one-out estimates.");
   inf.def("kalman", &kalman, py::arg("y"), py::arg("transition"), py::arg("observation"),
           py::arg("state_noise"), py::arg("obs_noise"), py::arg("init_mean"), py::arg("init_cov"),

@@ -271,3 +271,25 @@ def test_glm_noise_keywords_that_do_not_apply_are_refused():
         blr.infer.glm(x, y, prior_precision=[1.0, 1.0])
     with pytest.raises(blr.Error, match="prior_precision must be positive"):
         blr.infer.glm(x, y, prior_precision=-1.0)
+
+
+def test_glm_fit_statistics_are_statsmodels_with_a_flat_prior():
+    # bench/fit_statistics_vs_statsmodels.py's logistic fit of data/pima_train.csv (statsmodels
+    # 0.13.5): llf −89.195333233, llnull −128.207095584, prsquared 0.304287076882, aic
+    # 194.390666466, bic 220.777205398. The design is given as statsmodels' add_constant makes it.
+    import csv
+    import pathlib
+
+    import numpy as np
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "data" / "pima_train.csv"
+    rows = list(csv.DictReader(open(path)))
+    names = ["npreg", "glu", "bp", "skin", "bmi", "ped", "age"]
+    x = np.column_stack([np.ones(len(rows))] + [[float(r[n]) for r in rows] for n in names])
+    y = np.array([1.0 if r["type"] == "Yes" else 0.0 for r in rows])
+    f = blr.infer.glm(x, y, "logistic", prior_precision=1e-10, max_iterations=200)["fit_statistics"]
+    assert f["observations"] == 200 and f["parameters"] == 8
+    assert abs(f["log_likelihood"] - -89.195333233) <= 1e-6
+    assert abs(f["null_log_likelihood"] - -128.207095584) <= 1e-8
+    assert abs(f["pseudo_r2"] - 0.304287076882) <= 1e-8
+    assert abs(f["aic"] - 194.390666466) <= 1e-6 and abs(f["bic"] - 220.777205398) <= 1e-6
