@@ -120,11 +120,14 @@ def vision_rows(directory, model):
         for f in by_kind[kind]:
             d = json.load(open(f))
             run = d["optimizers"]["laplace"]
-            subset = "last layer, " if d["laplace"].get("subset") == "last-layer" else ""
+            subset = "last layer, " if d["laplace"].get("subset") in ("last-layer", "last_layer") else ""
             label = (f"Laplace, {subset}δ by validation NLL, on AdamW" if grid
                      else f"Laplace ({subset}Kronecker GGN, probit) on AdamW")
             tag = kind[len("laplace-grid" if grid else "laplace"):].lstrip("-")
-            if tag:
+            lr = re.fullmatch(r"adamw(\d+)e(\d+)", tag)
+            if lr:  # compare-adamw8e3: AdamW at lr 8e-3
+                label += f" (lr {float(lr.group(1)) * 10 ** -int(lr.group(2)):g})"
+            elif tag:
                 label += f" ({tag})"
             test = run["test"]
             p = test["predictive"]
