@@ -47,9 +47,9 @@
 #include <vector>
 
 #include "blr/algorithms/ogn_vogn.hpp"
+#include "blr/torch/optim/gaussian_posterior.hpp"
 #include "blr/torch/optim/kronecker_factors.hpp"
 #include "blr/torch/optim/options.hpp"
-#include "blr/torch/optim/gaussian_posterior.hpp"
 #include "blr/torch/optim/variational.hpp"
 
 namespace blr::torch {
