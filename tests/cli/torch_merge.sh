@@ -21,6 +21,10 @@ expect_fail negative-scale "Option 'scale' must be a positive" merge --base a.ck
   --method task-arithmetic --scale -1 --out m.ckpt
 expect_fail average-scale "not to average" merge --base a.ckpt --models b.ckpt --method average \
   --scale 2 --out m.ckpt
+expect_fail average-delta0 "--delta0 applies to uncertainty merging only, not to average" merge \
+  --base a.ckpt --models b.ckpt --method average --delta0 1 --out m.ckpt
+expect_fail task-arithmetic-delta0 "not to task-arithmetic" merge --base a.ckpt --models b.ckpt \
+  --method task-arithmetic --delta0 1 --out m.ckpt
 expect_fail missing-file "nothing.ckpt" merge --base "$work/nothing.ckpt" --models b.ckpt \
   --out m.ckpt
 

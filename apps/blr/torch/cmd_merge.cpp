@@ -154,6 +154,12 @@ void setup_merge(CLI::App& app, int& exit_code) {
     f->options.method = blr::torch::parse_merge_method(f->method);
     blr::check(f->options.method != blr::torch::MergeMethod::kAverage || cmd->count("--scale") == 0,
                "--scale applies to uncertainty and task-arithmetic merging, not to average.");
+    // δ₀ weighs the base model's prior in the uncertainty merge only; elsewhere it would be
+    // silently ignored (as Python's blr.merge refuses it too).
+    blr::check(f->options.method == blr::torch::MergeMethod::kUncertainty ||
+                   cmd->count("--delta0") == 0,
+               "--delta0 applies to uncertainty merging only, not to {}.",
+               blr::torch::merge_method_name(f->options.method));
     f->options.validate();
     blr::cli::check_writable_file(f->out, "--out");
     exit_code = run_merge(*f);
