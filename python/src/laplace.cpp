@@ -195,12 +195,7 @@ class PyLaplace {
     check(!regression(),
           "Laplace: a regression's predictive is Gaussian; call the posterior (la(x)) for its "
           "mean and variance.");
-    check(x.defined() && x.dim() >= 1 && x.size(0) > 0 && x.is_floating_point(),
-          "Laplace.predictive: the inputs must be a floating-point tensor with at least one "
-          "example (N×…).");
-    check_link(link);
-    check(samples >= 1, fmt::format("The number of samples must be ≥ 1; got {}.", samples));
-    check(batch_size >= 1, fmt::format("The batch size must be ≥ 1; got {}.", batch_size));
+    check_predictive(x, link, samples, batch_size);
     py::gil_scoped_release release;
     if (link == "probit") {
       return ::blr::torch::laplace_probit_log_probs(model_, posterior, x, batch_size);
@@ -217,12 +212,7 @@ class PyLaplace {
     LaplacePosterior& posterior = fitted();
     check(regression(), "Laplace: the predictive mean and variance are a regression's; a "
                         "classifier's predictive is predictive_log_probs(x).");
-    check(x.defined() && x.dim() >= 1 && x.size(0) > 0 && x.is_floating_point(),
-          "Laplace.predictive: the inputs must be a floating-point tensor with at least one "
-          "example (N×…).");
-    check_link(link);
-    check(samples >= 1, fmt::format("The number of samples must be ≥ 1; got {}.", samples));
-    check(batch_size >= 1, fmt::format("The batch size must be ≥ 1; got {}.", batch_size));
+    check_predictive(x, link, samples, batch_size);
     py::gil_scoped_release release;
     if (link == "probit") {
       return ::blr::torch::laplace_linearised_outputs(model_, posterior, x, batch_size);
@@ -275,6 +265,17 @@ class PyLaplace {
     } else {
       check_examples(x, y, what);
     }
+  }
+
+  /// A predictive's arguments: inputs, link, draws and batch size.
+  static void check_predictive(const ::at::Tensor& x, const std::string& link, int samples,
+                               int64_t batch_size) {
+    check(x.defined() && x.dim() >= 1 && x.size(0) > 0 && x.is_floating_point(),
+          "Laplace.predictive: the inputs must be a floating-point tensor with at least one "
+          "example (N×…).");
+    check_link(link);
+    check(samples >= 1, fmt::format("The number of samples must be ≥ 1; got {}.", samples));
+    check(batch_size >= 1, fmt::format("The batch size must be ≥ 1; got {}.", batch_size));
   }
 
   static void check_link(const std::string& link) {

@@ -224,16 +224,21 @@ void Trainer::set_noise_std(double noise_std) {
   noise_std_ = noise_std;
 }
 
-RegressionMetrics Trainer::regression_score(const std::pair<at::Tensor, at::Tensor>& linearised,
-                                            const at::Tensor& y) const {
+std::pair<at::Tensor, at::Tensor> Trainer::target_scale() const {
   const auto& st = data_->statistics;
   const auto d = data_->outputs;
-  const auto mean = st.contains("target_mean")
-                        ? at::tensor(st.at("target_mean").get<std::vector<double>>(), at::kDouble)
-                        : at::zeros({d}, at::kDouble);
-  const auto sd = st.contains("target_std")
-                      ? at::tensor(st.at("target_std").get<std::vector<double>>(), at::kDouble)
-                      : at::ones({d}, at::kDouble);
+  return {st.contains("target_mean")
+              ? at::tensor(st.at("target_mean").get<std::vector<double>>(), at::kDouble)
+              : at::zeros({d}, at::kDouble),
+          st.contains("target_std")
+              ? at::tensor(st.at("target_std").get<std::vector<double>>(), at::kDouble)
+              : at::ones({d}, at::kDouble)};
+}
+
+RegressionMetrics Trainer::regression_score(const std::pair<at::Tensor, at::Tensor>& linearised,
+                                            const at::Tensor& y) const {
+  const auto d = data_->outputs;
+  const auto [mean, sd] = target_scale();
   const int64_t n = y.size(0);
   const auto targets = y.detach().to(at::kCPU, at::kDouble).reshape({n, d}) * sd + mean;
   const auto f = linearised.first.detach().to(at::kCPU, at::kDouble).reshape({n, d});
@@ -244,14 +249,8 @@ RegressionMetrics Trainer::regression_score(const std::pair<at::Tensor, at::Tens
 
 RegressionMetrics Trainer::regression_score(const at::Tensor& means, const at::Tensor& y,
                                             bool sampled) const {
-  const auto& st = data_->statistics;
   const auto d = data_->outputs;
-  const auto mean = st.contains("target_mean")
-                        ? at::tensor(st.at("target_mean").get<std::vector<double>>(), at::kDouble)
-                        : at::zeros({d}, at::kDouble);
-  const auto sd = st.contains("target_std")
-                      ? at::tensor(st.at("target_std").get<std::vector<double>>(), at::kDouble)
-                      : at::ones({d}, at::kDouble);
+  const auto [mean, sd] = target_scale();
   const int64_t n = y.size(0);
   const auto targets = y.detach().to(at::kCPU, at::kDouble).reshape({n, d}) * sd + mean;
   auto m = means.detach().to(at::kCPU, at::kDouble);

@@ -43,6 +43,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "blr/torch/checkpoint.hpp"
@@ -235,6 +236,9 @@ class Trainer {
   /// in the targets' original units.
   RegressionMetrics regression_score(const ::at::Tensor& means, const ::at::Tensor& y,
                                      bool sampled) const;
+  /// The training targets' mean and standard deviation per output (D each; 0 and 1 when the
+  /// targets were not standardised): the standardised scale back to the targets' units.
+  std::pair<::at::Tensor, ::at::Tensor> target_scale() const;
   /// The same for a linearised predictive N(f, v + σ²) (f, v standardised, N×D).
   RegressionMetrics regression_score(const std::pair<::at::Tensor, ::at::Tensor>& linearised,
                                      const ::at::Tensor& y) const;
