@@ -72,11 +72,7 @@ int parse_family(const std::string& family) {
 }
 
 inference::PredictiveMethod predictive_method(const std::string& name) {
-  if (name == "quadrature") return inference::PredictiveMethod::quadrature;
-  if (name == "monte-carlo") return inference::PredictiveMethod::monte_carlo;
-  if (name == "probit") return inference::PredictiveMethod::probit;
-  throw Error(fmt::format(
-      "Option '--predictive' must be quadrature, monte-carlo or probit; got '{}'.", name));
+  return inference::parse_predictive_method(name);
 }
 
 nlohmann::json to_json(const Vector& v) {

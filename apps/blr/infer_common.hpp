@@ -20,6 +20,7 @@
 #include "blr/inference/glm.hpp"
 #include "blr/inference/intervals.hpp"
 #include "blr/inference/lbfgs.hpp"
+#include "blr/inference/predictive_table.hpp"
 #include "blr/io/csv.hpp"
 #include "result_document.hpp"
 
@@ -152,14 +153,16 @@ struct PredictionTable {
   std::vector<std::string> predicted;  ///< classification: the more probable class per row
 };
 /// The predictive of each row from its latent a* ~ Σ_k w_k N(m_ik, v_ik) (one column per
-/// component; one component for a Gaussian posterior): linreg/gpr y* = a* + noise (mean, sd and
-/// interval), logistic/gpc the predictive probability `probability` of the positive class and
-/// the interval of σ(a*), poisson the rate e^{a*} (mean, sd, interval).
+/// component; one component for a Gaussian posterior): the library's predictive_table, with_lines.
 PredictionTable prediction_table(inference::Likelihood l, const Vector& weights,
                                  const Matrix& latent_mean, const Matrix& latent_variance,
                                  const Vector& probability, double noise_variance, double level,
                                  const std::vector<long>& lines,
                                  const std::vector<std::string>& classes);
+/// The library's predictive table (inference/predictive_table.hpp) with the file line of each
+/// row and, for a classifier, the more probable class (a "predicted" column).
+PredictionTable with_lines(inference::PredictiveTable t, inference::Likelihood l,
+                           const std::vector<long>& lines, const std::vector<std::string>& classes);
 /// A one-line description of how the positive-class probability is computed.
 std::string probability_method(const Options& o);
 /// Prints one line on what was predicted and returns the JSON "predict" object.

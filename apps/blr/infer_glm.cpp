@@ -21,6 +21,8 @@
 #include "blr/inference/gp_hyperparameters.hpp"
 #include "blr/inference/gp_laplace.hpp"
 #include "blr/inference/fit_statistics.hpp"
+#include "blr/inference/glm_summary.hpp"
+#include "blr/inference/waic.hpp"
 #include "blr/inference/gp_fit.hpp"
 #include "blr/inference/kernels.hpp"
 #include "blr/inference/mixture_vi.hpp"
@@ -57,121 +59,96 @@ inference::PredictiveOptions predictive_options(const Options& o) {
   return p;
 }
 
-/// Mixture-of-Gaussians posterior by eqs. 29–30, started around the Laplace mode.
+/// The fit statistics (inference/fit_statistics.hpp) and WAIC (inference/waic.hpp): one line on
+/// stdout, "fit_statistics" in JSON (the keys of GlmSummary::to_json).
+void report_fit_statistics(const inference::FitStatistics& f, const inference::Waic& w,
+                           nlohmann::json& j) {
+  fmt::print(
+      "fit at the posterior mean: n = {}, k = {}, log-likelihood {:.6f} (intercept-only {:.6f}), "
+      "pseudo-R² {:.4f}{}, AIC {:.3f}, BIC {:.3f}; over the posterior: WAIC {:.3f} (lppd {:.6f}, "
+      "p_waic {:.4f})\n",
+      f.observations, f.parameters, f.log_likelihood, f.null_log_likelihood, f.pseudo_r2,
+      std::isnan(f.r_squared) ? std::string() : fmt::format(", R² {:.4f}", f.r_squared), f.aic,
+      f.bic, w.waic, w.lppd, w.p_waic);
+  j["fit_statistics"] = {{"observations", f.observations},
+                         {"parameters", f.parameters},
+                         {"log_likelihood", f.log_likelihood},
+                         {"null_log_likelihood", f.null_log_likelihood},
+                         {"pseudo_r2", f.pseudo_r2},
+                         {"aic", f.aic},
+                         {"bic", f.bic},
+                         {"waic", w.waic},
+                         {"lppd", w.lppd},
+                         {"p_waic", w.p_waic}};
+  if (!std::isnan(f.r_squared)) j["fit_statistics"]["r_squared"] = f.r_squared;
+}
+
+/// The printed table and JSON of a summary's marginals, fit statistics and WAIC, predictions
+/// and test metrics (inference/glm_summary.hpp), shared by every GLM posterior.
+void report_summary(const Options& o, const Supervised& s, const inference::GlmSummary& summary,
+                    const std::string& title, nlohmann::json& j, PredictionTable* predictions) {
+  const Likelihood lik = summary.fit().likelihood;
+  const auto c = summary.coefficients(o.level);
+  const Marginals marginals{c.mean, c.sd, c.lower, c.upper, o.level};
+  print_table(s.names, marginals, title);
+  marginals.to(j);
+  report_fit_statistics(summary.statistics(), summary.waic(), j);
+  const Matrix& cov = summary.fit().covariance;
+  j.update({{"covariance", to_json(cov)}, {"correlation", to_json(inference::correlation(cov))}});
+  if (s.has_test) {
+    const auto t = summary.score(s.x_test, s.y_test, predictive_options(o));
+    print_test(lik, t, o.test);
+    j["test"] = test_json(lik, t);
+  }
+  if (s.has_predict) {
+    *predictions = with_lines(summary.predict(s.x_predict, o.level, predictive_options(o)), lik,
+                              s.predict_lines, s.classes);
+    j["predict"] = report_predictions(o, lik, *predictions, s.classes);
+  }
+}
+
+/// Mixture-of-Gaussians posterior by eqs. 29–30, started around the Laplace mode
+/// (inference::fit_glm_mixture).
 nlohmann::json run_mixture(const Options& o, const RegressionProblem& p,
                            PredictionTable* predictions) {
-  const inference::Glm& model = p.model;
   const Supervised& s = p.data;
   const int k = p.family;
   check(o.iterations >= 1, "Option '--iterations' must be at least 1.");
-  const inference::LaplaceResult lap = inference::laplace(model);
-  require_converged(lap.converged, "Newton's method to the Laplace mode (the mixture's start)",
-                    lap.iterations, inference::LaplaceOptions{}.max_iterations, "iterations",
-                    "a larger --prior-precision gives a better-conditioned mode");
-  const Index d = model.dimension();
-  const Eigen::LLT<Matrix> llt(lap.covariance);
-  const Matrix l = llt.matrixL();
-  const Matrix precision = lap.covariance.inverse();
-  Rng rng(o.seed);
-  std::vector<inference::GaussianComponent> init;
-  for (int c = 0; c < k; ++c) {
-    const Vector shift = k == 1 ? Vector::Zero(d) : Vector(1.5 * l * rng.normal_vector(d));
-    init.push_back({lap.mean + shift, precision});
-  }
-  inference::MixtureViOptions mo;
-  mo.iterations = o.iterations;
-  mo.rho = o.rho.value_or(0.1);
-  mo.seed = o.seed;
-  const auto fit = inference::mixture_vi(inference::LossFunctions::wrap(model),
-                                         Vector::Constant(k, 1.0 / k), init, mo);
-  // Moments of the mixture for the table.
-  Vector mean = Vector::Zero(d);
-  Matrix second = Matrix::Zero(d, d);
+  inference::GlmFit fit =
+      inference::fit_glm_mixture(p.model, k, o.iterations, o.rho.value_or(0.1), o.seed);
+  fit.assumptions = p.assumptions;
+  const inference::GlmMixture& m = *fit.mixture;
   nlohmann::json means = nlohmann::json::array(), covs = nlohmann::json::array();
-  std::vector<Matrix> comp_cov;
   for (int c = 0; c < k; ++c) {
-    const auto& comp = fit.components[c];
-    comp_cov.push_back(comp.precision.inverse());
-    mean += fit.weights[c] * comp.mean;
-    second += fit.weights[c] * (comp_cov.back() + comp.mean * comp.mean.transpose());
-    means.push_back(to_json(comp.mean));
-    covs.push_back(to_json(comp_cov.back()));
+    means.push_back(to_json(m.means[static_cast<std::size_t>(c)]));
+    covs.push_back(to_json(m.covariances[static_cast<std::size_t>(c)]));
   }
-  const Matrix cov = second - mean * mean.transpose();
-  const Vector sd = cov.diagonal().cwiseMax(0.0).cwiseSqrt();
-  // Each coefficient's marginal is the mixture Σ_c w_c N(m_cj, Σ_c,jj): its exact quantiles.
-  Marginals marginals{mean, sd, Vector(d), Vector(d), o.level};
-  for (Index j = 0; j < d; ++j) {
-    inference::GaussianMixture1d m{fit.weights, Vector(k), Vector(k)};
-    for (int c = 0; c < k; ++c) {
-      m.means[c] = fit.components[c].mean[j];
-      m.variances[c] = comp_cov[c](j, j);
-    }
-    const auto ci = m.interval(o.level);
-    marginals.lower[j] = ci.lower;
-    marginals.upper[j] = ci.upper;
-  }
-  print_table(s.names, marginals,
-              fmt::format("posterior: mixture of {} Gaussians (moments of the mixture; intervals "
-                          "from its marginals)",
-                          k));
-  for (int c = 0; c < k; ++c) {
-    fmt::print("component {} (weight {:.3g}): mean", c + 1, fit.weights[c]);
-    for (Index j = 0; j < d; ++j) fmt::print(" {:.4g}", fit.components[c].mean[j]);
-    fmt::print("\n");
-  }
-  fmt::print("ELBO {:.6f} ± {:.6f} (Monte Carlo), {} iterations\n", fit.elbo, fit.elbo_se,
-             fit.iterations);
   nlohmann::json j{{"method", "cvi"},
                    {"family", fmt::format("mixture:{}", k)},
                    {"features", s.names},
-                   {"weights", to_json(fit.weights)},
+                   {"weights", to_json(m.weights)},
                    {"means", means},
                    {"covariances", covs},
-                   {"covariance", to_json(cov)},
-                   {"correlation", to_json(inference::correlation(cov))},
-                   {"elbo", fit.elbo},
-                   {"elbo_se", fit.elbo_se},
+                   {"elbo", *fit.elbo},
+                   {"elbo_se", m.elbo_se},
                    {"iterations", fit.iterations},
                    {"converged", true}};
   report_problem(p, j);
-  marginals.to(j);
   if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
-  if (s.has_predict) {
-    const auto popt = predictive_options(o);
-    const Index n = s.x_predict.rows();
-    Matrix lm(n, k), lv(n, k);
-    Vector probability = Vector::Zero(n);
-    for (int c = 0; c < k; ++c) {
-      const auto p = inference::predict(model.likelihood, fit.components[c].mean, comp_cov[c],
-                                        s.x_predict, Vector(), popt, model.noise_precision);
-      lm.col(c) = p.latent_mean;
-      lv.col(c) = p.latent_variance;
-      probability += fit.weights[c] * p.mean;
-    }
-    *predictions = prediction_table(model.likelihood, fit.weights, lm, lv, probability,
-                                    1.0 / model.noise_precision, o.level, s.predict_lines,
-                                    s.classes);
-    j["predict"] = report_predictions(o, model.likelihood, *predictions, s.classes);
+  const inference::GlmSummary summary(s.x_train, s.y_train, fit, s.names);
+  report_summary(o, s, summary,
+                 fmt::format("posterior: mixture of {} Gaussians (moments of the mixture; "
+                             "intervals from its marginals)",
+                             k),
+                 j, predictions);
+  for (int c = 0; c < k; ++c) {
+    fmt::print("component {} (weight {:.3g}): mean", c + 1, m.weights[c]);
+    for (Index i = 0; i < m.means[static_cast<std::size_t>(c)].size(); ++i)
+      fmt::print(" {:.4g}", m.means[static_cast<std::size_t>(c)][i]);
+    fmt::print("\n");
   }
-  if (s.has_test) {
-    const auto popt = predictive_options(o);
-    Vector pmean = Vector::Zero(s.y_test.size());
-    Matrix logs(s.y_test.size(), k);
-    for (int c = 0; c < k; ++c) {
-      const auto p = inference::predict(model.likelihood, fit.components[c].mean, comp_cov[c],
-                                        s.x_test, s.y_test, popt, model.noise_precision);
-      pmean += fit.weights[c] * p.mean;
-      logs.col(c) = p.log_density.array() + std::log(fit.weights[c]);
-    }
-    inference::Predictive mix;
-    mix.mean = pmean;
-    const Vector mx = logs.rowwise().maxCoeff();
-    mix.log_density = mx.array() + (logs.colwise() - mx).array().exp().rowwise().sum().log();
-    const auto t = inference::test_metrics(model.likelihood, mix, s.y_test);
-    print_test(model.likelihood, t, o.test);
-    j["test"] = test_json(model.likelihood, t);
-  }
+  fmt::print("ELBO {:.6f} ± {:.6f} (Monte Carlo), {} iterations\n", *fit.elbo, m.elbo_se,
+             fit.iterations);
   return j;
 }
 
@@ -477,29 +454,6 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
   return post;
 }
 
-namespace {
-
-/// The fit statistics (inference/fit_statistics.hpp): one line on stdout, "fit_statistics" in JSON.
-void report_fit_statistics(Likelihood lik, const Supervised& s, const Vector& mean,
-                           nlohmann::json& j) {
-  const auto f = inference::fit_statistics(lik, s.x_train, s.y_train, mean);
-  fmt::print(
-      "fit at the posterior mean: n = {}, k = {}, log-likelihood {:.6f} (intercept-only {:.6f}), "
-      "pseudo-R² {:.4f}{}, AIC {:.3f}, BIC {:.3f}\n",
-      f.observations, f.parameters, f.log_likelihood, f.null_log_likelihood, f.pseudo_r2,
-      std::isnan(f.r_squared) ? std::string() : fmt::format(", R² {:.4f}", f.r_squared), f.aic,
-      f.bic);
-  j["fit_statistics"] = {{"observations", f.observations},
-                         {"parameters", f.parameters},
-                         {"log_likelihood", f.log_likelihood},
-                         {"null_log_likelihood", f.null_log_likelihood},
-                         {"pseudo_r2", f.pseudo_r2},
-                         {"aic", f.aic},
-                         {"bic", f.bic}};
-  if (!std::isnan(f.r_squared)) j["fit_statistics"]["r_squared"] = f.r_squared;
-}
-
-}  // namespace
 
 nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
   RegressionProblem p = prepare_regression(o, "infer");
@@ -510,65 +464,31 @@ nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
   nlohmann::json j{{"method", p.method}, {"features", s.names}};
   if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
   const GaussianPosterior post = fit_gaussian_posterior(o, p, j);
-  const Vector& mean = post.mean;
-  const Matrix& cov = post.covariance;
-  const double noise_precision = p.model.noise_precision;
-  const Vector sd = cov.diagonal().cwiseSqrt();
   report_problem(p, j);
+  // The library's summary of this posterior (inference/glm_summary.hpp): marginals, fit
+  // statistics, WAIC and predictions, as blr.infer.glm returns them.
+  inference::GlmFit g;
+  g.likelihood = lik;
+  g.method = p.method;
+  g.mean = post.mean;
+  g.covariance = post.covariance;
+  g.iterations = j.at("iterations").get<int>();
+  g.converged = j.at("converged").get<bool>();
+  g.assumptions = p.assumptions;
+  if (lik == Likelihood::gaussian) g.noise_precision = p.model.noise_precision;
   if (post.normal_gamma) {
-    // Student-t marginals, ν = 2a_N: their exact quantiles.
     const auto& f = *post.normal_gamma;
-    Marginals marginals{mean, sd, Vector(mean.size()), Vector(mean.size()), o.level};
-    const auto ci = f.intervals(o.level);
-    for (Index k = 0; k < mean.size(); ++k) {
-      marginals.lower[k] = ci[static_cast<std::size_t>(k)].lower;
-      marginals.upper[k] = ci[static_cast<std::size_t>(k)].upper;
-    }
-    print_table(s.names, marginals,
-                fmt::format("posterior (Student t marginals, ν = {:g}):", f.dof));
-    marginals.to(j);
-    report_fit_statistics(lik, s, mean, j);
-    j.update({{"covariance", to_json(cov)}, {"correlation", to_json(inference::correlation(cov))}});
-    if (s.has_test) {
-      const auto fp = f.predict(s.x_test, s.y_test, o.level);
-      inference::Predictive pred;
-      pred.mean = fp.mean;
-      pred.log_density = fp.log_density;
-      const auto t = inference::test_metrics(lik, pred, s.y_test);
-      print_test(lik, t, o.test);
-      j["test"] = test_json(lik, t);
-    }
-    if (s.has_predict) {
-      const auto fp = f.predict(s.x_predict, Vector(), o.level);
-      PredictionTable& t = *predictions;
-      t.columns = {"mean", "sd", "lower", "upper"};
-      t.lines = s.predict_lines;
-      t.values.resize(fp.mean.size(), 4);
-      t.values << fp.mean, fp.sd, fp.lower, fp.upper;
-      j["predict"] = report_predictions(o, lik, t, s.classes);
-    }
-    return j;
+    g.dof = f.dof;
+    g.scale = f.scale;
+    g.noise_shape = f.noise_shape;
+    g.noise_rate = f.noise_rate;
   }
-  const auto marginals = Marginals::gaussian(mean, sd, o.level);
-  print_table(s.names, marginals, "posterior:");
-  marginals.to(j);
-  report_fit_statistics(lik, s, mean, j);
-  j.update({{"covariance", to_json(cov)}, {"correlation", to_json(inference::correlation(cov))}});
-  if (s.has_test) {
-    const auto pred = inference::predict(lik, mean, cov, s.x_test, s.y_test,
-                                         predictive_options(o), noise_precision);
-    const auto t = inference::test_metrics(lik, pred, s.y_test);
-    print_test(lik, t, o.test);
-    j["test"] = test_json(lik, t);
-  }
-  if (s.has_predict) {
-    const auto pred = inference::predict(lik, mean, cov, s.x_predict, Vector(),
-                                         predictive_options(o), noise_precision);
-    *predictions = prediction_table(lik, Vector::Ones(1), pred.latent_mean, pred.latent_variance,
-                                    pred.mean, 1.0 / noise_precision, o.level, s.predict_lines,
-                                    s.classes);
-    j["predict"] = report_predictions(o, lik, *predictions, s.classes);
-  }
+  const inference::GlmSummary summary(s.x_train, s.y_train, std::move(g), s.names);
+  report_summary(o, s, summary,
+                 post.normal_gamma
+                     ? fmt::format("posterior (Student t marginals, ν = {:g}):", post.normal_gamma->dof)
+                     : std::string("posterior:"),
+                 j, predictions);
   return j;
 }
 

@@ -1,23 +1,18 @@
 // `blr infer ... --predict FILE --predict-out OUT`: the predictive of every row of a file without
-// labels, as CSV. The latent a* = x*ᵀw is Gaussian under a Gaussian posterior (a mixture of
-// Gaussians under a mixture posterior; GP latents likewise):
-//   linreg, gpr   y* = a* + ε, ε ~ N(0, σ²_noise): mean, sd = √(Var a* + σ²_noise), interval of y*;
-//   logistic, gpc P(y* = positive) = E[σ(a*)] by the --predictive method; the interval of the
-//                 success probability σ(a*) is σ of a*'s interval (σ is monotone);
-//   poisson       the rate e^{a*}: mean Σ_k w_k e^{m_k + v_k/2}, sd from E[e^{2a*}] =
-//                 Σ_k w_k e^{2m_k + 2v_k}, interval e^{a*'s interval} (lognormal quantiles).
+// labels, as CSV. The table's mathematics is the library's (inference/predictive_table.hpp); here
+// are the file lines, the predicted class, the report and the CSV writer.
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
 
 #include "blr/core/error.hpp"
+#include "blr/inference/predictive_table.hpp"
 #include "blr/io/output_file.hpp"
 #include "infer_common.hpp"
 
 namespace blr::cli::infer {
 namespace {
-
-double sigmoid(double a) { return a >= 0 ? 1.0 / (1.0 + std::exp(-a)) : std::exp(a) / (1.0 + std::exp(a)); }
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
@@ -28,46 +23,25 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
+PredictionTable with_lines(inference::PredictiveTable t, inference::Likelihood l,
+                           const std::vector<long>& lines, const std::vector<std::string>& classes) {
+  PredictionTable out{std::move(t.columns), lines, std::move(t.values), {}};
+  if (l == inference::Likelihood::logistic) {
+    for (Index i = 0; i < out.values.rows(); ++i)
+      out.predicted.push_back(out.values(i, 0) > 0.5 ? classes.at(1) : classes.at(0));
+    out.columns.push_back("predicted");
+  }
+  return out;
+}
+
 PredictionTable prediction_table(inference::Likelihood l, const Vector& weights,
                                  const Matrix& latent_mean, const Matrix& latent_variance,
                                  const Vector& probability, double noise_variance, double level,
                                  const std::vector<long>& lines,
                                  const std::vector<std::string>& classes) {
-  using inference::Likelihood;
-  const Index n = latent_mean.rows(), k = weights.size();
-  PredictionTable t;
-  t.lines = lines;
-  t.columns = l == Likelihood::gaussian   ? std::vector<std::string>{"mean", "sd", "lower", "upper"}
-              : l == Likelihood::logistic ? std::vector<std::string>{"probability", "lower", "upper"}
-                                          : std::vector<std::string>{"rate_mean", "rate_sd",
-                                                                     "lower", "upper"};
-  t.values.resize(n, static_cast<Index>(t.columns.size()));
-  for (Index i = 0; i < n; ++i) {
-    inference::GaussianMixture1d a{weights, latent_mean.row(i).transpose(),
-                                   latent_variance.row(i).transpose().cwiseMax(0.0)};
-    if (l == Likelihood::gaussian) {
-      a.variances.array() += noise_variance;  // y* = a* + ε
-      const auto ci = a.interval(level);
-      t.values.row(i) << a.mean(), std::sqrt(a.variance()), ci.lower, ci.upper;
-    } else if (l == Likelihood::logistic) {
-      const auto ci = a.interval(level);
-      t.values.row(i) << probability[i], sigmoid(ci.lower), sigmoid(ci.upper);
-      t.predicted.push_back(probability[i] > 0.5 ? classes.at(1) : classes.at(0));
-    } else {
-      const auto ci = a.interval(level);
-      double mean = 0, second = 0;
-      for (Index c = 0; c < k; ++c) {
-        mean += weights[c] * std::exp(a.means[c] + a.variances[c] / 2);
-        second += weights[c] * std::exp(2 * a.means[c] + 2 * a.variances[c]);
-      }
-      // One component: the lognormal sd e^{m + v/2}·√(e^v − 1), without cancellation.
-      const double sd = k == 1 ? mean * std::sqrt(std::expm1(a.variances[0]))
-                               : std::sqrt(std::max(0.0, second - mean * mean));
-      t.values.row(i) << mean, sd, std::exp(ci.lower), std::exp(ci.upper);
-    }
-  }
-  if (l == Likelihood::logistic) t.columns.push_back("predicted");
-  return t;
+  return with_lines(inference::predictive_table(l, weights, latent_mean, latent_variance,
+                                                probability, noise_variance, level),
+                    l, lines, classes);
 }
 
 std::string probability_method(const Options& o) {

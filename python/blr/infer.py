@@ -20,19 +20,139 @@
   from one prior merged in natural parameters, λ₀ + scale·Σ(λ_t − λ₀) (Daheim et al. 2024); for
   conjugate models on disjoint data the full-data posterior.
 
-Results are dicts of NumPy arrays and Python numbers.
+``glm`` returns a ``GlmResult``: ``summary()`` (a statsmodels-like table), ``interval(level)``,
+``predict(x)``, ``to_dict()`` and dict-style access to every entry (``r["mean"]``). The other
+results are dicts of NumPy arrays and Python numbers.
 Arguments that do not fit (an array of the wrong dimension, a misspelled keyword, ...) raise
 ``blr.Error`` with one sentence naming the argument (``_arguments.py``).
 """
 
-from ._arguments import wrap
+from ._arguments import Error, call, wrap
 from ._blr import infer as _infer
 
-glm = wrap(_infer.glm, "blr.infer.glm")
+
+def _check_level(level, name):
+    if not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise Error(f"{name}: level must lie strictly between 0 and 1 (0.95 for 95% intervals); "
+                    f"got {level!r}.")
+
+
+class Summary:
+    """The text of ``GlmResult.summary()``; ``print`` it, or read ``as_text()``."""
+
+    def __init__(self, text):
+        self._text = text
+
+    def as_text(self):
+        return self._text
+
+    def __str__(self):
+        return self._text
+
+    __repr__ = __str__
+
+
+class GlmResult:
+    """A Bayesian GLM posterior with what a statistician reads off it (inference/glm_summary.hpp,
+    the summary ``blr infer linreg|logistic|poisson`` prints):
+
+    * ``summary(level=0.95)``: n, k, iterations, convergence, log-likelihood at the posterior
+      mean, the intercept-only one, pseudo-R² (R² for a Gaussian likelihood), AIC, BIC, WAIC, the
+      log evidence or ELBO, and every coefficient's mean, sd and interval, as a table;
+    * ``interval(level=0.95)``: a (k, 2) array of equal-tailed credible intervals (Student t with
+      the noise unknown, else Gaussian), as statsmodels' ``conf_int()`` is laid out;
+    * ``predict(x, level=0.95, predictive="quadrature")``: the predictive of new rows, a dict of
+      columns: mean, sd, lower, upper (Gaussian; noise included), probability, lower, upper
+      (logistic; the interval of σ(a*)), rate_mean, rate_sd, lower, upper (Poisson);
+    * ``to_dict(level=0.95)``: every number, as the dict ``glm`` returned before it returned this;
+      ``r[key]``, ``key in r`` and ``keys()`` read that dict.
+    """
+
+    def __init__(self, result):
+        self._result = result
+        self._dict = result.to_dict()
+
+    def summary(self, level=0.95):
+        _check_level(level, "GlmResult.summary()")
+        return Summary(call(self._result.table, "GlmResult.summary", level))
+
+    def interval(self, level=0.95):
+        _check_level(level, "GlmResult.interval()")
+        import numpy as np
+        d = self._result.to_dict(level)
+        return np.column_stack([d["lower"], d["upper"]])
+
+    def predict(self, x, level=0.95, predictive="quadrature", samples=2000, seed=0,
+                quadrature_nodes=32):
+        _check_level(level, "GlmResult.predict()")
+        return call(self._result.predict, "GlmResult.predict", x, level, predictive, samples,
+                    seed, quadrature_nodes)
+
+    def to_dict(self, level=0.95):
+        _check_level(level, "GlmResult.to_dict()")
+        return self._result.to_dict(level)
+
+    @property
+    def names(self):
+        return list(self._dict["names"])
+
+    @property
+    def mean(self):
+        return self._dict["mean"]
+
+    @property
+    def covariance(self):
+        return self._dict["covariance"]
+
+    @property
+    def fit_statistics(self):
+        return dict(self._dict["fit_statistics"])
+
+    def __getitem__(self, key):
+        return self._dict[key]
+
+    def __contains__(self, key):
+        return key in self._dict
+
+    def keys(self):
+        return self._dict.keys()
+
+    def __repr__(self):
+        f = self._dict["fit_statistics"]
+        return (f"<blr.infer.GlmResult: {self._dict['likelihood']} by {self._dict['method']}, "
+                f"n = {f['observations']}, k = {f['parameters']}, WAIC {f['waic']:.3f}>")
+
+
+_glm = wrap(_infer.glm, "blr.infer.glm")
+
+
+def glm(x, y, likelihood="logistic", method="laplace", prior_precision=1.0, prior_mean=None,
+        noise_precision=None, noise_prior=None, family="full", max_iterations=None,
+        tolerance=None, sensitivities=False, names=None, rho=None, seed=0, **unknown):
+    """Bayesian GLM (logistic, Poisson or Gaussian likelihood; prior N(prior_mean,
+    diag(prior_precision)^-1), prior_precision one number or one per column) by Laplace (the BLR
+    with the delta method, rho = 1) or CVI (``family`` full, diagonal or "mixture:K"; iteration
+    limit and tolerance default to the library's; a fit that stops at the limit unconverged
+    raises blr.Error). ``family="mixture:K"`` (method cvi) is a mixture of K Gaussians by mixture
+    VI (Khan & Rue 2023, eqs. 29–30) started around the Laplace mode: ``max_iterations`` steps
+    (default 2000) of ``rho`` (default 0.1), draws from ``seed``; keys weights, means,
+    covariances, elbo, elbo_se, and mean/covariance are the mixture's moments. Gaussian: the noise precision is unknown unless ``noise_precision`` is given
+    (Jeffreys' prior, or ``noise_prior=(a, b)`` for Gamma(a, b); prior_precision then in units of
+    it): the exact Normal-Gamma posterior with Student-t coefficients (keys dof, scale,
+    noise_shape, noise_rate, noise_precision = E[tau | y]), or with method='cvi' E[tau | y] held
+    fixed. ``names`` names the columns of x (default x0, x1, ...). With ``sensitivities=True``
+    also the per-example MPE quantities and leave-one-out estimates (key ``sensitivity``).
+    Returns a ``GlmResult``."""
+    if unknown:  # a misspelled keyword: the C++ signature's sentence, with "did you mean"
+        _glm(x, y, **unknown)
+    return GlmResult(_glm(x, y, likelihood, method, prior_precision, prior_mean, noise_precision,
+                          noise_prior, family, max_iterations, tolerance, sensitivities, names,
+                          rho, seed))
+
 kalman = wrap(_infer.kalman, "blr.infer.kalman")
 gmm = wrap(_infer.gmm, "blr.infer.gmm")
 merge = wrap(_infer.merge, "blr.infer.merge")
 gp_regression = wrap(_infer.gp_regression, "blr.infer.gp_regression")
 gp_classification = wrap(_infer.gp_classification, "blr.infer.gp_classification")
 
-__all__ = ["glm", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]
+__all__ = ["glm", "GlmResult", "Summary", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]

@@ -13,16 +13,20 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "bindings.hpp"
 #include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
 #include "blr/inference/fit_statistics.hpp"
 #include "blr/inference/glm_fit.hpp"
+#include "blr/inference/glm_summary.hpp"
 #include "blr/inference/gmm.hpp"
 #include "blr/inference/gp_fit.hpp"
 #include "blr/inference/kalman.hpp"
@@ -48,12 +52,21 @@ using ::blr::inference::kalman_filter;
 using ::blr::inference::kalman_smooth;
 using ::blr::inference::merge_natural;
 
-py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood,
-                 const std::string& method, const std::variant<double, Vector>& prior_precision,
-                 const std::optional<Vector>& prior_mean, std::optional<double> noise_precision,
-                 std::optional<std::pair<double, double>> noise_prior, const std::string& family,
-                 std::optional<int> max_iterations, std::optional<double> tolerance,
-                 bool sensitivities) {
+/// blr.infer.glm's result: the library's posterior summary (inference/glm_summary.hpp) and the
+/// per-example sensitivities when asked for; blr.infer.GlmResult wraps it (python/blr/infer.py).
+struct PyGlmResult {
+  ::blr::inference::GlmSummary summary;
+  std::optional<Sensitivity> sensitivity;
+  std::optional<::blr::inference::TestMetrics> loo;
+};
+
+PyGlmResult fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood,
+                    const std::string& method, const std::variant<double, Vector>& prior_precision,
+                    const std::optional<Vector>& prior_mean, std::optional<double> noise_precision,
+                    std::optional<std::pair<double, double>> noise_prior, const std::string& family,
+                    std::optional<int> max_iterations, std::optional<double> tolerance,
+                    bool sensitivities, std::optional<std::vector<std::string>> names,
+                    std::optional<double> rho, std::uint64_t seed) {
   GlmFitRequest request;
   request.likelihood = likelihood;
   request.method = method;
@@ -73,14 +86,29 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
   request.max_iterations = max_iterations;
   request.tolerance = tolerance;
   request.sensitivities = sensitivities;
-  GlmFit f;
-  {
-    py::gil_scoped_release release;
-    f = ::blr::inference::fit_glm(x, y, request);
-  }
+  request.rho = rho;
+  request.seed = seed;
+  if (names)
+    check(static_cast<Index>(names->size()) == x.cols(),
+          fmt::format("names has {} entries but X has {} columns; give one name per column.",
+                      names->size(), x.cols()));
+  py::gil_scoped_release release;
+  GlmFit f = ::blr::inference::fit_glm(x, y, request);
+  PyGlmResult out{::blr::inference::GlmSummary(x, y, f, names.value_or(std::vector<std::string>{})),
+                  {}, f.loo};
+  out.sensitivity.swap(f.sensitivity);
+  return out;
+}
+
+/// Everything blr.infer.glm returned as a dict before it returned an object, and the summary's
+/// intervals at `level`, its names and WAIC.
+py::dict glm_dict(const PyGlmResult& r, double level) {
+  const auto& f = r.summary.fit();
+  const auto c = r.summary.coefficients(level);
   py::dict out;
-  py::list assumptions;
+  py::list assumptions, names;
   for (const auto& a : f.assumptions) assumptions.append(a);
+  for (const auto& n : r.summary.names()) names.append(n);
   if (f.log_joint) out["log_joint"] = *f.log_joint;
   if (f.log_evidence) out["log_evidence"] = *f.log_evidence;
   if (f.elbo) out["elbo"] = *f.elbo;
@@ -89,14 +117,32 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
   if (f.noise_shape) out["noise_shape"] = *f.noise_shape;
   if (f.noise_rate) out["noise_rate"] = *f.noise_rate;
   if (f.noise_precision) out["noise_precision"] = *f.noise_precision;
+  out["likelihood"] = ::blr::inference::to_string(f.likelihood);
+  out["method"] = r.summary.student_t() ? std::string("exact") : f.method;
+  out["names"] = names;
   out["iterations"] = f.iterations;
   out["converged"] = f.converged;
   out["mean"] = f.mean;
   out["covariance"] = f.covariance;
+  out["sd"] = c.sd;
+  out["level"] = level;
+  out["lower"] = c.lower;
+  out["upper"] = c.upper;
+  out["distribution"] = c.distribution;
   out["assumptions"] = assumptions;
+  if (f.mixture) {
+    py::list means, covariances;
+    for (const auto& m : f.mixture->means) means.append(m);
+    for (const auto& c : f.mixture->covariances) covariances.append(c);
+    out["weights"] = f.mixture->weights;
+    out["means"] = means;
+    out["covariances"] = covariances;
+    out["elbo_se"] = f.mixture->elbo_se;
+  }
   {
-    // statsmodels' llf, llnull, prsquared, aic, bic (and rsquared) at the posterior mean.
-    const auto fs = ::blr::inference::fit_statistics(f.likelihood, x, y, f.mean);
+    // statsmodels' llf, llnull, prsquared, aic, bic (and rsquared) at the posterior mean; WAIC.
+    const auto& fs = r.summary.statistics();
+    const auto& w = r.summary.waic();
     py::dict d;
     d["observations"] = fs.observations;
     d["parameters"] = fs.parameters;
@@ -106,10 +152,13 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
     d["aic"] = fs.aic;
     d["bic"] = fs.bic;
     if (f.likelihood == Likelihood::gaussian) d["r_squared"] = fs.r_squared;
+    d["waic"] = w.waic;
+    d["lppd"] = w.lppd;
+    d["p_waic"] = w.p_waic;
     out["fit_statistics"] = d;
   }
-  if (f.sensitivity) {
-    const Sensitivity& s = *f.sensitivity;
+  if (r.sensitivity) {
+    const Sensitivity& s = *r.sensitivity;
     py::dict d;
     d["error"] = s.error;
     d["variance"] = s.variance;
@@ -117,12 +166,33 @@ py::dict fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood
     d["deviation_first_order"] = s.deviation_first_order;
     d["score"] = s.score;
     py::dict l;
-    l["nll"] = f.loo->nll;
-    if (f.likelihood == Likelihood::logistic) l["accuracy"] = f.loo->accuracy;
-    l["rmse"] = f.loo->rmse;
+    l["nll"] = r.loo->nll;
+    if (f.likelihood == Likelihood::logistic) l["accuracy"] = r.loo->accuracy;
+    l["rmse"] = r.loo->rmse;
     d["loo"] = l;
     out["sensitivity"] = d;
   }
+  return out;
+}
+
+/// The predictive table of new rows as a dict of columns (predictive_table.hpp).
+py::dict glm_predict(const PyGlmResult& r, const Matrix& x, double level,
+                     const std::string& predictive, int samples, std::uint64_t seed,
+                     int quadrature_nodes) {
+  ::blr::inference::PredictiveOptions options;
+  options.method = ::blr::inference::parse_predictive_method(predictive);
+  check(samples >= 1, fmt::format("samples must be at least 1; got {}.", samples));
+  options.samples = samples;
+  options.seed = seed;
+  options.quadrature_nodes = quadrature_nodes;
+  ::blr::inference::PredictiveTable t;
+  {
+    py::gil_scoped_release release;
+    t = r.summary.predict(x, level, options);
+  }
+  py::dict out;
+  for (std::size_t j = 0; j < t.columns.size(); ++j)
+    out[py::str(t.columns[j])] = Vector(t.values.col(static_cast<Index>(j)));
   return out;
 }
 
@@ -327,23 +397,22 @@ py::dict gp_classification(const Matrix& x, const Vector& y, const std::string& 
 
 void bind_inference(py::module_& m) {
   py::module_ inf = m.def_submodule("infer", "The core's Bayesian inference on NumPy arrays.");
+  py::class_<PyGlmResult>(inf, "_GlmResult",
+                          "The C++ side of blr.infer.GlmResult (inference/glm_summary.hpp).")
+      .def("to_dict", &glm_dict, py::arg("level") = 0.95)
+      .def("table", [](const PyGlmResult& r, double level) { return r.summary.table(level); },
+           py::arg("level") = 0.95)
+      .def("predict", &glm_predict, py::arg("x"), py::arg("level") = 0.95,
+           py::arg("predictive") = "quadrature", py::arg("samples") = 2000, py::arg("seed") = 0,
+           py::arg("quadrature_nodes") = 32);
   inf.def("glm", &fit_glm, py::arg("x"), py::arg("y"), py::arg("likelihood") = "logistic",
           py::arg("method") = "laplace", py::arg("prior_precision") = 1.0,
           py::arg("prior_mean") = py::none(), py::arg("noise_precision") = py::none(),
           py::arg("noise_prior") = py::none(), py::arg("family") = "full",
-          py::arg("max_iterations") = py::none(), py::arg("tolerance") = py::none(), py::arg("sensitivities") = false,
-          "Bayesian GLM (logistic, Poisson or Gaussian likelihood; prior N(prior_mean, "
-          "diag(prior_precision)^-1), prior_precision one number or one per column) by Laplace "
-          "(BLR with the delta method, rho = 1) or CVI (iteration limit and tolerance default to "
-          "the library's; a fit that stops at the limit unconverged raises blr.Error). Gaussian: "
-          "the noise precision is unknown unless noise_precision is given (Jeffreys' prior, or "
-          "noise_prior=(a, b) for Gamma(a, b); prior_precision then in units of it): the exact "
-          "Normal-Gamma posterior with Student-t coefficients (keys dof, scale, noise_shape, "
-          "noise_rate, noise_precision = E[tau | y]), or with method='cvi' E[tau | y] held fixed. "
-          "'assumptions' lists what was assumed; 'fit_statistics' the log-likelihood at the "
-          "posterior mean, the intercept-only one, pseudo-R2, AIC and BIC (statsmodels' llf, "
-          "llnull, prsquared, aic, bic). With sensitivities=True also the per-example MPE "
-          "quantities and leave-one-out estimates.");
+          py::arg("max_iterations") = py::none(), py::arg("tolerance") = py::none(),
+          py::arg("sensitivities") = false, py::arg("names") = py::none(),
+          py::arg("rho") = py::none(), py::arg("seed") = 0,
+          "Bayesian GLM (the C++ behind blr.infer.glm, which wraps the result in GlmResult).");
   inf.def("kalman", &kalman, py::arg("y"), py::arg("transition"), py::arg("observation"),
           py::arg("state_noise"), py::arg("obs_noise"), py::arg("init_mean"), py::arg("init_cov"),
           py::arg("smooth") = true,

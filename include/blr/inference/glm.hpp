@@ -116,6 +116,9 @@ LaplaceResult laplace(const Glm& model, const LaplaceOptions& options = {},
 
 /// Predictive distribution of test responses under q(w) = N(mean, covariance).
 enum class PredictiveMethod { quadrature, monte_carlo, probit };
+/// "quadrature", "monte-carlo" or "probit" (the spelling of every door); throws a sentence
+/// naming the option otherwise.
+PredictiveMethod parse_predictive_method(const std::string& name);
 struct Predictive {
   Vector latent_mean, latent_variance;  ///< of a* = x*ᵀw
   Vector mean;                          ///< E[y*] (probability of class 1 for logistic)

@@ -9,11 +9,17 @@
 //   Gaussian, τ unknown: w | τ ~ N(0, (τ p₀)⁻¹), τ ~ Gamma(a₀, b₀) (Jeffreys' 1/τ by default):
 //                        method laplace gives the exact Normal–Gamma posterior (Student-t
 //                        coefficients, conjugate.hpp); method cvi holds β = E[τ | y] of it fixed.
+//   family mixture:K     (method cvi) a mixture of K Gaussians with weights 1/K by mixture VI
+//                        (mixture_vi.hpp, eqs. 29–30), started around the Laplace mode m* with
+//                        L Lᵀ its covariance: component c at m* + 1.5 L z_c (z_c ~ N(0, I) from
+//                        the seed; K = 1 at m*), each with the Laplace precision; it runs
+//                        max_iterations steps (default 2000) of ρ (default 0.1).
 //
 // A fit that stops at its iteration cap is refused (core/convergence.hpp), never returned as if
 // it had converged. `assumptions` lists, in words, each default taken.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -33,14 +39,25 @@ struct GlmFitRequest {
   std::optional<Vector> prior_mean;                        ///< m₀ (default 0)
   std::optional<double> noise_precision;                   ///< a known β (Gaussian only)
   std::optional<std::pair<double, double>> noise_prior;    ///< Gamma(a₀, b₀) on τ (Gaussian only)
-  std::string family = "full";                             ///< CVI: full | diagonal
+  std::string family = "full";  ///< CVI: full | diagonal | mixture:K
   std::optional<int> max_iterations;
   std::optional<double> tolerance;
+  std::optional<double> rho;  ///< the BLR step (Laplace: 1; mixture VI: 0.1)
+  std::uint64_t seed = 0;     ///< mixture VI: its start and Monte Carlo draws
   bool sensitivities = false;  ///< add the MPE quantities and the LOO estimates
+};
+
+/// A mixture-of-Gaussians posterior Σ_c w_c N(means[c], covariances[c]).
+struct GlmMixture {
+  Vector weights;
+  std::vector<Vector> means;
+  std::vector<Matrix> covariances;
+  double elbo_se = 0;  ///< the Monte Carlo standard error of the ELBO
 };
 
 struct GlmFit {
   Likelihood likelihood = Likelihood::logistic;
+  std::string method = "laplace";  ///< laplace | cvi (with τ unknown and laplace: exact)
   Vector mean;
   /// The posterior covariance (τ unknown: the Student t's ν/(ν − 2)·S).
   Matrix covariance;
@@ -48,14 +65,23 @@ struct GlmFit {
   bool converged = false;
   std::vector<std::string> assumptions;
   std::optional<double> log_joint, log_evidence, elbo;
-  /// Gaussian with τ unknown: β = E[τ | y]; with method laplace also the Normal–Gamma posterior.
+  /// Gaussian: β (given, or E[τ | y] with τ unknown); with τ unknown and method laplace also the
+  /// Normal–Gamma posterior: ν = 2a_N, a_N, b_N and the Student t's scale matrix S.
   std::optional<double> noise_precision, dof, noise_shape, noise_rate;
   std::optional<Matrix> scale;
+  /// family mixture:K: the mixture; `mean` and `covariance` are then its moments.
+  std::optional<GlmMixture> mixture;
   std::optional<Sensitivity> sensitivity;
   std::optional<TestMetrics> loo;
 };
 
 /// Fits the request's GLM to (X, y); every refusal is one blr::Error sentence.
 GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request);
+
+/// The mixture posterior of the header (family mixture:K) of a GLM built by the caller (`blr
+/// infer` builds its own, with its standardisation and noise): method "cvi", the mixture, its
+/// moments, the ELBO and the iterations run.
+GlmFit fit_glm_mixture(const Glm& model, int components, int iterations, double rho,
+                       std::uint64_t seed);
 
 }  // namespace blr::inference

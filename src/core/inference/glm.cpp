@@ -64,6 +64,14 @@ std::string to_string(Likelihood l) {
   return "?";
 }
 
+PredictiveMethod parse_predictive_method(const std::string& name) {
+  if (name == "quadrature") return PredictiveMethod::quadrature;
+  if (name == "monte-carlo") return PredictiveMethod::monte_carlo;
+  if (name == "probit") return PredictiveMethod::probit;
+  throw Error(fmt::format(
+      "Option 'predictive' must be quadrature, monte-carlo or probit; got '{}'.", name));
+}
+
 SiteTerms site_terms(Likelihood l, double y, double a, double beta) {
   SiteTerms t = site_derivatives(l, y, a, beta);
   t.value = site_log(l, y, a, beta);

@@ -2,13 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <Eigen/Cholesky>
 #include <cmath>
 #include <tuple>
 
 #include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
 #include "blr/inference/conjugate.hpp"
+#include "blr/core/rng.hpp"
 #include "blr/inference/cvi.hpp"
+#include "blr/inference/mixture_vi.hpp"
 
 namespace blr::inference {
 
@@ -61,7 +64,70 @@ Glm make_glm(const Matrix& x, const Vector& y, Likelihood likelihood, const Vect
   return model;
 }
 
+/// K of "mixture:K" (0 when the family is not a mixture); throws on a malformed count.
+int mixture_components(const std::string& family) {
+  const std::string prefix = "mixture:";
+  if (family.rfind(prefix, 0) != 0) return 0;
+  const std::string count = family.substr(prefix.size());
+  int k = 0;
+  const bool digits = !count.empty() && count.size() <= 3 &&
+                      count.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) k = std::stoi(count);
+  check(digits && k >= 1,
+        fmt::format("Option 'family' mixture:K needs a number of components K ≥ 1; got '{}'.",
+                    family));
+  return k;
+}
+
 }  // namespace
+
+GlmFit fit_glm_mixture(const Glm& model, int components, int iterations, double rho,
+                       std::uint64_t seed) {
+  check(components >= 1, "A mixture posterior needs at least one component.");
+  check(iterations >= 1, fmt::format("Mixture VI needs at least one iteration; got {}.", iterations));
+  const LaplaceResult lap = laplace(model);
+  require_converged(lap.converged, "Newton's method to the Laplace mode (the mixture's start)",
+                    lap.iterations, LaplaceOptions{}.max_iterations, "iterations",
+                    "a larger prior precision gives a better-conditioned mode");
+  const Index d = model.dimension();
+  const Matrix l = Eigen::LLT<Matrix>(lap.covariance).matrixL();
+  const Matrix precision = lap.covariance.inverse();
+  Rng rng(seed);
+  std::vector<GaussianComponent> start;
+  for (int c = 0; c < components; ++c) {
+    const Vector shift = components == 1 ? Vector::Zero(d) : Vector(1.5 * l * rng.normal_vector(d));
+    start.push_back({lap.mean + shift, precision});
+  }
+  MixtureViOptions options;
+  options.iterations = iterations;
+  options.rho = rho;
+  options.seed = seed;
+  const MixtureViResult r = mixture_vi(LossFunctions::wrap(model),
+                                       Vector::Constant(components, 1.0 / components), start,
+                                       options);
+  GlmFit out;
+  out.likelihood = model.likelihood;
+  out.method = "cvi";
+  GlmMixture m;
+  m.weights = r.weights;
+  m.elbo_se = r.elbo_se;
+  out.mean = Vector::Zero(d);
+  Matrix second = Matrix::Zero(d, d);
+  for (int c = 0; c < components; ++c) {
+    const auto& comp = r.components[static_cast<std::size_t>(c)];
+    m.means.push_back(comp.mean);
+    m.covariances.push_back(comp.precision.inverse());
+    out.mean += r.weights[c] * comp.mean;
+    second += r.weights[c] * (m.covariances.back() + comp.mean * comp.mean.transpose());
+  }
+  out.covariance = second - out.mean * out.mean.transpose();
+  out.mixture = std::move(m);
+  out.elbo = r.elbo;
+  out.iterations = r.iterations;
+  out.converged = true;  // a fixed number of steps: nothing to converge
+  if (model.likelihood == Likelihood::gaussian) out.noise_precision = model.noise_precision;
+  return out;
+}
 
 GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
   const Likelihood likelihood = likelihood_from(request.likelihood);
@@ -83,8 +149,17 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
         fmt::format("Option 'method' must be one of laplace, cvi; got '{}'.", request.method));
   check(request.method != "laplace" || request.family == "full",
         "The Laplace approximation has a full covariance: family must be 'full'.");
-  check(request.family == "full" || request.family == "diagonal",
-        fmt::format("Option 'family' must be one of full, diagonal; got '{}'.", request.family));
+  const int components = mixture_components(request.family);
+  check(request.family == "full" || request.family == "diagonal" || components > 0,
+        fmt::format("Option 'family' must be one of full, diagonal, mixture:K; got '{}'.",
+                    request.family));
+  check(components == 0 || !request.tolerance,
+        "A mixture posterior runs max_iterations steps of mixture VI; tolerance does not apply.");
+  check(components == 0 || !request.sensitivities,
+        "The sensitivities need a Gaussian posterior; a mixture has none (family full or "
+        "diagonal).");
+  check(!request.rho || (std::isfinite(*request.rho) && *request.rho > 0 && *request.rho <= 1),
+        "Option 'rho' must lie in (0, 1].");
   const Noise noise = !gaussian                   ? Noise::none
                       : noise_precision           ? Noise::known
                       : request.method == "cvi"   ? Noise::plug_in
@@ -92,6 +167,8 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
   const Vector precisions = prior_precisions_from(request.prior_precision, x.cols());
   GlmFit out;
   out.likelihood = likelihood;
+  out.method = request.method;
+  if (noise == Noise::known) out.noise_precision = *noise_precision;
   double beta = noise_precision.value_or(1.0);
   std::optional<NormalGammaFit> normal_gamma;  // fitted when the noise is unknown
   if (noise == Noise::normal_gamma || noise == Noise::plug_in) {
@@ -139,6 +216,7 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
     out.converged = true;
   } else if (request.method == "laplace") {
     LaplaceOptions options;
+    if (request.rho) options.rho = *request.rho;
     if (request.max_iterations) options.max_iterations = *request.max_iterations;
     if (request.tolerance) options.tolerance = *request.tolerance;
     options.validate();
@@ -151,10 +229,18 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
     out.log_evidence = r.log_evidence;
     out.iterations = r.iterations;
     out.converged = r.converged;
+  } else if (components > 0) {
+    GlmFit m = fit_glm_mixture(model, components, request.max_iterations.value_or(2000),
+                               request.rho.value_or(0.1), request.seed);
+    m.assumptions = std::move(out.assumptions);
+    m.noise_precision = out.noise_precision;
+    if (noise == Noise::plug_in) m.noise_precision = beta;
+    return m;
   } else {
     CviOptions options;
     options.family =
         request.family == "full" ? GaussianFamilyKind::full : GaussianFamilyKind::diagonal;
+    if (request.rho) options.rho = *request.rho;
     if (request.max_iterations) options.max_iterations = *request.max_iterations;
     if (request.tolerance) options.tolerance = *request.tolerance;
     const CviResult r = cvi(model, options);
