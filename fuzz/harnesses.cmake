@@ -12,7 +12,10 @@ set(BLR_FUZZ_SOURCES_options src/core/core/option_table.cpp src/core/presets/ivo
 set(BLR_FUZZ_SOURCES_python_infer src/core/inference/glm_fit.cpp src/core/inference/glm.cpp
     src/core/inference/conjugate.cpp src/core/inference/cvi.cpp src/core/inference/sensitivity.cpp
     src/core/inference/kalman.cpp src/core/inference/gmm.cpp src/core/inference/merge.cpp
-    src/core/inference/intervals.cpp src/core/inference/kernels.cpp src/core/core/blas.cpp)
+    src/core/inference/intervals.cpp src/core/inference/kernels.cpp src/core/core/blas.cpp
+    src/core/core/option_table.cpp src/core/inference/mixture_vi.cpp
+    src/core/inference/glm_summary.cpp src/core/inference/waic.cpp
+    src/core/inference/predictive_table.cpp src/core/inference/fit_statistics.cpp)
 # Harnesses whose sources are not part of blr_core (the replay build compiles them too).
 set(BLR_FUZZ_EXTRA_SOURCES_idx src/torch/data/idx.cpp)
 set(BLR_FUZZ_EXTRA_SOURCES_plot_text apps/blr/gnuplot_text.cpp)

@@ -20,15 +20,25 @@
   from one prior merged in natural parameters, λ₀ + scale·Σ(λ_t − λ₀) (Daheim et al. 2024); for
   conjugate models on disjoint data the full-data posterior.
 
-``glm`` returns a ``GlmResult``: ``summary()`` (a statsmodels-like table), ``interval(level)``,
+``methods()`` lists every inference method with its options (the registry ``blr methods``
+prints). ``glm`` returns a ``GlmResult``: ``summary()`` (a statsmodels-like table), ``interval(level)``,
 ``predict(x)``, ``to_dict()`` and dict-style access to every entry (``r["mean"]``). The other
 results are dicts of NumPy arrays and Python numbers.
 Arguments that do not fit (an array of the wrong dimension, a misspelled keyword, ...) raise
 ``blr.Error`` with one sentence naming the argument (``_arguments.py``).
 """
 
+import json as _json
+
 from ._arguments import Error, call, wrap
 from ._blr import infer as _infer
+
+
+def methods():
+    """The registry of inference methods (``blr methods``; docs/inference.md, "Methods"): a list
+    of dicts with model, method, summary, reference, the library function (fit), the CLI command,
+    the Python call and the options of its iterative part (key, type, default, allowed, help)."""
+    return _json.loads(_infer._methods_json())
 
 
 def _check_level(level, name):
@@ -127,11 +137,12 @@ _glm = wrap(_infer.glm, "blr.infer.glm")
 
 
 def glm(x, y, likelihood="logistic", method="laplace", prior_precision=1.0, prior_mean=None,
-        noise_precision=None, noise_prior=None, family="full", max_iterations=None,
+        noise_precision=None, noise_prior=None, family="gaussian-full", max_iterations=None,
         tolerance=None, sensitivities=False, names=None, rho=None, seed=0, **unknown):
     """Bayesian GLM (logistic, Poisson or Gaussian likelihood; prior N(prior_mean,
     diag(prior_precision)^-1), prior_precision one number or one per column) by Laplace (the BLR
-    with the delta method, rho = 1) or CVI (``family`` full, diagonal or "mixture:K"; iteration
+    with the delta method, rho = 1), CVI (``family`` "gaussian-full", "gaussian-diag" or
+    "mixture:K", the spellings of ``blr infer --family``; iteration
     limit and tolerance default to the library's; a fit that stops at the limit unconverged
     raises blr.Error). ``family="mixture:K"`` (method cvi) is a mixture of K Gaussians by mixture
     VI (Khan & Rue 2023, eqs. 29–30) started around the Laplace mode: ``max_iterations`` steps
@@ -142,7 +153,8 @@ def glm(x, y, likelihood="logistic", method="laplace", prior_precision=1.0, prio
     noise_shape, noise_rate, noise_precision = E[tau | y]), or with method='cvi' E[tau | y] held
     fixed. ``names`` names the columns of x (default x0, x1, ...). With ``sensitivities=True``
     also the per-example MPE quantities and leave-one-out estimates (key ``sensitivity``).
-    Returns a ``GlmResult``."""
+    ``method="exact"`` (Gaussian only) is linear regression's closed-form posterior, as ``blr
+    infer linreg``. Returns a ``GlmResult``."""
     if unknown:  # a misspelled keyword: the C++ signature's sentence, with "did you mean"
         _glm(x, y, **unknown)
     return GlmResult(_glm(x, y, likelihood, method, prior_precision, prior_mean, noise_precision,
@@ -155,4 +167,4 @@ merge = wrap(_infer.merge, "blr.infer.merge")
 gp_regression = wrap(_infer.gp_regression, "blr.infer.gp_regression")
 gp_classification = wrap(_infer.gp_classification, "blr.infer.gp_classification")
 
-__all__ = ["glm", "GlmResult", "Summary", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]
+__all__ = ["methods", "glm", "GlmResult", "Summary", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]

@@ -21,6 +21,8 @@
 #include <variant>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bindings.hpp"
 #include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
@@ -31,6 +33,7 @@
 #include "blr/inference/gp_fit.hpp"
 #include "blr/inference/kalman.hpp"
 #include "blr/inference/merge.hpp"
+#include "blr/inference/methods.hpp"
 #include "blr/inference/sensitivity.hpp"
 
 namespace blr::python {
@@ -97,6 +100,17 @@ PyGlmResult fit_glm(const Matrix& x, const Vector& y, const std::string& likelih
   PyGlmResult out{::blr::inference::GlmSummary(x, y, f, names.value_or(std::vector<std::string>{})),
                   {}, f.loo};
   out.sensitivity.swap(f.sensitivity);
+  // As `blr infer` refuses a result that is not finite (checked_result.cpp), naming the entry.
+  const auto& st = out.summary.statistics();
+  const auto& w = out.summary.waic();
+  for (const auto& [name, value] :
+       {std::pair{"log_likelihood", st.log_likelihood}, std::pair{"aic", st.aic},
+        std::pair{"bic", st.bic}, std::pair{"waic", w.waic}, std::pair{"lppd", w.lppd},
+        std::pair{"p_waic", w.p_waic}})
+    check(std::isfinite(value),
+          fmt::format("The fit statistic '{}' is not finite ({}); the data are beyond what double "
+                      "precision can represent (rescale them).",
+                      name, value));
   return out;
 }
 
@@ -190,6 +204,12 @@ py::dict glm_predict(const PyGlmResult& r, const Matrix& x, double level,
     py::gil_scoped_release release;
     t = r.summary.predict(x, level, options);
   }
+  for (Index i = 0; i < t.values.rows(); ++i)
+    for (Index j = 0; j < t.values.cols(); ++j)
+      check(std::isfinite(t.values(i, j)),
+            fmt::format("The prediction for row {} of x is not finite ('{}' is {}); the inputs are "
+                        "beyond what double precision can represent (rescale them).",
+                        i, t.columns[static_cast<std::size_t>(j)], t.values(i, j)));
   py::dict out;
   for (std::size_t j = 0; j < t.columns.size(); ++j)
     out[py::str(t.columns[j])] = Vector(t.values.col(static_cast<Index>(j)));
@@ -408,11 +428,14 @@ void bind_inference(py::module_& m) {
   inf.def("glm", &fit_glm, py::arg("x"), py::arg("y"), py::arg("likelihood") = "logistic",
           py::arg("method") = "laplace", py::arg("prior_precision") = 1.0,
           py::arg("prior_mean") = py::none(), py::arg("noise_precision") = py::none(),
-          py::arg("noise_prior") = py::none(), py::arg("family") = "full",
+          py::arg("noise_prior") = py::none(), py::arg("family") = "gaussian-full",
           py::arg("max_iterations") = py::none(), py::arg("tolerance") = py::none(),
           py::arg("sensitivities") = false, py::arg("names") = py::none(),
           py::arg("rho") = py::none(), py::arg("seed") = 0,
           "Bayesian GLM (the C++ behind blr.infer.glm, which wraps the result in GlmResult).");
+  inf.def(
+      "_methods_json", [] { return ::blr::inference::inference_methods_json().dump(); },
+      "The registry of inference methods (inference/methods.hpp) as JSON text.");
   inf.def("kalman", &kalman, py::arg("y"), py::arg("transition"), py::arg("observation"),
           py::arg("state_noise"), py::arg("obs_noise"), py::arg("init_mean"), py::arg("init_cov"),
           py::arg("smooth") = true,

@@ -150,3 +150,37 @@ def test_mixture_posterior_equals_the_command(cli, tmp_path):
         blr.infer.glm(x, y, method="cvi", family="mixture:2", tolerance=1e-6)
     with pytest.raises(blr.Error, match="mixture:K needs a number of components"):
         blr.infer.glm(x, y, method="cvi", family="mixture:0")
+
+
+def test_the_registry_of_methods_is_the_commands(cli, tmp_path):
+    listed = blr.infer.methods()
+    subprocess.run([str(CLI), "methods", "--json", str(tmp_path / "m.json")], check=True,
+                   capture_output=True)
+    assert listed == json.loads((tmp_path / "m.json").read_text())
+    by = {(m["model"], m["method"]): m for m in listed}
+    laplace = {o["key"]: o for o in by[("glm", "laplace")]["options"]}
+    assert laplace["max_iterations"]["default"] == 100 and laplace["rho"]["default"] == 1
+    # The Python doors the registry names exist, and the family spellings are the CLI's.
+    assert by[("glm", "cvi")]["python"].startswith("blr.infer.glm(")
+    assert {o["key"]: o for o in by[("glm", "cvi")]["options"]}["family"]["choices"] == \
+        ["gaussian-full", "gaussian-diag"]
+    # A table's range reaches Python as its sentence.
+    x, _ = pima("pima_train.csv")
+    with pytest.raises(blr.Error, match=r"Option 'components' must be in \[1, 1000000\]; got 0"):
+        blr.infer.gmm(x[:, 1:3], components=0)
+
+
+def test_one_spelling_for_the_gaussian_family_and_exact():
+    x, y = pima("pima_train.csv")
+    with pytest.raises(blr.Error, match="spelled 'gaussian-diag' as in `blr infer --family`"):
+        blr.infer.glm(x, y, method="cvi", family="diagonal")
+    with pytest.raises(blr.Error, match="Method 'exact' is linear regression's"):
+        blr.infer.glm(x, y, "logistic", method="exact")
+    xs = x[:, [0, 2, 3, 4]]
+    exact = blr.infer.glm(xs, x[:, 5], "gaussian", method="exact", prior_precision=[1e-6, 1, 1, 1])
+    laplace = blr.infer.glm(xs, x[:, 5], "gaussian", prior_precision=[1e-6, 1, 1, 1])
+    assert exact["method"] == laplace["method"] == "exact"
+    assert np.array_equal(exact["mean"], laplace["mean"])
+    known = blr.infer.glm(xs, x[:, 5], "gaussian", method="exact", noise_precision=0.05,
+                          prior_precision=[1e-6, 1, 1, 1])
+    assert known["distribution"] == "normal" and known["iterations"] <= 2

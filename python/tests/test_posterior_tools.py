@@ -101,7 +101,7 @@ def test_glm_sensitivity_of_linear_regression_is_exact_leave_one_out():
 
 def test_glm_cvi_and_errors():
     x, y = logistic_data()
-    r = blr.infer.glm(x, y, method="cvi", family="diagonal")
+    r = blr.infer.glm(x, y, method="cvi", family="gaussian-diag")
     assert r["converged"] and np.count_nonzero(r["covariance"] - np.diag(np.diag(r["covariance"]))) == 0
     with pytest.raises(blr.Error, match="must match"):
         blr.infer.glm(x, y[:-1])

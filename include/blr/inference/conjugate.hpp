@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "blr/core/error.hpp"
+#include "blr/core/option_table.hpp"
 #include "blr/core/types.hpp"
 #include "blr/inference/intervals.hpp"
 #include "blr/rule/natural_step.hpp"
@@ -234,7 +235,8 @@ struct EvidenceOptions {
   /// γ = Σ_j (1 − p₀_j Σ_jj) over every column, α ← γ_slopes/‖m_slopes‖² (MacKay 1992, one
   /// hyperparameter per group). Empty: α for every column (PRML 3.91–3.92 by eigenvalues).
   std::optional<double> intercept_precision{};
-  void validate() const;
+  void validate() const;  ///< the table's ranges (and the cross-option checks)
+  static const OptionTable<EvidenceOptions>& table();
 };
 struct EvidenceResult {
   double alpha = 0, beta = 0, gamma = 0;  ///< γ = effective number of parameters

@@ -24,6 +24,7 @@
 
 #include <vector>
 
+#include "blr/core/option_table.hpp"
 #include "blr/core/types.hpp"
 #include "blr/inference/glm.hpp"
 
@@ -41,7 +42,8 @@ struct CviOptions {
   int samples = 64;          ///< Monte Carlo draws per site and iteration
   std::uint64_t seed = 0;
   bool backtrack = true;  ///< halve ρ while the ELBO would fall (quadrature only)
-  void validate() const;
+  void validate() const;  ///< the table's ranges (and the cross-option checks)
+  static const OptionTable<CviOptions>& table();
 };
 
 struct CviResult {

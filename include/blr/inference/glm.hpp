@@ -23,6 +23,7 @@
 
 #include "blr/algorithms/laplace.hpp"
 #include "blr/core/rng.hpp"
+#include "blr/core/option_table.hpp"
 #include "blr/core/types.hpp"
 #include "blr/inference/quadrature.hpp"
 
@@ -100,7 +101,8 @@ struct LaplaceOptions {
   double rho = 1.0;  ///< ρ of the BLR step (1 = Newton)
   int max_iterations = 100;
   double tolerance = 1e-10;  ///< stop when max|∇ℓ̄| falls below this
-  void validate() const;
+  void validate() const;  ///< the table's ranges (and the cross-option checks)
+  static const OptionTable<LaplaceOptions>& table();
 };
 
 struct LaplaceResult : blr::LaplaceResult {

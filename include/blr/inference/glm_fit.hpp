@@ -33,13 +33,13 @@ namespace blr::inference {
 
 struct GlmFitRequest {
   std::string likelihood = "logistic";  ///< logistic | poisson | gaussian
-  std::string method = "laplace";       ///< laplace | cvi
+  std::string method = "laplace";       ///< exact (Gaussian only) | laplace | cvi
   /// p₀: one per column of X, or one value for every column.
   Vector prior_precision = Vector::Ones(1);
   std::optional<Vector> prior_mean;                        ///< m₀ (default 0)
   std::optional<double> noise_precision;                   ///< a known β (Gaussian only)
   std::optional<std::pair<double, double>> noise_prior;    ///< Gamma(a₀, b₀) on τ (Gaussian only)
-  std::string family = "full";  ///< CVI: full | diagonal | mixture:K
+  std::string family = "gaussian-full";  ///< CVI: gaussian-full | gaussian-diag | mixture:K
   std::optional<int> max_iterations;
   std::optional<double> tolerance;
   std::optional<double> rho;  ///< the BLR step (Laplace: 1; mixture VI: 0.1)

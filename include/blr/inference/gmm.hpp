@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "blr/core/rng.hpp"
+#include "blr/core/option_table.hpp"
 #include "blr/core/types.hpp"
 
 namespace blr::inference {
@@ -62,7 +63,8 @@ struct EmOptions {
   double reg_covar = 1e-6;            ///< added to covariance diagonals in the M-step
   std::uint64_t seed = 0;             ///< k-means++ seeding
   int kmeans_iterations = 20;
-  void validate() const;
+  void validate() const;  ///< the table's ranges (and the cross-option checks)
+  static const OptionTable<EmOptions>& table();
 };
 
 struct EmResult {

@@ -22,6 +22,7 @@
 
 #include <vector>
 
+#include "blr/core/option_table.hpp"
 #include "blr/core/types.hpp"
 #include "blr/inference/glm.hpp"
 
@@ -30,7 +31,8 @@ namespace blr::inference {
 struct GpLaplaceOptions {
   int max_iterations = 100;  ///< Newton steps
   double tolerance = 1e-10;  ///< stop when max|∇ log p(y | Ka) − a| falls below this
-  void validate() const;
+  void validate() const;  ///< the table's ranges (and the cross-option checks)
+  static const OptionTable<GpLaplaceOptions>& table();
 };
 
 struct GpLaplaceResult {

@@ -15,6 +15,7 @@
 #include <functional>
 #include <string>
 
+#include "blr/core/option_table.hpp"
 #include "blr/core/types.hpp"
 
 namespace blr::inference {
@@ -26,7 +27,8 @@ struct LbfgsOptions {
   double max_step = 5.0;             ///< longest step ‖αp‖
   int max_evaluations = 2000;        ///< of f over the whole run
   double c1 = 1e-4, c2 = 0.9;        ///< Wolfe constants, 0 < c₁ < c₂ < 1
-  void validate() const;
+  void validate() const;  ///< the table's ranges (and the cross-option checks)
+  static const OptionTable<LbfgsOptions>& table();
 };
 
 struct LbfgsResult {

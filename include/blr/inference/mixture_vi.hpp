@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "blr/core/rng.hpp"
+#include "blr/core/option_table.hpp"
 #include "blr/core/types.hpp"
 
 namespace blr::inference {
@@ -52,7 +53,8 @@ struct MixtureViOptions {
   int samples = 10;          ///< Monte Carlo draws per component and iteration
   int elbo_samples = 20000;  ///< per component, for the final ELBO estimate
   std::uint64_t seed = 0;
-  void validate() const;
+  void validate() const;  ///< the table's ranges (and the cross-option checks)
+  static const OptionTable<MixtureViOptions>& table();
 };
 
 struct MixtureViResult {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "blr/core/rng.hpp"
+#include "blr/core/option_table.hpp"
 #include "blr/core/types.hpp"
 
 namespace blr::inference {
@@ -49,7 +50,8 @@ struct NormalGammaMeanField {
 struct VmpOptions {
   int max_iterations = 1000;
   double tolerance = 1e-10;  ///< stop when no natural parameter moves by more than this (relative)
-  void validate() const;
+  void validate() const;  ///< the table's ranges (and the cross-option checks)
+  static const OptionTable<VmpOptions>& table();
 };
 
 struct SviOptions {
@@ -58,7 +60,8 @@ struct SviOptions {
   double delay = 1.0;   ///< τ in ρ_t = (t + τ)^(−κ)
   double forget = 0.7;  ///< κ ∈ (0.5, 1]
   std::uint64_t seed = 0;
-  void validate() const;
+  void validate() const;  ///< the table's ranges (and the cross-option checks)
+  static const OptionTable<SviOptions>& table();
   double rho(long t) const;
 };
 

@@ -331,12 +331,24 @@ LinearPredictive linear_predictive(const Vector& posterior, const Matrix& phi,
   return out;
 }
 
+const OptionTable<EvidenceOptions>& EvidenceOptions::table() {
+  using O = EvidenceOptions;
+  static const OptionTable<O> t =
+      OptionTable<O>("evidence maximisation")
+          .number("alpha", &O::alpha, Range::positive(), "starting prior precision α")
+          .number("beta", &O::beta, Range::positive(), "starting noise precision β")
+          .integer("max_iterations", &O::max_iterations, Range::between(1, 1e9),
+                   "MacKay fixed-point iterations at most")
+          .number("tolerance", &O::tolerance, Range::positive(),
+                  "stop when α and β change by less, relative");
+  return t;
+}
+
 void EvidenceOptions::validate() const {
-  check_positive("alpha", alpha);
-  check_positive("beta", beta);
-  check(max_iterations >= 1, "Option 'max-iterations' must be at least 1.");
-  check_positive("tolerance", tolerance);
-  if (intercept_precision) check_positive("intercept-prior-precision", *intercept_precision);
+  table().validate(*this);
+  if (intercept_precision)
+    check(std::isfinite(*intercept_precision) && *intercept_precision > 0,
+          "Option 'intercept_prior_precision' must be > 0.");
 }
 
 EvidenceResult maximize_evidence(const Matrix& phi, const Vector& y,

@@ -166,13 +166,33 @@ struct Damping {
 
 }  // namespace
 
+const OptionTable<CviOptions>& CviOptions::table() {
+  using O = CviOptions;
+  static const OptionTable<O> t =
+      OptionTable<O>("CVI")
+          .choice("family", &O::family,
+                  {{"gaussian-full", GaussianFamilyKind::full},
+                   {"gaussian-diag", GaussianFamilyKind::diagonal}},
+                  "the Gaussian family: full covariance or mean field")
+          .number("rho", &O::rho, Range::between(0, 1, true),
+                  "BLR step size ρ (halved while the ELBO would fall)")
+          .integer("max_iterations", &O::max_iterations, Range::between(1, 1e9),
+                   "iterations at most; a fit that stops there unconverged is refused")
+          .number("tolerance", &O::tolerance, Range::positive(),
+                  "stop when max|Δλ| ≤ tolerance·max(1, max|λ|)")
+          .integer("quadrature_nodes", &O::quadrature_nodes, Range::between(2, 200),
+                   "Gauss–Hermite nodes per site")
+          .flag("monte_carlo", &O::monte_carlo,
+                "estimate the expected gradients by sampling instead of quadrature")
+          .integer("samples", &O::samples, Range::between(1, 1e9),
+                   "Monte Carlo draws per site and iteration (monte_carlo)")
+          .integer("seed", &O::seed, Range::between(0, 9.2e18), "seed of the Monte Carlo draws")
+          .flag("backtrack", &O::backtrack, "halve ρ while the ELBO would fall (quadrature only)");
+  return t;
+}
+
 void CviOptions::validate() const {
-  check_range("rho", rho, 0.0, 1.0, true, false);
-  check(max_iterations >= 1, "Option 'max-iterations' must be at least 1.");
-  check_positive("tolerance", tolerance);
-  check(quadrature_nodes >= 2 && quadrature_nodes <= 200,
-        "Option 'quadrature-nodes' must lie in [2, 200].");
-  check(samples >= 1, "Option 'samples' must be at least 1.");
+  table().validate(*this);
 }
 
 double glm_elbo(const Glm& model, const Vector& mean, const Matrix& covariance,

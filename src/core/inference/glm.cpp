@@ -292,10 +292,20 @@ double Glm::value_gradient_and_hessian(const Vector& w, Vector& gradient, Matrix
   return -log_lik - log_prior(w);
 }
 
+const OptionTable<LaplaceOptions>& LaplaceOptions::table() {
+  using O = LaplaceOptions;
+  static const OptionTable<O> t =
+      OptionTable<O>("Laplace")
+          .number("rho", &O::rho, Range::between(0, 1, true), "BLR step size ρ (1: Newton's method)")
+          .integer("max_iterations", &O::max_iterations, Range::between(1, 1e9),
+                   "Newton steps at most; a fit that stops there unconverged is refused")
+          .number("tolerance", &O::tolerance, Range::positive(),
+                  "stop when max|∇ℓ̄| falls below this");
+  return t;
+}
+
 void LaplaceOptions::validate() const {
-  check_range("rho", rho, 0.0, 1.0, true, false);
-  check(max_iterations >= 1, "Option 'max-iterations' must be at least 1.");
-  check_positive("tolerance", tolerance);
+  table().validate(*this);
 }
 
 LaplaceResult laplace(const Glm& model, const LaplaceOptions& options, const Vector* start) {

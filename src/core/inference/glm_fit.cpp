@@ -145,13 +145,24 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
                     request.likelihood));
   check(x.rows() == y.size(),
         fmt::format("X has {} rows but y has {} entries; they must match.", x.rows(), y.size()));
-  check(request.method == "laplace" || request.method == "cvi",
-        fmt::format("Option 'method' must be one of laplace, cvi; got '{}'.", request.method));
-  check(request.method != "laplace" || request.family == "full",
-        "The Laplace approximation has a full covariance: family must be 'full'.");
+  check(request.method == "laplace" || request.method == "cvi" || request.method == "exact",
+        fmt::format("Option 'method' must be one of exact, laplace, cvi; got '{}'.",
+                    request.method));
+  check(request.method != "exact" || gaussian,
+        fmt::format("Method 'exact' is linear regression's (likelihood='gaussian'); a {} model "
+                    "has no closed-form posterior: use laplace or cvi.",
+                    request.likelihood));
+  // One spelling in every door (`blr infer --family`, blr.infer.glm, the registry's table).
+  check(request.family != "full" && request.family != "diagonal",
+        fmt::format("Option 'family' is spelled '{}' as in `blr infer --family`; got '{}'.",
+                    request.family == "full" ? "gaussian-full" : "gaussian-diag", request.family));
+  check(request.method == "cvi" || request.family == "gaussian-full",
+        fmt::format("Method '{}' gives a full Gaussian: family must be 'gaussian-full'.",
+                    request.method));
   const int components = mixture_components(request.family);
-  check(request.family == "full" || request.family == "diagonal" || components > 0,
-        fmt::format("Option 'family' must be one of full, diagonal, mixture:K; got '{}'.",
+  check(request.family == "gaussian-full" || request.family == "gaussian-diag" || components > 0,
+        fmt::format("Option 'family' must be one of gaussian-full, gaussian-diag, mixture:K; got "
+                    "'{}'.",
                     request.family));
   check(components == 0 || !request.tolerance,
         "A mixture posterior runs max_iterations steps of mixture VI; tolerance does not apply.");
@@ -214,7 +225,8 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
     out.noise_precision = beta;
     out.iterations = 1;
     out.converged = true;
-  } else if (request.method == "laplace") {
+  } else if (request.method == "laplace" || request.method == "exact") {
+    // With β known a Gaussian's Laplace posterior is exact (one Newton step from any start).
     LaplaceOptions options;
     if (request.rho) options.rho = *request.rho;
     if (request.max_iterations) options.max_iterations = *request.max_iterations;
@@ -238,8 +250,8 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
     return m;
   } else {
     CviOptions options;
-    options.family =
-        request.family == "full" ? GaussianFamilyKind::full : GaussianFamilyKind::diagonal;
+    options.family = request.family == "gaussian-full" ? GaussianFamilyKind::full
+                                                       : GaussianFamilyKind::diagonal;
     if (request.rho) options.rho = *request.rho;
     if (request.max_iterations) options.max_iterations = *request.max_iterations;
     if (request.tolerance) options.tolerance = *request.tolerance;

@@ -83,15 +83,32 @@ double GaussianMixture::log_likelihood(const Matrix& x) const {
   return log_sum_exp_rows(log_joint(x)).sum();
 }
 
+const OptionTable<EmOptions>& EmOptions::table() {
+  using O = EmOptions;
+  static const OptionTable<O> t =
+      OptionTable<O>("EM")
+          .integer("components", &O::components, Range::between(1, 1e6), "mixture components K")
+          .choice("covariance", &O::covariance,
+                  {{"full", CovarianceType::full}, {"diag", CovarianceType::diagonal}},
+                  "each component's covariance: full or diagonal")
+          .integer("max_iterations", &O::max_iterations, Range::between(0, 1e9),
+                   "EM steps at most; a fit that stops there unconverged is refused")
+          .number("tolerance", &O::tolerance, Range::positive(),
+                  "stop when the mean log-likelihood per point changes by less")
+          .number("parameter_tolerance", &O::parameter_tolerance, Range::at_least(0),
+                  "…and no parameter moves more, relative (0: not tested)")
+          .integer("fixed_iterations", &O::fixed_iterations, Range::between(0, 1e9),
+                   "> 0: exactly this many steps, no stopping rule")
+          .number("reg_covar", &O::reg_covar, Range::at_least(0),
+                  "added to covariance diagonals in the M-step")
+          .integer("seed", &O::seed, Range::between(0, 9.2e18), "seed of the k-means++ start")
+          .integer("kmeans_iterations", &O::kmeans_iterations, Range::between(0, 1e9),
+                   "k-means steps after the k-means++ seeding");
+  return t;
+}
+
 void EmOptions::validate() const {
-  check(components >= 1,
-        fmt::format("Option 'components' must be at least 1; got {}.", components));
-  check(max_iterations >= 0, "Option 'max-iterations' must be non-negative.");
-  check(fixed_iterations >= 0, "Option 'fixed-iterations' must be non-negative (0: not fixed).");
-  check_positive("tolerance", tolerance);
-  check_nonnegative("parameter-tolerance", parameter_tolerance);
-  check_nonnegative("reg-covar", reg_covar);
-  check(kmeans_iterations >= 0, "Option 'kmeans-iterations' must be non-negative.");
+  table().validate(*this);
 }
 
 namespace {

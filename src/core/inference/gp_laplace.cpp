@@ -40,9 +40,19 @@ void check_responses(const Vector& y, Likelihood lik) {
 
 }  // namespace
 
+const OptionTable<GpLaplaceOptions>& GpLaplaceOptions::table() {
+  using O = GpLaplaceOptions;
+  static const OptionTable<O> t =
+      OptionTable<O>("GP Laplace")
+          .integer("max_iterations", &O::max_iterations, Range::between(1, 1e9),
+                   "Newton steps at most (GPML Alg. 3.1)")
+          .number("tolerance", &O::tolerance, Range::positive(),
+                  "stop when max|∇ log p(y | Ka) − a| falls below this");
+  return t;
+}
+
 void GpLaplaceOptions::validate() const {
-  check(max_iterations >= 1, "Option 'max-iterations' must be at least 1.");
-  check_positive("tolerance", tolerance);
+  table().validate(*this);
 }
 
 bool gp_b_cholesky(const Matrix& kernel, const Vector& sqrt_w, Matrix& lower) {

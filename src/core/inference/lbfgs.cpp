@@ -125,13 +125,26 @@ class LineSearch {
 
 }  // namespace
 
+const OptionTable<LbfgsOptions>& LbfgsOptions::table() {
+  using O = LbfgsOptions;
+  static const OptionTable<O> t =
+      OptionTable<O>("L-BFGS")
+          .integer("memory", &O::memory, Range::between(1, 1e6), "stored (s, y) pairs m")
+          .integer("max_iterations", &O::max_iterations, Range::between(1, 1e9),
+                   "line searches at most")
+          .number("gradient_tolerance", &O::gradient_tolerance, Range::positive(),
+                  "converged when max|∇f| ≤ this")
+          .number("max_step", &O::max_step, Range::positive(), "longest step ‖αp‖")
+          .integer("max_evaluations", &O::max_evaluations, Range::between(1, 1e9),
+                   "evaluations of f over the whole run")
+          .number("c1", &O::c1, Range::between(0, 1, true, true), "Wolfe's sufficient-decrease c₁")
+          .number("c2", &O::c2, Range::between(0, 1, true, true), "Wolfe's curvature c₂ (> c₁)");
+  return t;
+}
+
 void LbfgsOptions::validate() const {
-  check(memory >= 1, "Option 'memory' of L-BFGS must be at least 1.");
-  check(max_iterations >= 1, "Option 'max-iterations' of L-BFGS must be at least 1.");
-  check_positive("gradient-tolerance", gradient_tolerance);
-  check_positive("max-step", max_step);
-  check(max_evaluations >= 1, "Option 'max-evaluations' of L-BFGS must be at least 1.");
-  check(c1 > 0 && c1 < c2 && c2 < 1, "The Wolfe constants must satisfy 0 < c1 < c2 < 1.");
+  table().validate(*this);
+  check(c1 < c2, "The Wolfe constants must satisfy 0 < c1 < c2 < 1.");
 }
 
 LbfgsResult lbfgs(const Objective& f, const Vector& x0, const LbfgsOptions& options) {

@@ -67,13 +67,25 @@ void derivatives(const std::vector<GaussianComponent>& comps, const Prepared& p,
 
 }  // namespace
 
+const OptionTable<MixtureViOptions>& MixtureViOptions::table() {
+  using O = MixtureViOptions;
+  static const OptionTable<O> t =
+      OptionTable<O>("mixture VI")
+          .integer("iterations", &O::iterations, Range::between(0, 1e9), "BLR steps (eqs. 29–30)")
+          .number("rho", &O::rho, Range::between(0, 1, true), "initial step size ρ")
+          .number("decay_time", &O::decay_time, Range::positive(),
+                  "t₀ of the decay ρ_t = ρ/(1 + t/t₀)^κ")
+          .number("decay_power", &O::decay_power, Range::at_least(0), "κ of that decay")
+          .integer("samples", &O::samples, Range::between(1, 1e9),
+                   "Monte Carlo draws per component and iteration")
+          .integer("elbo_samples", &O::elbo_samples, Range::between(2, 1e9),
+                   "draws per component for the final ELBO estimate")
+          .integer("seed", &O::seed, Range::between(0, 9.2e18), "seed of the Monte Carlo draws");
+  return t;
+}
+
 void MixtureViOptions::validate() const {
-  check(iterations >= 0, "Option 'iterations' must be non-negative.");
-  check_range("rho", rho, 0.0, 1.0, true, false);
-  check_positive("decay-time", decay_time);
-  check_nonnegative("decay-power", decay_power);
-  check(samples >= 1, "Option 'samples' must be at least 1.");
-  check(elbo_samples >= 2, "Option 'elbo-samples' must be at least 2.");
+  table().validate(*this);
 }
 
 double mixture_log_density(const Vector& weights, const std::vector<GaussianComponent>& comps,

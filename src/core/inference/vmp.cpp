@@ -33,17 +33,35 @@ double gamma_entropy(double a, double b) {
 
 // ---- options -----------------------------------------------------------------------------------
 
+const OptionTable<VmpOptions>& VmpOptions::table() {
+  using O = VmpOptions;
+  static const OptionTable<O> t =
+      OptionTable<O>("VMP")
+          .integer("max_iterations", &O::max_iterations, Range::between(1, 1e9),
+                   "sweeps at most; a fit that stops there unconverged is refused")
+          .number("tolerance", &O::tolerance, Range::positive(),
+                  "stop when no natural parameter moves by more than this, relative");
+  return t;
+}
+
 void VmpOptions::validate() const {
-  check(max_iterations >= 1, "Option 'max-iterations' must be at least 1.");
-  check_positive("tolerance", tolerance);
+  table().validate(*this);
+}
+
+const OptionTable<SviOptions>& SviOptions::table() {
+  using O = SviOptions;
+  static const OptionTable<O> t =
+      OptionTable<O>("SVI")
+          .integer("batch_size", &O::batch_size, Range::between(1, 1e9), "rows per minibatch")
+          .integer("iterations", &O::iterations, Range::between(1, 1e9), "minibatch steps")
+          .number("delay", &O::delay, Range::at_least(0), "τ in ρ_t = (t + τ)^(−κ)")
+          .number("forget", &O::forget, Range::between(0.5, 1, true), "κ in ρ_t = (t + τ)^(−κ)")
+          .integer("seed", &O::seed, Range::between(0, 9.2e18), "seed of the minibatch draws");
+  return t;
 }
 
 void SviOptions::validate() const {
-  check(batch_size >= 1,
-        fmt::format("Option 'batch-size' must be at least 1; got {}.", batch_size));
-  check(iterations >= 1, "Option 'iterations' must be at least 1.");
-  check_nonnegative("delay", delay);
-  check_range("forget", forget, 0.5, 1.0, true, false);
+  table().validate(*this);
 }
 
 double SviOptions::rho(long t) const {

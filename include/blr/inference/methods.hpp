@@ -1,0 +1,48 @@
+// The inference methods of blr as one registry (issue 31, item 1), in the shape of the optimizer
+// registry (torch/optim/registry.hpp): each entry names a model and a method, says in one line
+// what it computes and from which equations, names the library function that fits it (their
+// signatures differ by model: a design and responses, a series, a matrix), and points at the
+// option table of its iterative part (core/option_table.hpp: ranges declared once, validation
+// with one sentence, typed JSON). `blr methods` prints the registry (also as Markdown, the
+// generated section of docs/inference.md, and as JSON), and `blr.infer.methods()` returns it.
+//
+//   glm       exact | laplace | cvi | mixture-vi    linreg, logistic, poisson (glm_fit.hpp)
+//   gpc       laplace | cvi                         GP classification (gp_fit.hpp)
+//   gpr       exact                                 GP regression (gp_fit.hpp)
+//   gmm       em | vmp | svi                        Gaussian mixtures (gmm.hpp, vmp.hpp)
+//   kalman    exact                                 linear-Gaussian state space (kalman.hpp)
+//   conjugate exact                                 conjugate exponential families (conjugate.hpp)
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "blr/core/option_table.hpp"
+
+namespace blr::inference {
+
+struct InferenceMethod {
+  std::string model;      ///< glm, gpc, gpr, gmm, kalman, conjugate
+  std::string method;     ///< exact, laplace, cvi, mixture-vi, em, vmp, svi
+  std::string summary;    ///< one line: what it computes
+  std::string reference;  ///< the equations it implements
+  std::string fit;        ///< the library function that fits it (and its header)
+  std::string command;    ///< the CLI door
+  std::string python;     ///< the Python door
+  /// The option table of its iterative part; nullptr for a closed-form method.
+  const OptionSchema* options = nullptr;
+};
+
+/// Every entry, in the order of the header.
+const std::vector<InferenceMethod>& inference_methods();
+/// The entry of (model, method); an unknown pair is a sentence listing the methods of the model
+/// (or the models), with a "did you mean" suggestion.
+const InferenceMethod& find_inference_method(std::string_view model, std::string_view method);
+/// The registry as Markdown (docs/inference.md's generated reference) and as JSON (options with
+/// typed defaults, types, allowed values and help).
+std::string inference_methods_markdown();
+nlohmann::json inference_methods_json();
+
+}  // namespace blr::inference
