@@ -3,9 +3,9 @@
 // (Gelman, Hwang & Vehtari 2014, eqs. 5 and 11–13, as ArviZ computes them). The tolerance is
 // derived from the draws: 5 × the Monte Carlo standard error of each sum, bounded by the sum of
 // the pointwise standard errors (sd of p / (√S · mean p) for lppd_i by the delta method,
-// √((m₄ − v²)/S) for a variance). Quadrature error (64 Gauss–Hermite nodes on smooth
-// integrands) is far below it. The point-mass limit: no spread, so p_waic = 0 and lppd = the
-// log-likelihood at the mean, up to the rounding of the quadrature weights' sum.
+// √((m₄ − v²)/S) for a variance). Quadrature error (32 Gauss–Hermite nodes on smooth integrands)
+// is far below it. The point-mass limit: no spread, so p_waic = 0 and lppd = the log-likelihood
+// at the mean, up to the rounding of the quadrature weights' sum.
 #include <gtest/gtest.h>
 
 #include <Eigen/Cholesky>

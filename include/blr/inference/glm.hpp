@@ -56,6 +56,10 @@ void expected_logistic_sites(Index n, const double* y, const double* m, const do
 /// BLAS-3 kernel, mirrored; any signs of w.
 Matrix weighted_gram(const Matrix& x, const Vector& w);
 
+/// v_i = x_iᵀ S x_i for every row of x (the latent variances diag(X S Xᵀ) of a predictive or of
+/// WAIC): X S by blocks of rows (through the system BLAS when large), so no n×d temporary is made.
+Vector row_quadratic_forms(const Matrix& x, const Matrix& s);
+
 /// A Bayesian GLM; satisfies the HasHessian loss concept (blr/model/loss.hpp) with ℓ̄ = −log joint.
 struct Glm {
   Matrix x;  ///< N×d design (intercept column included by the caller)

@@ -40,9 +40,10 @@ struct CoefficientTable {
 
 class GlmSummary {
  public:
-  /// The summary of `fit` on its training data (x, y); `names` names the columns of x (default
-  /// x0, x1, ...). Throws a sentence when the shapes disagree or a name repeats.
-  GlmSummary(Matrix x, Vector y, GlmFit fit, std::vector<std::string> names = {});
+  /// The summary of `fit` on its training data (x, y), which it reads for the statistics and
+  /// WAIC and does not keep; `names` names the columns of x (default x0, x1, ...). Throws a
+  /// sentence when the shapes disagree or a name repeats.
+  GlmSummary(const Matrix& x, const Vector& y, GlmFit fit, std::vector<std::string> names = {});
 
   const GlmFit& fit() const { return fit_; }
   const std::vector<std::string>& names() const { return names_; }
@@ -63,8 +64,6 @@ class GlmSummary {
   nlohmann::json to_json(double level = 0.95) const;
 
  private:
-  Matrix x_;
-  Vector y_;
   GlmFit fit_;
   std::vector<std::string> names_;
   FitStatistics statistics_;

@@ -8,7 +8,7 @@
 // For a GLM each term sees the posterior only through the linear predictor a_i = x_iᵀw, which is
 // Gaussian under a Gaussian posterior and a mixture of Gaussians under a mixture posterior, so the
 // expectations are one-dimensional and need no posterior draws:
-//   logistic, Poisson  Gauss–Hermite quadrature per mixture component; the variance is taken
+//   logistic, Poisson  Gauss–Hermite quadrature (32 nodes) per mixture component; the variance is taken
 //                      about the mean (two passes), so it does not cancel for narrow posteriors;
 //   Gaussian, β known  log p = ½ log(β/2π) − (β/2)(y − a)² is quadratic in a, so its mean and
 //                      variance are exact with three or more nodes; lppd is closed form,
@@ -38,12 +38,12 @@ struct Waic {
 /// `noise_precision` is β of a Gaussian likelihood; `nodes` the Gauss–Hermite nodes.
 Waic waic_latent(Likelihood likelihood, const Vector& y, const Vector& weights,
                  const Matrix& latent_mean, const Matrix& latent_variance,
-                 double noise_precision = 1.0, int nodes = 64);
+                 double noise_precision = 1.0, int nodes = 32);
 
 /// WAIC of a GLM with a Gaussian posterior N(mean, covariance) on the design x.
 Waic waic_gaussian_posterior(Likelihood likelihood, const Matrix& x, const Vector& y,
                              const Vector& mean, const Matrix& covariance,
-                             double noise_precision = 1.0, int nodes = 64);
+                             double noise_precision = 1.0, int nodes = 32);
 
 /// WAIC of linear regression with the Normal–Gamma posterior: location `mean`, Student-t scale
 /// matrix S = (b_N/a_N) Λ⁻¹ (`scale`), τ | y ~ Gamma(shape a_N, rate b_N).

@@ -1,5 +1,6 @@
 #include "blr/family/special.hpp"
 #include "blr/inference/conjugate.hpp"
+#include "blr/inference/glm.hpp"
 
 #include <fmt/format.h>
 
@@ -296,7 +297,7 @@ NormalGammaFit::Predictive NormalGammaFit::predict(const Matrix& x, const Vector
       Eigen::LLT<Matrix>(posterior_precision).solve(Matrix::Identity(mean.size(), mean.size()));
   Predictive p;
   p.mean = x * mean;
-  const Vector leverage = (x * inverse).cwiseProduct(x).rowwise().sum();
+  const Vector leverage = row_quadratic_forms(x, inverse);
   p.scale = ((noise_rate / noise_shape) * (1.0 + leverage.array())).sqrt();
   p.sd = p.scale * std::sqrt(dof / (dof - 2));
   p.lower.resize(n);

@@ -78,6 +78,27 @@ SiteTerms site_terms(Likelihood l, double y, double a, double beta) {
   return t;
 }
 
+Vector row_quadratic_forms(const Matrix& x, const Matrix& s) {
+  check(s.rows() == x.cols() && s.cols() == x.cols(),
+        "row_quadratic_forms: the matrix must be square with one row per column of x.");
+  const Index n = x.rows(), d = x.cols();
+  constexpr Index kBlock = 2048;  // 2048 × d doubles: a block that stays in cache for d ≤ 100
+  Vector out(n);
+  Matrix xs(std::min(n, kBlock), d);
+  for (Index start = 0; start < n; start += kBlock) {
+    const Index rows = std::min(kBlock, n - start);
+    auto block = x.middleRows(start, rows);
+    auto product = xs.topRows(rows);
+    if (blas_worthwhile(rows, d, d)) {
+      blas_multiply(block, s, product);
+    } else {
+      product.noalias() = block * s;
+    }
+    out.segment(start, rows) = product.cwiseProduct(block).rowwise().sum();
+  }
+  return out;
+}
+
 Matrix weighted_gram(const Matrix& x, const Vector& w) {
   check(w.size() == x.rows(), "weighted_gram: one weight per row of the design is needed.");
   const Index d = x.cols();
@@ -405,7 +426,7 @@ Predictive predict(Likelihood l, const Vector& mean, const Matrix& cov, const Ma
       fmt::format("Predictive: the test design has {} columns but the posterior has dimension {}.",
                   x.cols(), mean.size()));
   const Vector mu = x * mean;
-  const Vector var = (x * cov).cwiseProduct(x).rowwise().sum();
+  const Vector var = row_quadratic_forms(x, cov);
   if (options.method != PredictiveMethod::monte_carlo)
     return predict_latent(l, mu, var, y, options, beta);
   // Monte Carlo over w ~ N(m, Σ): the same draws for every test point.

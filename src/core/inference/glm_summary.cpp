@@ -46,7 +46,7 @@ void mixture_latents(const GlmMixture& m, const Matrix& x, Matrix& mean, Matrix&
   for (Index c = 0; c < k; ++c) {
     const auto cs = static_cast<std::size_t>(c);
     mean.col(c) = x * m.means[cs];
-    variance.col(c) = (x * m.covariances[cs]).cwiseProduct(x).rowwise().sum();
+    variance.col(c) = row_quadratic_forms(x, m.covariances[cs]);
   }
 }
 
@@ -71,14 +71,14 @@ std::string tail_heading(double p) { return fmt::format("{:g}%", 100 * p); }
 
 }  // namespace
 
-GlmSummary::GlmSummary(Matrix x, Vector y, GlmFit fit, std::vector<std::string> names)
-    : x_(std::move(x)), y_(std::move(y)), fit_(std::move(fit)), names_(std::move(names)) {
+GlmSummary::GlmSummary(const Matrix& x, const Vector& y, GlmFit fit, std::vector<std::string> names)
+    : fit_(std::move(fit)), names_(std::move(names)) {
   const Index d = fit_.mean.size();
-  check(x_.cols() == d && fit_.covariance.rows() == d && fit_.covariance.cols() == d &&
-            y_.size() == x_.rows(),
+  check(x.cols() == d && fit_.covariance.rows() == d && fit_.covariance.cols() == d &&
+            y.size() == x.rows(),
         fmt::format("A GLM summary needs a design with one column per coefficient and one "
                     "response per row; got a {}×{} design, {} responses and {} coefficients.",
-                    x_.rows(), x_.cols(), y_.size(), d));
+                    x.rows(), x.cols(), y.size(), d));
   if (names_.empty())
     for (Index j = 0; j < d; ++j) names_.push_back(fmt::format("x{}", j));
   check(static_cast<Index>(names_.size()) == d,
@@ -89,16 +89,16 @@ GlmSummary::GlmSummary(Matrix x, Vector y, GlmFit fit, std::vector<std::string> 
   if (student_t())
     check(fit_.scale && fit_.noise_shape && fit_.noise_rate,
           "A Student-t GLM summary needs the Normal–Gamma posterior's scale, shape and rate.");
-  statistics_ = fit_statistics(fit_.likelihood, x_, y_, fit_.mean);
+  statistics_ = fit_statistics(fit_.likelihood, x, y, fit_.mean);
   const double beta = fit_.noise_precision.value_or(1.0);
   if (fit_.mixture) {
     Matrix m, v;
-    mixture_latents(*fit_.mixture, x_, m, v);
-    waic_ = waic_latent(fit_.likelihood, y_, fit_.mixture->weights, m, v, beta);
+    mixture_latents(*fit_.mixture, x, m, v);
+    waic_ = waic_latent(fit_.likelihood, y, fit_.mixture->weights, m, v, beta);
   } else if (student_t()) {
-    waic_ = waic_normal_gamma(x_, y_, fit_.mean, *fit_.scale, *fit_.noise_shape, *fit_.noise_rate);
+    waic_ = waic_normal_gamma(x, y, fit_.mean, *fit_.scale, *fit_.noise_shape, *fit_.noise_rate);
   } else {
-    waic_ = waic_gaussian_posterior(fit_.likelihood, x_, y_, fit_.mean, fit_.covariance, beta);
+    waic_ = waic_gaussian_posterior(fit_.likelihood, x, y, fit_.mean, fit_.covariance, beta);
   }
 }
 

@@ -54,15 +54,26 @@ Waic waic_latent(Likelihood likelihood, const Vector& y, const Vector& weights,
   // Per row: the values f = log p(y | a) at the nodes of every component, with mass w_c ω_j.
   Vector mass(k * q), f(k * q);
   for (Index c = 0; c < k; ++c) mass.segment(c * q, q) = weights[c] * gh.weights();
+  const Vector log_mass = mass.array().log();
+  const Eigen::ArrayXd z = gh.nodes().array();
+  const double gaussian_constant = 0.5 * std::log(noise_precision / (2 * std::numbers::pi));
+  Eigen::ArrayXd density(k * q);  // p(y | a) at the nodes (logistic), from the same exponential
   for (Index i = 0; i < n; ++i) {
     for (Index c = 0; c < k; ++c) {
       const double m = latent_mean(i, c), s = std::sqrt(std::max(0.0, latent_variance(i, c)));
-      for (Index j = 0; j < q; ++j) {
-        const double a = m + s * gh.nodes()[j];
-        f[c * q + j] = likelihood == Likelihood::gaussian
-                           ? 0.5 * std::log(noise_precision / (2 * std::numbers::pi)) -
-                                 0.5 * noise_precision * (y[i] - a) * (y[i] - a)
-                           : log_density(likelihood, y[i], a);
+      const Eigen::ArrayXd a = m + s * z;
+      auto fc = f.segment(c * q, q).array();
+      if (likelihood == Likelihood::gaussian) {
+        fc = gaussian_constant - 0.5 * noise_precision * (y[i] - a).square();
+      } else if (likelihood == Likelihood::logistic) {
+        // e = e^{−|a|}: log(1 + eᵃ) = max(a, 0) + log1p(e), σ(a) = 1/(1 + e) or e/(1 + e).
+        const Eigen::ArrayXd e = (-a.abs()).exp();
+        fc = y[i] * a - (a.max(0.0) + e.log1p());
+        const Eigen::ArrayXd big = 1.0 / (1.0 + e), small = e / (1.0 + e);  // σ(|a|), σ(−|a|)
+        const bool one = y[i] == 1.0;  // p = σ(a) for y = 1, σ(−a) for y = 0
+        density.segment(c * q, q) = (a >= 0).select(one ? big : small, one ? small : big);
+      } else {
+        for (Index j = 0; j < q; ++j) fc[j] = log_density(likelihood, y[i], a[j]);
       }
     }
     const double mean = mass.dot(f);
@@ -77,7 +88,10 @@ Waic waic_latent(Likelihood likelihood, const Vector& y, const Vector& weights,
       }
       lppd[i] = log_sum_exp(terms);
     } else {
-      lppd[i] = log_sum_exp(Vector(f.array() + mass.array().log()));
+      // Σ mass·p directly where it cannot underflow (logistic), else in log space.
+      const double total =
+          likelihood == Likelihood::logistic ? (mass.array() * density).sum() : 0.0;
+      lppd[i] = total > 1e-280 ? std::log(total) : log_sum_exp(Vector(f + log_mass));
     }
   }
   return finish(std::move(lppd), std::move(p));
@@ -90,7 +104,7 @@ Waic waic_gaussian_posterior(Likelihood likelihood, const Matrix& x, const Vecto
             covariance.cols() == mean.size(),
         "WAIC needs one coefficient per column of the design and a square covariance of that size.");
   const Matrix latent_mean = x * mean;
-  const Matrix latent_variance = (x * covariance).cwiseProduct(x).rowwise().sum();
+  const Matrix latent_variance = row_quadratic_forms(x, covariance);
   return waic_latent(likelihood, y, Vector::Ones(1), latent_mean, latent_variance,
                      noise_precision, nodes);
 }
@@ -103,7 +117,7 @@ Waic waic_normal_gamma(const Matrix& x, const Vector& y, const Vector& mean, con
         "The Normal–Gamma posterior's shape and rate must be positive.");
   const double a = noise_shape, b = noise_rate, nu = 2 * a;
   // v_i = x_iᵀΛ⁻¹x_i with Λ⁻¹ = (a/b) S.
-  const Vector v = (a / b) * (x * scale).cwiseProduct(x).rowwise().sum();
+  const Vector v = (a / b) * row_quadratic_forms(x, scale);
   const double var_log_tau = boost::math::trigamma(a);
   const double c = std::lgamma((nu + 1) / 2) - std::lgamma(nu / 2) - 0.5 * std::log(nu * std::numbers::pi);
   const Index n = y.size();
