@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -36,6 +37,7 @@
 #include "blr/torch/laplace_prior_search.hpp"
 #include "blr/torch/nn/model.hpp"
 #include "blr/torch/optim/laplace.hpp"
+#include "blr/torch/posthoc_laplace.hpp"
 #include "blr/torch/regression_metrics.hpp"
 #include "option_helpers.hpp"
 #include "tensor_helpers.hpp"
@@ -260,6 +262,79 @@ TEST(LaplaceRegression, BadInputIsOneSentence) {
   const Data exact{d.x, d.x.mm(net->weight.detach().t()).squeeze(1)};
   const auto perfect = fit(net, exact, LaplaceStructure::kDiagonal, kSigma);
   EXPECT_THROW(blr::torch::laplace_optimal_noise_std(perfect), blr::Error);
+}
+
+}  // namespace laplace_regression_test
+
+namespace laplace_regression_test {
+
+/// `f` throws a blr::Error whose sentence holds `words`.
+template <class F>
+void expect_error(F&& f, const std::string& words) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one about " << words;
+  } catch (const blr::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+// The library pipeline (posthoc_laplace.hpp) that `blr laplace` runs, on the linear model: with δ
+// by the marginal likelihood it is laplace_optimal_prior_precision of the same fit, and log Z is
+// the exact evidence formula's at that δ (1e-9, as above); with σ by the marginal likelihood σ is
+// laplace_optimal_noise_std's (the same batches, so bit for bit); the grid search leaves δ on the grid at its lowest NLL; the
+// posterior it builds carries the curvature; misuse is one sentence before any pass.
+TEST(LaplaceRegression, PosthocPipelineComposesTheSteps) {
+  const Data d = linear_data();
+  const auto net = linear(map_weights(d, kSigma, kDelta));
+  const blr::torch::Model model(net);
+  blr::torch::PosthocLaplaceRequest request;
+  request.curvature.likelihood = LaplaceLikelihood::kRegression;
+  request.curvature.noise_std = kSigma;
+  request.curvature.structure = LaplaceStructure::kKronecker;
+  request.curvature.batch_size = 7;  // as fit() sums its batches: the same curvature, bit for bit
+  std::unique_ptr<LaplacePosterior> built;
+  const auto make = [&](double delta, const LaplaceCurvatureResult& f) -> LaplacePosterior& {
+    built = std::make_unique<LaplacePosterior>(
+        net->parameters(), blr::torch::make_options<LaplacePosteriorOptions>(
+                               {{"prior_precision", delta},
+                                {"ess", static_cast<double>(f.examples)},
+                                {"structure", std::string("kron")},
+                                {"predictive", std::string("probit")}}));
+    return *built;
+  };
+  const auto marglik = blr::torch::fit_posthoc_laplace(model, d.x, d.y, {}, {}, request, make);
+  const auto f = fit(net, d, LaplaceStructure::kKronecker, kSigma);
+  EXPECT_TRUE(marglik.prior_precision_chosen);
+  EXPECT_NEAR(marglik.prior_precision, blr::torch::laplace_optimal_prior_precision(f),
+              1e-12 * marglik.prior_precision);
+  EXPECT_NEAR(marglik.log_marginal_likelihood,
+              blr::torch::laplace_log_marginal_likelihood(f, marglik.prior_precision), 1e-9);
+  ASSERT_TRUE(built);
+  EXPECT_TRUE(built->posterior_ready());
+
+  request.noise_std_by_marglik = true;
+  const auto sigma = blr::torch::fit_posthoc_laplace(model, d.x, d.y, {}, {}, request, make);
+  EXPECT_EQ(sigma.fit.noise_std, blr::torch::laplace_optimal_noise_std(f));
+  EXPECT_EQ(sigma.run_noise_std, kSigma);
+
+  request.noise_std_by_marglik = false;
+  request.prior_precision_method = "gridsearch";
+  request.grid = {0.1, 10.0, 5};
+  const auto grid =
+      blr::torch::fit_posthoc_laplace(model, d.x, d.y, d.x.slice(0, 0, 10), d.y.slice(0, 0, 10),
+                                      request, make);
+  ASSERT_TRUE(grid.search);
+  EXPECT_EQ(grid.prior_precision, grid.search->best);
+  const auto lowest = std::min_element(grid.search->nll.begin(), grid.search->nll.end());
+  EXPECT_EQ(grid.search->grid[static_cast<std::size_t>(lowest - grid.search->nll.begin())],
+            grid.prior_precision);
+
+  expect_error([&] { blr::torch::fit_posthoc_laplace(model, d.x, d.y, {}, {}, request, make); },
+               "validation split");
+  request.noise_std_by_marglik = true;
+  expect_error([&] { blr::torch::fit_posthoc_laplace(model, d.x, d.y, {}, {}, request, make); },
+               "does not combine with the grid search");
 }
 
 }  // namespace laplace_regression_test

@@ -22,6 +22,7 @@
 #include "blr/torch/distributed/process_group.hpp"
 #include "blr/torch/data/load.hpp"
 #include "blr/torch/laplace_fit.hpp"
+#include "blr/torch/posthoc_laplace.hpp"
 #include "blr/torch/nn/script_file.hpp"
 #include "blr/torch/optim/laplace.hpp"
 #include "blr/torch/optim/registry.hpp"
@@ -763,46 +764,42 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
         request.predictive == "probit" ? (regression ? "linearised Gaussian" : "linearised probit")
                                        : "Monte Carlo");
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  LaplaceCurvatureResult fit =
-      laplace_curvature(trainer.model(), run.data->train.x.to(device),
-                        run.data->train.y.to(device), fit_options);
-  const double run_noise_std = regression ? trainer.noise_std() : 0.0;
-  if (noise_by_marglik) {
-    fit = laplace_with_noise_std(
-        fit, laplace_optimal_noise_std(fit, chosen ? 0.0 : request.prior_precision));
-    trainer.set_noise_std(fit.noise_std);
-  }
-  double delta = !chosen      ? request.prior_precision
-                 : gridsearch ? request.grid.values().front()
-                              : laplace_optimal_prior_precision(fit);
-  trainer.replace_optimizer("laplace", {{"prior_precision", delta},
-                                        {"ess", static_cast<double>(fit.examples)},
-                                        {"subset", request.subset},
-                                        {"curvature", request.curvature},
-                                        {"structure", request.structure},
-                                        {"predictive", request.predictive}});
-  auto& posterior = dynamic_cast<LaplacePosterior&>(trainer.optimizer());
-  posterior.set_curvature(fit.curvature, fit.factors);
-  std::optional<PriorPrecisionSearch> search;
-  if (gridsearch) {
-    search = laplace_prior_precision_search(
-        trainer.model(), posterior, run.data->validation.x.to(device),
-        run.data->validation.y.to(device), run.config.test_samples, request.grid,
-        regression ? trainer.noise_std() : 0.0);
-    delta = search->best;
-    if (search->at_edge())
-      std::cerr << fmt::format(
-          "blr: warning: the validation NLL is lowest at the {} prior precision of the grid, "
-          "{:.6g}; the best δ may lie beyond it, so widen --prior-precision-grid{}.\n",
-          delta == search->grid.back() ? "largest" : "smallest", delta,
-          delta == search->grid.back() ? " (at a large δ the posterior adds little to the "
-                                         "point estimate)"
-                                       : "");
-  }
-  const double log_evidence = laplace_log_marginal_likelihood(fit, delta);
-  const double fit_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // The library's pipeline (posthoc_laplace.hpp): curvature, σ, δ, the posterior, log Z.
+  PosthocLaplaceRequest pipeline;
+  pipeline.curvature = fit_options;
+  pipeline.prior_precision = request.prior_precision;
+  pipeline.prior_precision_method = request.prior_precision_method;
+  pipeline.grid = request.grid;
+  pipeline.noise_std_by_marglik = noise_by_marglik;
+  pipeline.samples = run.config.test_samples;
+  const PosthocLaplaceFit result = fit_posthoc_laplace(
+      trainer.model(), run.data->train.x.to(device), run.data->train.y.to(device),
+      gridsearch ? run.data->validation.x.to(device) : ::at::Tensor(),
+      gridsearch ? run.data->validation.y.to(device) : ::at::Tensor(), pipeline,
+      [&](double delta, const LaplaceCurvatureResult& fit) -> LaplacePosterior& {
+        if (noise_by_marglik) trainer.set_noise_std(fit.noise_std);
+        trainer.replace_optimizer("laplace", {{"prior_precision", delta},
+                                              {"ess", static_cast<double>(fit.examples)},
+                                              {"subset", request.subset},
+                                              {"curvature", request.curvature},
+                                              {"structure", request.structure},
+                                              {"predictive", request.predictive}});
+        return dynamic_cast<LaplacePosterior&>(trainer.optimizer());
+      });
+  const LaplaceCurvatureResult& fit = result.fit;
+  const double run_noise_std = result.run_noise_std;
+  const double delta = result.prior_precision;
+  const std::optional<PriorPrecisionSearch>& search = result.search;
+  const double log_evidence = result.log_marginal_likelihood;
+  const double fit_seconds = result.seconds;
+  if (search && search->at_edge())
+    std::cerr << fmt::format(
+        "blr: warning: the validation NLL is lowest at the {} prior precision of the grid, "
+        "{:.6g}; the best δ may lie beyond it, so widen --prior-precision-grid{}.\n",
+        delta == search->grid.back() ? "largest" : "smallest", delta,
+        delta == search->grid.back() ? " (at a large δ the posterior adds little to the "
+                                       "point estimate)"
+                                     : "");
   if (!settings.quiet) {
     std::cerr << fmt::format(
         "blr laplace: {} weights in the posterior, prior precision {:.6g} ({}), log marginal "
