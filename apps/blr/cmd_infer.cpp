@@ -124,16 +124,17 @@ void print_table(const std::vector<std::string>& names, const Marginals& m,
   }
 }
 
-io::CsvTable handle_missing(const Options& o, const io::CsvTable& table,
+io::CsvTable handle_missing(const Options& o, io::CsvTable table,
                             const std::vector<std::string>& used, const std::string& role,
                             nlohmann::json& dropped) {
-  io::CsvTable kept = io::apply_missing_policy(table, used, o.missing);
+  const Index before = table.rows();
+  io::CsvTable kept = io::apply_missing_policy(std::move(table), used, o.missing);
   if (o.missing == "drop") {
-    const Index n = table.rows() - kept.rows();
+    const Index n = before - kept.rows();
     dropped[role] = n;
     fmt::print(
         "--missing drop: {} of {} rows of '{}' dropped (a missing value in the columns used)\n", n,
-        table.rows(), table.source());
+        before, kept.source());
   }
   return kept;
 }
@@ -141,7 +142,7 @@ io::CsvTable handle_missing(const Options& o, const io::CsvTable& table,
 Supervised load_supervised(const Options& o, Response response, bool intercept) {
   check(!o.train.empty(), fmt::format("Model '{}' needs a training file: --train FILE.", o.model));
   Supervised s;
-  const auto raw_train = io::CsvTable::read(o.train);
+  auto raw_train = io::CsvTable::read(o.train);
   const std::string label = o.label.empty() ? raw_train.columns().back() : o.label;
   raw_train.column_index(label);  // names the file and its columns when missing
   std::vector<std::string> features =
@@ -159,7 +160,7 @@ Supervised load_supervised(const Options& o, Response response, bool intercept) 
     }
   std::vector<std::string> used = features;
   used.push_back(label);
-  const auto train = handle_missing(o, raw_train, used, "train", s.dropped);
+  const auto train = handle_missing(o, std::move(raw_train), used, "train", s.dropped);
   auto [encoder, x_train] =
       io::DesignEncoder::fit_transform(train, {features, categorical, o.standardize, intercept});
   s.names = encoder.names();

@@ -112,7 +112,7 @@ Supervised load_supervised(const Options& o, Response response, bool intercept);
 
 /// Applies --missing to the columns `used` of a table: drops incomplete rows (reporting how many
 /// under `role` in `dropped` and on stdout) or throws naming the first missing cell.
-io::CsvTable handle_missing(const Options& o, const io::CsvTable& table,
+io::CsvTable handle_missing(const Options& o, io::CsvTable table,
                             const std::vector<std::string>& used, const std::string& role,
                             nlohmann::json& dropped);
 

@@ -42,9 +42,9 @@ nlohmann::json mixture_json(const inference::GaussianMixture& g) {
 nlohmann::json run_gmm(const Options& o, InferPlots* plots) {
   const std::string method = resolve_method(o, {"em", "vmp", "svi"});
   nlohmann::json dropped;
-  const auto raw = read_data(o);
+  auto raw = read_data(o);
   const auto cols = o.features.empty() ? raw.columns() : split_list(o.features);
-  const auto table = handle_missing(o, raw, cols, "data", dropped);
+  const auto table = handle_missing(o, std::move(raw), cols, "data", dropped);
   Matrix x = table.numeric_columns(cols);
   if (o.standardize) x = io::Standardizer::fit(x, cols).transform(x);
   check(o.components >= 1,
@@ -163,9 +163,9 @@ nlohmann::json run_conjugate(const Options& o) {
   const std::string method =
       lik == "normal" ? resolve_method(o, {"exact", "vmp", "svi"}) : resolve_method(o, {"exact"});
   nlohmann::json dropped;
-  const auto raw = read_data(o);
+  auto raw = read_data(o);
   const std::string col = series_column(o, raw);
-  const auto table = handle_missing(o, raw, {col}, "data", dropped);
+  const auto table = handle_missing(o, std::move(raw), {col}, "data", dropped);
   std::vector<double> prior =
       o.prior.empty() ? std::vector<double>{} : parse_numbers(o.prior, "prior");
   auto need = [&](std::size_t n, std::vector<double> def, const char* what) {

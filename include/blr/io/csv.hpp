@@ -111,7 +111,9 @@ class CsvTable {
 /// every row with a missing cell among `used` (lines keep their numbers), and a table left empty
 /// is an error. The columns must exist (the error names the file's columns); any other policy is
 /// an error naming '--missing'.
-CsvTable apply_missing_policy(const CsvTable& table, const std::vector<std::string>& used,
+/// The table is taken by value: pass it with std::move where it is not needed after, so that
+/// its text (the whole file) is not copied.
+CsvTable apply_missing_policy(CsvTable table, const std::vector<std::string>& used,
                               const std::string& policy);
 
 /// Parses a whole cell (spaces and tabs around it ignored) as a decimal number within the range

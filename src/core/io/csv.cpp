@@ -649,7 +649,7 @@ CsvTable CsvTable::without_missing(const std::vector<std::string>& names) const 
   return out;
 }
 
-CsvTable apply_missing_policy(const CsvTable& table, const std::vector<std::string>& used,
+CsvTable apply_missing_policy(CsvTable table, const std::vector<std::string>& used,
                               const std::string& policy) {
   check(policy == "error" || policy == "drop",
         fmt::format("Option '--missing' must be error or drop; got '{}'.", policy));

@@ -31,7 +31,7 @@ CsvData read_csv_data(const CsvDataOptions& o, const std::string& inputs_path) {
         "Option 'missing' must be error or drop; got '{}'.", o.missing);
   check(o.task == "classification" || o.task == "regression",
         "A CSV data set needs --task classification or --task regression; got '{}'.", o.task);
-  const auto raw = io::CsvTable::read(o.path);
+  auto raw = io::CsvTable::read(o.path);
   check(!raw.columns().empty(), "The CSV file '{}' has no columns.", o.path);
   const std::string label = o.label.empty() ? raw.columns().back() : o.label;
   raw.column_index(label);
@@ -44,7 +44,7 @@ CsvData read_csv_data(const CsvDataOptions& o, const std::string& inputs_path) {
   }
   std::vector<std::string> used = features;
   used.push_back(label);
-  const auto train = io::apply_missing_policy(raw, used, o.missing);
+  const auto train = io::apply_missing_policy(std::move(raw), used, o.missing);
   check(train.rows() >= 2, "The CSV file '{}' has {} data rows; blr needs at least two.", o.path,
         train.rows());
   std::optional<io::CsvTable> test;
