@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <Eigen/Cholesky>
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -12,7 +11,6 @@
 
 #include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
-#include "blr/core/rng.hpp"
 #include "blr/inference/conjugate.hpp"
 #include "blr/inference/cvi.hpp"
 #include "blr/family/gaussian_full.hpp"
@@ -25,7 +23,6 @@
 #include "blr/inference/waic.hpp"
 #include "blr/inference/gp_fit.hpp"
 #include "blr/inference/kernels.hpp"
-#include "blr/inference/mixture_vi.hpp"
 #include "checked_result.hpp"
 #include "infer_common.hpp"
 

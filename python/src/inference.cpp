@@ -147,7 +147,7 @@ py::dict glm_dict(const PyGlmResult& r, double level) {
   if (f.mixture) {
     py::list means, covariances;
     for (const auto& m : f.mixture->means) means.append(m);
-    for (const auto& c : f.mixture->covariances) covariances.append(c);
+    for (const auto& cov : f.mixture->covariances) covariances.append(cov);
     out["weights"] = f.mixture->weights;
     out["means"] = means;
     out["covariances"] = covariances;
