@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "blr/core/error.hpp"
+#include "blr/core/option_table.hpp"
 #include "checked_result.hpp"
 #include "command.hpp"
 #include "json_output.hpp"
@@ -504,7 +505,12 @@ void setup_infer(CLI::App& app, int& exit_code) {
   cmd->add_option("--prior", o->prior,
                   "conjugate: prior hyperparameters — bernoulli a,b; poisson shape,rate; normal "
                   "mu0,kappa0,alpha0,beta0; categorical α₁,…,α_K.");
-  cmd->callback([o, &exit_code] { exit_code = run(*o); });
+  cmd->callback([o, &exit_code] {
+    // The option tables' messages name this command's flags (--max-iterations, not
+    // max_iterations): every table key the command takes is a flag of that spelling.
+    const OptionSpellingScope flags(OptionSpelling::kFlag);
+    exit_code = run(*o);
+  });
 }
 
 BLR_REGISTER_COMMAND("infer", 20, setup_infer);

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "blr/core/error.hpp"
+#include "blr/core/option_table.hpp"
 #include "blr/inference/sensitivity.hpp"
 #include "checked_result.hpp"
 #include "command.hpp"
@@ -184,7 +185,12 @@ void setup_sensitivity(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", f.json,
                   "Write every row's values as JSON to this file ('-' = stdout, the table then "
                   "goes to stderr).");
-  cmd->callback([o, &exit_code] { exit_code = run(*o); });
+  cmd->callback([o, &exit_code] {
+    // The option tables' messages name this command's flags (--max-iterations, not
+    // max_iterations): every table key the command takes is a flag of that spelling.
+    const OptionSpellingScope flags(OptionSpelling::kFlag);
+    exit_code = run(*o);
+  });
 }
 
 BLR_REGISTER_COMMAND("sensitivity", 25, setup_sensitivity);

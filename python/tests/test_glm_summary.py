@@ -168,6 +168,8 @@ def test_the_registry_of_methods_is_the_commands(cli, tmp_path):
     x, _ = pima("pima_train.csv")
     with pytest.raises(blr.Error, match=r"Option 'components' must be in \[1, 1000000\]; got 0"):
         blr.infer.gmm(x[:, 1:3], components=0)
+    with pytest.raises(blr.Error, match=r"Option 'reg_covar' must be ≥ 0; got -1"):
+        blr.infer.gmm(x[:, 1:3], reg_covar=-1.0)
 
 
 def test_one_spelling_for_the_gaussian_family_and_exact():

@@ -65,3 +65,37 @@ TEST(PresetOptions, LaplaceReportsConvergence) {
 
 }  // namespace
 }  // namespace blr
+
+namespace blr {
+namespace option_spelling_test {
+
+// A message names a key as the door that reads it spells it: the table's key for Python and
+// JSON, the flag inside a command whose flags are the keys with dashes (`blr infer`); the scope
+// ends with its block, and nests.
+TEST(OptionSpelling, MessagesNameTheKeyAsTheDoorSpellsIt) {
+  const auto message = [] {
+    try {
+      IvonOptions o;
+      o.ess = 10;
+      o.hess_init = 0.0;
+      o.validate();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message().find("Option 'hess_init' must be > 0"), std::string::npos) << message();
+  {
+    const OptionSpellingScope flags(OptionSpelling::kFlag);
+    EXPECT_NE(message().find("Option '--hess-init' must be > 0"), std::string::npos) << message();
+    {
+      const OptionSpellingScope keys(OptionSpelling::kKey);
+      EXPECT_NE(message().find("Option 'hess_init'"), std::string::npos) << message();
+    }
+    EXPECT_EQ(spelled("max_iterations"), "--max-iterations");
+  }
+  EXPECT_EQ(spelled("max_iterations"), "max_iterations");
+}
+
+}  // namespace option_spelling_test
+}  // namespace blr

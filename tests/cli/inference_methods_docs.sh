@@ -33,4 +33,8 @@ for e in entries:
         if o["type"] == "choice":
             assert o["default"] in o["choices"], o
 PY
+# A table's range reaches the command line naming the flag the user typed.
+out=$("$blr" infer gmm --data "$source/data/faithful.csv" --features waiting --reg-covar -1 2>&1)
+[ $? -ne 0 ] || fail "gmm --reg-covar -1 was accepted"
+echo "$out" | grep -q "Option '--reg-covar' must be ≥ 0; got -1." || fail "gmm --reg-covar -1: $out"
 echo "inference methods docs: OK"

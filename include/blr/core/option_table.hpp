@@ -74,6 +74,23 @@ enum class OptionScope { kGroup, kOptimizer };
 /// B). Only the CLI and the registry use it.
 enum class DefaultFrom { kInitialiser, kTrainingSetSize, kRunSeed, kBatchSize };
 
+/// How messages spell an option's key: as the table does (snake_case, Python's keywords and the
+/// JSON's), or as a command-line flag ("--max-iterations") where a command maps every key of a
+/// table to a flag of that name (`blr infer`). Set for the current thread by a scope.
+enum class OptionSpelling { kKey, kFlag };
+class OptionSpellingScope {
+ public:
+  explicit OptionSpellingScope(OptionSpelling spelling);
+  ~OptionSpellingScope();
+  OptionSpellingScope(const OptionSpellingScope&) = delete;
+  OptionSpellingScope& operator=(const OptionSpellingScope&) = delete;
+
+ private:
+  OptionSpelling previous_;
+};
+/// `key` as the current scope spells it in messages.
+std::string spelled(std::string_view key);
+
 /// The description of one option, independent of the struct it lives in.
 struct OptionInfo {
   std::string key;

@@ -62,12 +62,28 @@ std::string OptionInfo::format(const OptionValue& value) {
       value);
 }
 
+namespace {
+thread_local OptionSpelling current_spelling = OptionSpelling::kKey;
+}  // namespace
+
+OptionSpellingScope::OptionSpellingScope(OptionSpelling spelling) : previous_(current_spelling) {
+  current_spelling = spelling;
+}
+OptionSpellingScope::~OptionSpellingScope() { current_spelling = previous_; }
+
+std::string spelled(std::string_view key) {
+  std::string out(key);
+  if (current_spelling == OptionSpelling::kKey) return out;
+  std::replace(out.begin(), out.end(), '_', '-');
+  return "--" + out;
+}
+
 OptionValue OptionInfo::coerce(const OptionValue& value) const {
   auto fail = [&] {
     // Text where a number or switch belongs is named as text: "got 0.1" would hide the quotes
     // (Python's lr="0.1", a JSON "0.1").
     const auto* text = std::get_if<std::string>(&value);
-    return Error(fmt::format("Option '{}' takes {}{}; got {}.", key, a_type(type),
+    return Error(fmt::format("Option '{}' takes {}{}; got {}.", spelled(key), a_type(type),
                              type == OptionType::kChoice
                                  ? fmt::format(" (one of {})", fmt::join(choices, ", "))
                                  : std::string(),
@@ -112,7 +128,7 @@ OptionValue OptionInfo::coerce(const OptionValue& value) const {
 
 OptionValue OptionInfo::parse(const std::string& text) const {
   auto fail = [&] {
-    return Error(fmt::format("Option '{}' takes {}{}; got '{}'.", key, a_type(type),
+    return Error(fmt::format("Option '{}' takes {}{}; got '{}'.", spelled(key), a_type(type),
                              type == OptionType::kChoice
                                  ? fmt::format(" (one of {})", fmt::join(choices, ", "))
                                  : std::string(),
@@ -153,7 +169,8 @@ void OptionInfo::check(const OptionValue& value) const {
     return;  // switches and (already coerced) choices have no range
   }
   if (!range.contains(v)) {
-    throw Error(fmt::format("Option '{}' must be {}; got {}.", key, range.describe(), format(value)));
+    throw Error(
+        fmt::format("Option '{}' must be {}; got {}.", spelled(key), range.describe(), format(value)));
   }
 }
 
