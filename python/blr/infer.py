@@ -74,6 +74,8 @@ class GlmResult:
     * ``predict(x, level=0.95, predictive="quadrature")``: the predictive of new rows, a dict of
       columns: mean, sd, lower, upper (Gaussian; noise included), probability, lower, upper
       (logistic; the interval of σ(a*)), rate_mean, rate_sd, lower, upper (Poisson);
+    * ``plot(path, level=0.95)``: the forest plot of the coefficients (``blr infer --out``'s
+      coefficients.png) as a PNG file;
     * ``to_dict(level=0.95)``: every number, as the dict ``glm`` returned before it returned this;
       ``r[key]``, ``key in r`` and ``keys()`` read that dict.
     """
@@ -97,6 +99,24 @@ class GlmResult:
         _check_level(level, "GlmResult.predict()")
         return call(self._result.predict, "GlmResult.predict", x, level, predictive, samples,
                     seed, quadrature_nodes)
+
+    def plot(self, path, level=0.95, intercept=False, title=None):
+        """The forest plot of the coefficients' means and intervals at ``level`` (the picture
+        ``blr infer --out DIR`` draws as coefficients.png), written to the PNG file ``path``;
+        the intercept (a column named "(intercept)" or "const") is left out unless
+        ``intercept=True``, since its scale differs. Returns the rows drawn."""
+        _check_level(level, "GlmResult.plot()")
+        from .plots import coefficient_plot
+        d = self._result.to_dict(level)
+        keep = [i for i, n in enumerate(d["names"])
+                if intercept or n not in ("(intercept)", "const")]
+        if not keep:
+            raise Error("GlmResult.plot(): every coefficient is an intercept; give "
+                        "intercept=True to draw it.")
+        heading = title if title is not None else (
+            f"{d['likelihood']} regression, {d['method']} posterior")
+        return coefficient_plot([d["names"][i] for i in keep], d["mean"][keep], d["lower"][keep],
+                                d["upper"][keep], path, level, heading)
 
     def to_dict(self, level=0.95):
         _check_level(level, "GlmResult.to_dict()")

@@ -186,3 +186,21 @@ def test_one_spelling_for_the_gaussian_family_and_exact():
     known = blr.infer.glm(xs, x[:, 5], "gaussian", method="exact", noise_precision=0.05,
                           prior_precision=[1e-6, 1, 1, 1])
     assert known["distribution"] == "normal" and known["iterations"] <= 2
+
+
+def test_the_coefficient_plot_draws_the_intervals(tmp_path):
+    import shutil
+    if shutil.which("gnuplot") is None:
+        pytest.skip("gnuplot is not installed")
+    x, y = pima("pima_train.csv")
+    r = blr.infer.glm(x, y, "logistic", prior_precision=[1e-6] + [1.0] * 7,
+                      names=["(intercept)"] + FEATURES[:-1] + ["it's 'quoted'"])
+    rows = r.plot(tmp_path / "c.png", level=0.9)
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [n for n, *_ in rows] == FEATURES[:-1] + ["it's 'quoted'"]  # no intercept
+    interval = r.interval(0.9)[1:]
+    assert np.allclose([lo for _, _, lo, _ in rows], interval[:, 0], rtol=0, atol=0)
+    assert np.allclose([hi for *_, hi in rows], interval[:, 1], rtol=0, atol=0)
+    assert len(r.plot(tmp_path / "all.png", intercept=True)) == 8
+    with pytest.raises(blr.Error, match="Cannot write the coefficient plot"):
+        r.plot(tmp_path / "missing" / "c.png")
