@@ -346,6 +346,7 @@ void write_pictures(const Options& o, const nlohmann::json& fields, InferPlots& 
 
 int run(const Options& o) {
   check_output_options(o);
+  predictive_method(o.predictive);  // a misspelled --predictive is refused even where unused
   HeldStdout tables;  // shown only once the results are known to be finite
   PredictionTable predictions;
   InferPlots plots;

@@ -118,7 +118,8 @@ def test_misuse_is_one_sentence():
         r.interval(1.0)
     with pytest.raises(blr.Error, match="8 coefficients"):
         r.predict(x[:, :3])
-    with pytest.raises(blr.Error, match="must be quadrature, monte-carlo or probit"):
+    with pytest.raises(blr.Error, match=r"Option 'predictive' takes a choice \(one of "
+                       r"quadrature, monte-carlo, probit\); got mc"):
         r.predict(x, predictive="mc")
     with pytest.raises(blr.Error, match="names has 2 entries but X has 8 columns"):
         blr.infer.glm(x, y, names=["a", "b"])

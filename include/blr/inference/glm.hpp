@@ -131,10 +131,12 @@ struct Predictive {
   Vector log_density;                   ///< log p(y*_i | data) at the given test responses
 };
 struct PredictiveOptions {
-  PredictiveMethod method = PredictiveMethod::quadrature;
+  PredictiveMethod method = PredictiveMethod::quadrature;  ///< key "predictive"
   int samples = 2000;  ///< Monte Carlo draws of w
   std::uint64_t seed = 0;
   int quadrature_nodes = 32;
+  void validate() const;  ///< the table's ranges
+  static const OptionTable<PredictiveOptions>& table();
 };
 /// Latent moments from a full covariance.
 Predictive predict(Likelihood l, const Vector& mean, const Matrix& covariance, const Matrix& x,

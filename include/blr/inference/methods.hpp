@@ -37,6 +37,13 @@ struct InferenceMethod {
 
 /// Every entry, in the order of the header.
 const std::vector<InferenceMethod>& inference_methods();
+/// Option tables several methods share: the predictive of new rows (glm, gpc) and the
+/// per-example sensitivities (`blr sensitivity`), each with where it applies.
+struct SharedOptions {
+  std::string name, applies_to;
+  const OptionSchema* options = nullptr;
+};
+const std::vector<SharedOptions>& inference_shared_options();
 /// The entry of (model, method); an unknown pair is a sentence listing the methods of the model
 /// (or the models), with a "did you mean" suggestion.
 const InferenceMethod& find_inference_method(std::string_view model, std::string_view method);

@@ -53,7 +53,8 @@ enum class SiteEvaluation { at_mean, expected };
 struct SensitivityOptions {
   SiteEvaluation sites = SiteEvaluation::at_mean;
   int quadrature_nodes = 32;  ///< Gauss–Hermite nodes of the expected logistic terms
-  void validate() const;
+  void validate() const;  ///< the table's ranges
+  static const OptionTable<SensitivityOptions>& table();
 };
 
 /// Per-example quantities, one entry per row of the design, in row order.

@@ -64,12 +64,29 @@ std::string to_string(Likelihood l) {
   return "?";
 }
 
+const OptionTable<PredictiveOptions>& PredictiveOptions::table() {
+  using O = PredictiveOptions;
+  static const OptionTable<O> t =
+      OptionTable<O>("the predictive")
+          .choice("predictive", &O::method,
+                  {{"quadrature", PredictiveMethod::quadrature},
+                   {"monte-carlo", PredictiveMethod::monte_carlo},
+                   {"probit", PredictiveMethod::probit}},
+                  "how E[p(y* | a*)] is computed: Gauss–Hermite quadrature, Monte Carlo over w, "
+                  "or (logistic) the probit approximation σ(μ/√(1 + πσ²/8))")
+          .integer("samples", &O::samples, Range::between(1, 1e9), "Monte Carlo draws of w")
+          .integer("seed", &O::seed, Range::between(0, 9.2e18), "seed of the Monte Carlo draws")
+          .integer("quadrature_nodes", &O::quadrature_nodes, Range::between(1, 200),
+                   "Gauss–Hermite nodes");
+  return t;
+}
+
+void PredictiveOptions::validate() const { table().validate(*this); }
+
 PredictiveMethod parse_predictive_method(const std::string& name) {
-  if (name == "quadrature") return PredictiveMethod::quadrature;
-  if (name == "monte-carlo") return PredictiveMethod::monte_carlo;
-  if (name == "probit") return PredictiveMethod::probit;
-  throw Error(fmt::format(
-      "Option 'predictive' must be quadrature, monte-carlo or probit; got '{}'.", name));
+  PredictiveOptions o;  // the spellings are the table's
+  PredictiveOptions::table().set(o, "predictive", OptionValue(name));
+  return o.method;
 }
 
 SiteTerms site_terms(Likelihood l, double y, double a, double beta) {
@@ -353,6 +370,7 @@ LaplaceResult laplace(const Glm& model, const LaplaceOptions& options, const Vec
 
 Predictive predict_latent(Likelihood l, const Vector& mu, const Vector& var, const Vector& y,
                           const PredictiveOptions& options, double beta) {
+  options.validate();
   check(mu.size() == var.size() && (y.size() == 0 || y.size() == mu.size()),
         "Predictive: the latent moments and the responses differ in length.");
   Predictive p;

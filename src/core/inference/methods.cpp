@@ -15,6 +15,7 @@
 #include "blr/inference/gp_laplace.hpp"
 #include "blr/inference/lbfgs.hpp"
 #include "blr/inference/mixture_vi.hpp"
+#include "blr/inference/sensitivity.hpp"
 #include "blr/inference/vmp.hpp"
 
 namespace blr::inference {
@@ -142,6 +143,17 @@ const InferenceMethod& find_inference_method(std::string_view model, std::string
                           fmt::join(methods, ", ")));
 }
 
+const std::vector<SharedOptions>& inference_shared_options() {
+  static const std::vector<SharedOptions> shared{
+      {"predictive",
+       "the predictive of new or test rows of every glm method and of gpc (`--predictive`, "
+       "`--samples`, `--seed`, `--quadrature-nodes`; `GlmResult.predict(predictive=...)`)",
+       &PredictiveOptions::table()},
+      {"sensitivity", "the per-example sensitivities of a GLM posterior (`blr sensitivity`)",
+       &SensitivityOptions::table()}};
+  return shared;
+}
+
 std::string inference_methods_markdown() {
   std::string out =
       "| model | method | what it computes | equations | CLI | Python |\n"
@@ -156,6 +168,13 @@ std::string inference_methods_markdown() {
                        m.options->owner(), m.fit);
     out += "| option | default | allowed | meaning |\n|---|---|---|---|\n";
     for (const auto& o : m.options->options())
+      out += fmt::format("| `{}` | {} | {} | {} |\n", o.key, OptionInfo::format(o.default_value),
+                         cell(describe_allowed(o)), cell(o.help));
+  }
+  for (const auto& shared : inference_shared_options()) {
+    out += fmt::format("\n### Shared: `{}` ({})\n\n", shared.name, cell(shared.applies_to));
+    out += "| option | default | allowed | meaning |\n|---|---|---|---|\n";
+    for (const auto& o : shared.options->options())
       out += fmt::format("| `{}` | {} | {} | {} |\n", o.key, OptionInfo::format(o.default_value),
                          cell(describe_allowed(o)), cell(o.help));
   }

@@ -10,10 +10,20 @@
 
 namespace blr::inference {
 
-void SensitivityOptions::validate() const {
-  check(quadrature_nodes >= 1 && quadrature_nodes <= 200,
-        "Option 'quadrature-nodes' must lie in [1, 200]; got {}.", quadrature_nodes);
+const OptionTable<SensitivityOptions>& SensitivityOptions::table() {
+  using O = SensitivityOptions;
+  static const OptionTable<O> t =
+      OptionTable<O>("the sensitivities")
+          .choice("sites", &O::sites,
+                  {{"at-mean", SiteEvaluation::at_mean}, {"expected", SiteEvaluation::expected}},
+                  "the per-example terms at the posterior mean (Laplace) or expected under it "
+                  "(CVI)")
+          .integer("quadrature_nodes", &O::quadrature_nodes, Range::between(1, 200),
+                   "Gauss–Hermite nodes of the expected logistic terms");
+  return t;
 }
+
+void SensitivityOptions::validate() const { table().validate(*this); }
 
 Sensitivity glm_sensitivity(const Glm& model, const Vector& mean, const Matrix& covariance,
                             const SensitivityOptions& options) {
