@@ -36,8 +36,9 @@ int run_methods(bool markdown, const std::string& json_path) {
 
 void setup_methods(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
-      "methods", "List the inference methods of `blr infer` and blr.infer: model, method, what it "
-                 "computes, its equations and its options.");
+      "methods",
+      "List the inference methods of `blr infer` and blr.infer: model, method, what it "
+      "computes, its equations and its options.");
   auto markdown = std::make_shared<bool>(false);
   auto json = std::make_shared<std::string>();
   cmd->add_flag("--markdown", *markdown, "Print the reference as Markdown (docs/inference.md).");

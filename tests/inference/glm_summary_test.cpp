@@ -73,8 +73,7 @@ TEST(GlmSummary, GaussianMarginalsAndPredictiveOfALogisticFit) {
     expect_rel(t.values(i, 2), sigmoid(p.latent_mean[i] + z * s2));
   }
   // The statistics and WAIC are those of the library functions on the same fit.
-  expect_rel(s.statistics().aic,
-             fit_statistics(Likelihood::logistic, d.x, d.y, f.mean).aic);
+  expect_rel(s.statistics().aic, fit_statistics(Likelihood::logistic, d.x, d.y, f.mean).aic);
   expect_rel(s.waic().waic,
              waic_gaussian_posterior(Likelihood::logistic, d.x, d.y, f.mean, f.covariance).waic);
 }
@@ -133,8 +132,8 @@ TEST(GlmSummary, JsonAndTableCarryTheSameNumbers) {
   EXPECT_EQ(j.at("lower").at(2).get<double>(), s.coefficients(0.9).lower[2]);
   EXPECT_FALSE(j.contains("r_squared"));
   const std::string table = s.table(0.9);
-  for (const char* want : {"Bayesian logistic regression, Laplace posterior", "age", "dose",
-                           "5%", "95%", "WAIC (p_waic):"})
+  for (const char* want : {"Bayesian logistic regression, Laplace posterior", "age", "dose", "5%",
+                           "95%", "WAIC (p_waic):"})
     EXPECT_NE(table.find(want), std::string::npos) << want << " not in\n" << table;
   char waic[32];
   std::snprintf(waic, sizeof waic, "%.3f", s.waic().waic);

@@ -98,7 +98,8 @@ Vector log_p(Likelihood l, const Vector& y, const Vector& a, double beta) {
     if (l == Likelihood::logistic) out[i] = y[i] * a[i] - log1p_exp(a[i]);
     if (l == Likelihood::poisson) out[i] = y[i] * a[i] - std::exp(a[i]) - std::lgamma(y[i] + 1);
     if (l == Likelihood::gaussian)
-      out[i] = 0.5 * std::log(beta / (2 * std::numbers::pi)) - 0.5 * beta * (y[i] - a[i]) * (y[i] - a[i]);
+      out[i] = 0.5 * std::log(beta / (2 * std::numbers::pi)) -
+               0.5 * beta * (y[i] - a[i]) * (y[i] - a[i]);
   }
   return out;
 }

@@ -36,9 +36,9 @@ struct PosthocLaplaceFit {
   double prior_precision = 0;  ///< the δ used
   bool prior_precision_chosen = false;
   double log_marginal_likelihood = 0;
-  double run_noise_std = 0;    ///< regression: the σ the request came with
+  double run_noise_std = 0;                    ///< regression: the σ the request came with
   std::optional<PriorPrecisionSearch> search;  ///< gridsearch
-  double seconds = 0;          ///< wall time of steps 1–5
+  double seconds = 0;                          ///< wall time of steps 1–5
 };
 
 /// Builds the "laplace" optimizer for δ over the model and returns it (it is then given the
@@ -49,8 +49,7 @@ using MakeLaplacePosterior =
 /// Steps 1–5 of the header on (train_x, train_y), with (validation_x, validation_y) for the grid
 /// search (may be undefined tensors otherwise).
 PosthocLaplaceFit fit_posthoc_laplace(const Model& model, const ::at::Tensor& train_x,
-                                      const ::at::Tensor& train_y,
-                                      const ::at::Tensor& validation_x,
+                                      const ::at::Tensor& train_y, const ::at::Tensor& validation_x,
                                       const ::at::Tensor& validation_y,
                                       const PosthocLaplaceRequest& request,
                                       const MakeLaplacePosterior& make_posterior);

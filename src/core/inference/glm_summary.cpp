@@ -18,7 +18,9 @@
 namespace blr::inference {
 namespace {
 
-nlohmann::json vector_json(const Vector& v) { return std::vector<double>(v.data(), v.data() + v.size()); }
+nlohmann::json vector_json(const Vector& v) {
+  return std::vector<double>(v.data(), v.data() + v.size());
+}
 
 nlohmann::json matrix_json(const Matrix& m) {
   nlohmann::json rows = nlohmann::json::array();
@@ -67,7 +69,9 @@ NormalGammaFit normal_gamma(const GlmFit& f) {
 }
 
 /// "2.5%" for the lower tail of a 95 % interval.
-std::string tail_heading(double p) { return fmt::format("{:g}%", 100 * p); }
+std::string tail_heading(double p) {
+  return fmt::format("{:g}%", 100 * p);
+}
 
 }  // namespace
 
@@ -105,8 +109,12 @@ GlmSummary::GlmSummary(const Matrix& x, const Vector& y, GlmFit fit, std::vector
 CoefficientTable GlmSummary::coefficients(double level) const {
   check_level(level);
   const Index d = fit_.mean.size();
-  CoefficientTable t{names_, fit_.mean, fit_.covariance.diagonal().cwiseMax(0.0).cwiseSqrt(),
-                     Vector(d), Vector(d), level,
+  CoefficientTable t{names_,
+                     fit_.mean,
+                     fit_.covariance.diagonal().cwiseMax(0.0).cwiseSqrt(),
+                     Vector(d),
+                     Vector(d),
+                     level,
                      fit_.mixture ? "mixture" : student_t() ? "student-t" : "normal"};
   for (Index j = 0; j < d; ++j) {
     Interval ci;
@@ -121,8 +129,9 @@ CoefficientTable GlmSummary::coefficients(double level) const {
       }
       ci = marginal.interval(level);
     } else {
-      ci = student_t() ? student_t_interval(*fit_.dof, t.mean[j], std::sqrt((*fit_.scale)(j, j)), level)
-                       : gaussian_interval(t.mean[j], t.sd[j], level);
+      ci = student_t()
+               ? student_t_interval(*fit_.dof, t.mean[j], std::sqrt((*fit_.scale)(j, j)), level)
+               : gaussian_interval(t.mean[j], t.sd[j], level);
     }
     t.lower[j] = ci.lower;
     t.upper[j] = ci.upper;
@@ -162,8 +171,8 @@ PredictiveTable GlmSummary::predict(const Matrix& x_new, double level,
     return predictive_table(fit_.likelihood, m.weights, mean, variance, probability, 1.0 / beta,
                             level);
   }
-  const Predictive p =
-      inference::predict(fit_.likelihood, fit_.mean, fit_.covariance, x_new, Vector(), options, beta);
+  const Predictive p = inference::predict(fit_.likelihood, fit_.mean, fit_.covariance, x_new,
+                                          Vector(), options, beta);
   return predictive_table(fit_.likelihood, Vector::Ones(1), p.latent_mean, p.latent_variance,
                           p.mean, 1.0 / beta, level);
 }
@@ -210,32 +219,31 @@ std::string GlmSummary::table(double level) const {
   const std::size_t rule_width = width + 4 * 12;
   const std::string rule(rule_width, '='), thin(rule_width, '-');
   const std::string method =
-      student_t()     ? "exact (Normal-Gamma)"
-      : fit_.mixture  ? fmt::format("CVI mixture-of-{}-Gaussians", fit_.mixture->weights.size())
+      student_t()    ? "exact (Normal-Gamma)"
+      : fit_.mixture ? fmt::format("CVI mixture-of-{}-Gaussians", fit_.mixture->weights.size())
       : fit_.method == "cvi" ? "CVI"
                              : "Laplace";
-  std::string out = fmt::format("Bayesian {}, {} posterior\n{}\n", model_title(fit_.likelihood),
-                                method, rule);
+  std::string out =
+      fmt::format("Bayesian {}, {} posterior\n{}\n", model_title(fit_.likelihood), method, rule);
   const auto line = [&](const std::string& l, const std::string& lv, const std::string& r,
                         const std::string& rv) {
     out += fmt::format("{:<16}{:>12}     {:<20}{:>14}\n", l, lv, r, rv);
   };
-  line("Observations:", std::to_string(s.observations), "Log-likelihood:",
-       fmt::format("{:.4f}", s.log_likelihood));
-  line("Coefficients:", std::to_string(s.parameters), "Intercept-only LL:",
-       fmt::format("{:.4f}", s.null_log_likelihood));
+  line("Observations:", std::to_string(s.observations),
+       "Log-likelihood:", fmt::format("{:.4f}", s.log_likelihood));
+  line("Coefficients:", std::to_string(s.parameters),
+       "Intercept-only LL:", fmt::format("{:.4f}", s.null_log_likelihood));
   line("Iterations:", std::to_string(fit_.iterations),
        std::isnan(s.r_squared) ? "Pseudo R-sq.:" : "R-squared:",
        fmt::format("{:.4f}", std::isnan(s.r_squared) ? s.pseudo_r2 : s.r_squared));
   line("Converged:", fit_.converged ? "yes" : "no", "AIC:", fmt::format("{:.3f}", s.aic));
-  const std::string evidence =
-      fit_.log_evidence ? fmt::format("{:.4f}", *fit_.log_evidence)
-      : fit_.elbo       ? fmt::format("{:.4f}", *fit_.elbo)
-                        : std::string("-");
-  line(fit_.elbo && !fit_.log_evidence ? "ELBO:" : "Log evidence:", evidence, "BIC:",
-       fmt::format("{:.3f}", s.bic));
-  line("Marginals:", c.distribution, "WAIC (p_waic):",
-       fmt::format("{:.3f} ({:.2f})", waic_.waic, waic_.p_waic));
+  const std::string evidence = fit_.log_evidence ? fmt::format("{:.4f}", *fit_.log_evidence)
+                               : fit_.elbo       ? fmt::format("{:.4f}", *fit_.elbo)
+                                                 : std::string("-");
+  line(fit_.elbo && !fit_.log_evidence ? "ELBO:" : "Log evidence:", evidence,
+       "BIC:", fmt::format("{:.3f}", s.bic));
+  line("Marginals:", c.distribution,
+       "WAIC (p_waic):", fmt::format("{:.3f} ({:.2f})", waic_.waic, waic_.p_waic));
   if (fit_.noise_precision && fit_.likelihood == Likelihood::gaussian)
     line(student_t() ? "E[noise prec.]:" : "Noise prec.:",
          fmt::format("{:.4g}", *fit_.noise_precision), "", "");

@@ -60,8 +60,7 @@ std::vector<InferenceMethod> make_registry() {
        "with L-BFGS)",
        "fit_gp_classification (gp_fit.hpp)", "blr infer gpc --method laplace",
        "blr.infer.gp_classification(x, y, method=\"laplace\")", &GpLaplaceOptions::table()},
-      {"gpc", "cvi",
-       "GP classification: the ELBO-optimal Gaussian of the latent values",
+      {"gpc", "cvi", "GP classification: the ELBO-optimal Gaussian of the latent values",
        "CVI for a GP prior (Khan & Rue 2023, eq. 60)", "fit_gp_classification (gp_fit.hpp)",
        "blr infer gpc --method cvi", "blr.infer.gp_classification(x, y, method=\"cvi\")",
        &CviOptions::table()},
@@ -70,16 +69,13 @@ std::vector<InferenceMethod> make_registry() {
        "evidence",
        "GPML Alg. 2.1 and eq. 5.9", "fit_gp_regression (gp_fit.hpp)", "blr infer gpr",
        "blr.infer.gp_regression(x, y)", &LbfgsOptions::table()},
-      {"gmm", "em",
-       "a Gaussian mixture's maximum-likelihood weights, means and covariances",
+      {"gmm", "em", "a Gaussian mixture's maximum-likelihood weights, means and covariances",
        "EM as the BLR with a mixture family and ρ = 1 (§5.2)", "em (gmm.hpp)",
        "blr infer gmm --method em", "blr.infer.gmm(x, components)", &EmOptions::table()},
-      {"gmm", "vmp",
-       "a Bayesian Gaussian mixture's mean-field posterior",
+      {"gmm", "vmp", "a Bayesian Gaussian mixture's mean-field posterior",
        "variational message passing as the BLR with ρ = 1 per node (§5.3; Winn & Bishop 2005)",
        "bayes_gmm_vmp (vmp.hpp)", "blr infer gmm --method vmp", "", &VmpOptions::table()},
-      {"gmm", "svi",
-       "a Bayesian Gaussian mixture's mean-field posterior from minibatches",
+      {"gmm", "svi", "a Bayesian Gaussian mixture's mean-field posterior from minibatches",
        "stochastic VI (Hoffman et al. 2013): the BLR with ρ_t = (t + τ)^(−κ) (§5.3)",
        "bayes_gmm_svi (vmp.hpp)", "blr infer gmm --method svi", "", &SviOptions::table()},
       {"kalman", "exact",
@@ -164,8 +160,8 @@ std::string inference_methods_markdown() {
                        m.python.empty() ? "—" : "`" + cell(m.python) + "`");
   for (const auto& m : inference_methods()) {
     if (!m.options) continue;
-    out += fmt::format("\n### `{} {}`: options ({}; {})\n\n", m.model, m.method,
-                       m.options->owner(), m.fit);
+    out += fmt::format("\n### `{} {}`: options ({}; {})\n\n", m.model, m.method, m.options->owner(),
+                       m.fit);
     out += "| option | default | allowed | meaning |\n|---|---|---|---|\n";
     for (const auto& o : m.options->options())
       out += fmt::format("| `{}` | {} | {} | {} |\n", o.key, OptionInfo::format(o.default_value),

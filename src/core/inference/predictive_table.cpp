@@ -25,7 +25,8 @@ PredictiveTable predictive_table(Likelihood likelihood, const Vector& weights,
                     probability.size()));
   check_level(level);
   PredictiveTable t;
-  t.columns = likelihood == Likelihood::gaussian ? std::vector<std::string>{"mean", "sd", "lower", "upper"}
+  t.columns = likelihood == Likelihood::gaussian
+                  ? std::vector<std::string>{"mean", "sd", "lower", "upper"}
               : likelihood == Likelihood::logistic
                   ? std::vector<std::string>{"probability", "lower", "upper"}
                   : std::vector<std::string>{"rate_mean", "rate_sd", "lower", "upper"};

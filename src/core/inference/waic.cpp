@@ -33,13 +33,12 @@ Waic finish(Vector lppd, Vector p) {
 
 void check_shapes(const Vector& y, const Vector& weights, const Matrix& mean,
                   const Matrix& variance) {
-  check(mean.rows() == y.size() && variance.rows() == y.size() &&
-            mean.cols() == weights.size() && variance.cols() == weights.size() &&
-            weights.size() >= 1,
-        fmt::format("WAIC needs one row of latent moments per response and one column per "
-                    "mixture weight; got {} responses, {}×{} means, {}×{} variances and {} weights.",
-                    y.size(), mean.rows(), mean.cols(), variance.rows(), variance.cols(),
-                    weights.size()));
+  check(mean.rows() == y.size() && variance.rows() == y.size() && mean.cols() == weights.size() &&
+            variance.cols() == weights.size() && weights.size() >= 1,
+        fmt::format(
+            "WAIC needs one row of latent moments per response and one column per "
+            "mixture weight; got {} responses, {}×{} means, {}×{} variances and {} weights.",
+            y.size(), mean.rows(), mean.cols(), variance.rows(), variance.cols(), weights.size()));
 }
 
 }  // namespace
@@ -84,7 +83,8 @@ Waic waic_latent(Likelihood likelihood, const Vector& y, const Vector& weights,
       for (Index c = 0; c < k; ++c) {
         const double v = std::max(0.0, latent_variance(i, c)) + 1.0 / noise_precision;
         const double e = y[i] - latent_mean(i, c);
-        terms[c] = std::log(weights[c]) - 0.5 * std::log(2 * std::numbers::pi * v) - 0.5 * e * e / v;
+        terms[c] =
+            std::log(weights[c]) - 0.5 * std::log(2 * std::numbers::pi * v) - 0.5 * e * e / v;
       }
       lppd[i] = log_sum_exp(terms);
     } else {
@@ -100,13 +100,14 @@ Waic waic_latent(Likelihood likelihood, const Vector& y, const Vector& weights,
 Waic waic_gaussian_posterior(Likelihood likelihood, const Matrix& x, const Vector& y,
                              const Vector& mean, const Matrix& covariance, double noise_precision,
                              int nodes) {
-  check(x.cols() == mean.size() && covariance.rows() == mean.size() &&
-            covariance.cols() == mean.size(),
-        "WAIC needs one coefficient per column of the design and a square covariance of that size.");
+  check(
+      x.cols() == mean.size() && covariance.rows() == mean.size() &&
+          covariance.cols() == mean.size(),
+      "WAIC needs one coefficient per column of the design and a square covariance of that size.");
   const Matrix latent_mean = x * mean;
   const Matrix latent_variance = row_quadratic_forms(x, covariance);
-  return waic_latent(likelihood, y, Vector::Ones(1), latent_mean, latent_variance,
-                     noise_precision, nodes);
+  return waic_latent(likelihood, y, Vector::Ones(1), latent_mean, latent_variance, noise_precision,
+                     nodes);
 }
 
 Waic waic_normal_gamma(const Matrix& x, const Vector& y, const Vector& mean, const Matrix& scale,
@@ -119,7 +120,8 @@ Waic waic_normal_gamma(const Matrix& x, const Vector& y, const Vector& mean, con
   // v_i = x_iᵀΛ⁻¹x_i with Λ⁻¹ = (a/b) S.
   const Vector v = (a / b) * row_quadratic_forms(x, scale);
   const double var_log_tau = boost::math::trigamma(a);
-  const double c = std::lgamma((nu + 1) / 2) - std::lgamma(nu / 2) - 0.5 * std::log(nu * std::numbers::pi);
+  const double c =
+      std::lgamma((nu + 1) / 2) - std::lgamma(nu / 2) - 0.5 * std::log(nu * std::numbers::pi);
   const Index n = y.size();
   Vector lppd(n), p(n);
   for (Index i = 0; i < n; ++i) {

@@ -11,8 +11,7 @@
 namespace blr::torch {
 
 PosthocLaplaceFit fit_posthoc_laplace(const Model& model, const ::at::Tensor& train_x,
-                                      const ::at::Tensor& train_y,
-                                      const ::at::Tensor& validation_x,
+                                      const ::at::Tensor& train_y, const ::at::Tensor& validation_x,
                                       const ::at::Tensor& validation_y,
                                       const PosthocLaplaceRequest& request,
                                       const MakeLaplacePosterior& make_posterior) {
@@ -22,10 +21,10 @@ PosthocLaplaceFit fit_posthoc_laplace(const Model& model, const ::at::Tensor& tr
         fmt::format("The prior precision must be a positive finite number (0: choose it by the "
                     "marginal likelihood); got {}.",
                     request.prior_precision));
-  check(request.prior_precision_method == "marglik" ||
-            request.prior_precision_method == "gridsearch",
-        fmt::format("The prior precision method must be marglik or gridsearch; got '{}'.",
-                    request.prior_precision_method));
+  check(
+      request.prior_precision_method == "marglik" || request.prior_precision_method == "gridsearch",
+      fmt::format("The prior precision method must be marglik or gridsearch; got '{}'.",
+                  request.prior_precision_method));
   check(regression || !request.noise_std_by_marglik,
         "The noise σ is chosen for a regression's Gaussian likelihood; this is a classifier.");
   PosthocLaplaceFit out;
@@ -47,8 +46,8 @@ PosthocLaplaceFit fit_posthoc_laplace(const Model& model, const ::at::Tensor& tr
                      out.fit, out.prior_precision_chosen ? 0.0 : request.prior_precision));
   }
   out.prior_precision = !out.prior_precision_chosen ? request.prior_precision
-                        : gridsearch ? request.grid.values().front()
-                                     : laplace_optimal_prior_precision(out.fit);
+                        : gridsearch                ? request.grid.values().front()
+                                                    : laplace_optimal_prior_precision(out.fit);
   LaplacePosterior& posterior = make_posterior(out.prior_precision, out.fit);
   posterior.set_curvature(out.fit.curvature, out.fit.factors);
   if (gridsearch) {
