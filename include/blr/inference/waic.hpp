@@ -8,9 +8,9 @@
 // For a GLM each term sees the posterior only through the linear predictor a_i = x_iᵀw, which is
 // Gaussian under a Gaussian posterior and a mixture of Gaussians under a mixture posterior, so the
 // expectations are one-dimensional and need no posterior draws:
-//   logistic, Poisson  Gauss–Hermite quadrature (32 nodes) per mixture component; the variance is
-//   taken
-//                      about the mean (two passes), so it does not cancel for narrow posteriors;
+//   logistic, Poisson  Gauss–Hermite quadrature (32 nodes) per mixture component; the variance
+//                      is taken about the mean (two passes), so it does not cancel for narrow
+//                      posteriors;
 //   Gaussian, β known  log p = ½ log(β/2π) − (β/2)(y − a)² is quadratic in a, so its mean and
 //                      variance are exact with three or more nodes; lppd is closed form,
 //                      log Σ_c w_c N(y; m_c, v_c + 1/β);
