@@ -57,9 +57,10 @@ inference::PredictiveOptions predictive_options(const Options& o) {
 }
 
 /// The fit statistics (inference/fit_statistics.hpp) and WAIC (inference/waic.hpp): one line on
-/// stdout, "fit_statistics" in JSON (the keys of GlmSummary::to_json).
-void report_fit_statistics(const inference::FitStatistics& f, const inference::Waic& w,
-                           nlohmann::json& j) {
+/// stdout, "fit_statistics" in JSON (GlmSummary::fit_statistics_json, the keys of to_json).
+void report_fit_statistics(const inference::GlmSummary& summary, nlohmann::json& j) {
+  const inference::FitStatistics& f = summary.statistics();
+  const inference::Waic& w = summary.waic();
   fmt::print(
       "fit at the posterior mean: n = {}, k = {}, log-likelihood {:.6f} (intercept-only {:.6f}), "
       "pseudo-R² {:.4f}{}, AIC {:.3f}, BIC {:.3f}; over the posterior: WAIC {:.3f} (lppd {:.6f}, "
@@ -67,17 +68,7 @@ void report_fit_statistics(const inference::FitStatistics& f, const inference::W
       f.observations, f.parameters, f.log_likelihood, f.null_log_likelihood, f.pseudo_r2,
       std::isnan(f.r_squared) ? std::string() : fmt::format(", R² {:.4f}", f.r_squared), f.aic,
       f.bic, w.waic, w.lppd, w.p_waic);
-  j["fit_statistics"] = {{"observations", f.observations},
-                         {"parameters", f.parameters},
-                         {"log_likelihood", f.log_likelihood},
-                         {"null_log_likelihood", f.null_log_likelihood},
-                         {"pseudo_r2", f.pseudo_r2},
-                         {"aic", f.aic},
-                         {"bic", f.bic},
-                         {"waic", w.waic},
-                         {"lppd", w.lppd},
-                         {"p_waic", w.p_waic}};
-  if (!std::isnan(f.r_squared)) j["fit_statistics"]["r_squared"] = f.r_squared;
+  j["fit_statistics"] = summary.fit_statistics_json();
 }
 
 /// The printed table and JSON of a summary's marginals, fit statistics and WAIC, predictions
@@ -89,7 +80,7 @@ void report_summary(const Options& o, const Supervised& s, const inference::GlmS
   const Marginals marginals{c.mean, c.sd, c.lower, c.upper, o.level};
   print_table(s.names, marginals, title);
   marginals.to(j);
-  report_fit_statistics(summary.statistics(), summary.waic(), j);
+  report_fit_statistics(summary, j);
   const Matrix& cov = summary.fit().covariance;
   j.update({{"covariance", to_json(cov)}, {"correlation", to_json(inference::correlation(cov))}});
   if (s.has_test) {

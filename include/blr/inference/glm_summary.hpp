@@ -62,6 +62,8 @@ class GlmSummary {
                     const PredictiveOptions& options = {}) const;
   std::string table(double level = 0.95) const;
   nlohmann::json to_json(double level = 0.95) const;
+  /// The "fit_statistics" object of to_json: statistics() and waic() by name.
+  nlohmann::json fit_statistics_json() const;
 
  private:
   GlmFit fit_;

@@ -261,9 +261,24 @@ std::string GlmSummary::table(double level) const {
   return out;
 }
 
+nlohmann::json GlmSummary::fit_statistics_json() const {
+  const FitStatistics& s = statistics_;
+  nlohmann::json f{{"observations", s.observations},
+                   {"parameters", s.parameters},
+                   {"log_likelihood", s.log_likelihood},
+                   {"null_log_likelihood", s.null_log_likelihood},
+                   {"pseudo_r2", s.pseudo_r2},
+                   {"aic", s.aic},
+                   {"bic", s.bic},
+                   {"waic", waic_.waic},
+                   {"lppd", waic_.lppd},
+                   {"p_waic", waic_.p_waic}};
+  if (!std::isnan(s.r_squared)) f["r_squared"] = s.r_squared;
+  return f;
+}
+
 nlohmann::json GlmSummary::to_json(double level) const {
   const CoefficientTable c = coefficients(level);
-  const FitStatistics& s = statistics_;
   nlohmann::json j{{"likelihood", to_string(fit_.likelihood)},
                    {"method", student_t() ? std::string("exact") : fit_.method},
                    {"features", names_},
@@ -278,18 +293,7 @@ nlohmann::json GlmSummary::to_json(double level) const {
                    {"iterations", fit_.iterations},
                    {"converged", fit_.converged},
                    {"assumptions", fit_.assumptions}};
-  nlohmann::json f{{"observations", s.observations},
-                   {"parameters", s.parameters},
-                   {"log_likelihood", s.log_likelihood},
-                   {"null_log_likelihood", s.null_log_likelihood},
-                   {"pseudo_r2", s.pseudo_r2},
-                   {"aic", s.aic},
-                   {"bic", s.bic},
-                   {"waic", waic_.waic},
-                   {"lppd", waic_.lppd},
-                   {"p_waic", waic_.p_waic}};
-  if (!std::isnan(s.r_squared)) f["r_squared"] = s.r_squared;
-  j["fit_statistics"] = f;
+  j["fit_statistics"] = fit_statistics_json();
   if (fit_.log_evidence) j["log_evidence"] = *fit_.log_evidence;
   if (fit_.log_joint) j["log_joint"] = *fit_.log_joint;
   if (fit_.elbo) j["elbo"] = *fit_.elbo;
