@@ -55,7 +55,7 @@ struct BayesBinnOptions {
 /// With β = 0 it is written as eq. 52, λ' = (1 − α)λ − α(ĝ − λ₀) (the average stays 0), so that it
 /// rounds exactly as the plain equation. `prior` is λ₀ per coordinate.
 template <class V>
-void bayesbinn_natural_step(const V& natural, const V& grad_mu, const V& prior, const V& average,
+[[gnu::always_inline]] inline void bayesbinn_natural_step(const V& natural, const V& grad_mu, const V& prior, const V& average,
                             double beta, long t, double lr, V& new_natural, V& new_average) {
   if (beta == 0.0) {
     new_natural = (1.0 - lr) * natural - lr * (grad_mu - prior);

@@ -25,7 +25,8 @@ namespace blr {
 
 /// The per-coordinate formulas of the relaxation, written once for every value type: a scalar
 /// (float, double), an Eigen array (the core, below) or a tensor (the LibTorch BayesBiNN,
-/// blr/torch/optim/bayesbinn.hpp). They use +, −, ×, ÷ and the functions tanh_of and log_of, which
+/// blr/torch/optim/bayesbinn.hpp), or the fused CPU loops' scalar (forced inline, so that those
+/// loops vectorise). They use +, −, ×, ÷ and the functions tanh_of and log_of, which
 /// a tensor type provides by argument-dependent lookup.
 namespace concrete {
 
@@ -47,26 +48,33 @@ inline constexpr double kSafeguard = 1e-10;
 
 /// δ(ε) = ½·log(ε/(1 − ε)) for ε ~ U(0, 1): logistic noise (eq. 50).
 template <class V>
-V logistic_noise(const V& uniform) {
+[[gnu::always_inline]] inline V logistic_noise(const V& uniform) {
   return 0.5 * log_of(uniform / (1.0 - uniform));
+}
+
+/// (λ + δ)/τ: the argument of the relaxed sample's tanh.
+template <class V>
+[[gnu::always_inline]] inline V relaxed_argument(const V& natural, const V& delta,
+                                                 double temperature) {
+  return (natural + delta) / temperature;
 }
 
 /// θ̂ = tanh((λ + δ)/τ): the relaxed sample on (−1, 1) (eq. 50).
 template <class V>
-V relaxed_sample(const V& natural, const V& delta, double temperature) {
-  return tanh_of((natural + delta) / temperature);
+[[gnu::always_inline]] inline V relaxed_sample(const V& natural, const V& delta, double temperature) {
+  return tanh_of(relaxed_argument(natural, delta, temperature));
 }
 
 /// τ·(1 − μ² + 10⁻¹⁰), μ = tanh λ: the denominator of the scale below (fixed between steps).
 template <class V>
-V relaxation_denominator(const V& mean, double temperature) {
+[[gnu::always_inline]] inline V relaxation_denominator(const V& mean, double temperature) {
   return temperature * (1.0 - mean * mean + kSafeguard);
 }
 
 /// s = (1 − θ̂² + 10⁻¹⁰) / (τ·(1 − μ² + 10⁻¹⁰)): the chain rule from θ̂ to μ (eq. 51), given the
 /// denominator from relaxation_denominator.
 template <class V>
-V relaxation_scale(const V& relaxed, const V& denominator) {
+[[gnu::always_inline]] inline V relaxation_scale(const V& relaxed, const V& denominator) {
   return (1.0 - relaxed * relaxed + kSafeguard) / denominator;
 }
 

@@ -8,7 +8,9 @@
 #include <cmath>
 
 #include "blr/core/error.hpp"
+#include "bernoulli_kernels.hpp"
 #include "binary_sign.hpp"
+#include "dispatch.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "all_finite.hpp"
 #include "gaussian_impl.hpp"
@@ -24,6 +26,33 @@ using detail::shape_string;
 namespace {
 
 using detail::binary_sign;
+
+// The fused passes (bernoulli_kernels.hpp), compute-bound by their tanh and log: one clone per
+// instruction set and element type, as the Gaussian passes (kernels.hpp).
+#define BLR_BAYESBINN_PASSES(T)                                                                 \
+  BLR_CPU_CLONES void sample_chunk_of(const detail::RelaxedSampleArgs<T>& a, int64_t chunk,     \
+                                      int64_t begin, int64_t end) {                             \
+    detail::relaxed_sample_chunk(a, chunk, begin, end);                                         \
+  }                                                                                             \
+  BLR_CPU_CLONES void restore_chunk_of(const detail::RelaxedRestoreArgs<T>& a, int64_t begin,   \
+                                       int64_t end) {                                           \
+    detail::relaxed_restore_chunk(a, begin, end);                                               \
+  }                                                                                             \
+  BLR_CPU_CLONES int step_chunk_of(const detail::BernoulliStepArgs<T>& a, int64_t begin,        \
+                                   int64_t end) {                                               \
+    return detail::bernoulli_step_range(a, begin, end);                                         \
+  }                                                                                             \
+  BLR_CPU_CLONES void rest_chunk_of(const detail::BernoulliRestArgs<T>& a, int64_t begin,       \
+                                    int64_t end) {                                              \
+    detail::bernoulli_rest_range(a, begin, end);                                                \
+  }                                                                                             \
+  BLR_CPU_CLONES void denominator_chunk_of(const detail::BernoulliRestArgs<T>& a, int64_t begin, \
+                                           int64_t end) {                                       \
+    detail::bernoulli_rest_range<T, false>(a, begin, end);                                      \
+  }
+BLR_BAYESBINN_PASSES(float)
+BLR_BAYESBINN_PASSES(double)
+#undef BLR_BAYESBINN_PASSES
 
 constexpr int64_t kBayesBinnFormatVersion = 1;
 using detail::TensorValue;
@@ -84,6 +113,29 @@ size_t BayesBinn::parameter_count() const {
   size_t total = 0;
   for (const auto& group : param_groups_) total += group.params().size();
   return total;
+}
+
+bool BayesBinn::fused_for(const ::at::Tensor& p) const {
+  return fused_ && p.device().is_cpu() && p.layout() == ::at::kStrided && p.is_contiguous() &&
+         (p.scalar_type() == ::at::kFloat || p.scalar_type() == ::at::kDouble);
+}
+
+void BayesBinn::ensure_denominator(Slot& s, double tau, bool fused) {
+  if (s.denominator.defined() && s.denominator_temperature == tau) return;
+  if (fused) {  // the fused step's values, so that a reloaded state continues bitwise
+    s.denominator = ::at::empty_like(s.natural);
+    blr_dispatch::floating_types(s.natural.scalar_type(), [&](auto tag) {
+      using T = decltype(tag);
+      const detail::BernoulliRestArgs<T> args{s.natural.data_ptr<T>(), s.binary.data_ptr<T>(),
+                                              nullptr, s.denominator.data_ptr<T>(), tau};
+      detail::for_each_chunk(s.natural.numel(), [&](int64_t, int64_t b, int64_t e) {
+        denominator_chunk_of(args, b, e);
+      });
+    });
+  } else {
+    s.denominator = concrete::relaxation_denominator<TensorValue>(s.natural.tanh(), tau).t;
+  }
+  s.denominator_temperature = tau;
 }
 
 void BayesBinn::ensure_state() {
@@ -156,8 +208,21 @@ void BayesBinn::sample(bool train, const std::vector<::at::Tensor>* uniforms) {
         check(given.sizes() == p.sizes(),
               fmt::format("{}: uniform tensor {} has shape {} but the parameter has shape {}.",
                           name(), j, shape_string(given.sizes()), shape_string(p.sizes())));
-        u = given.to(s.natural.options());
-      } else {
+        u = given.to(s.natural.options()).contiguous();
+      }
+      if (fused_for(p)) {
+        blr_dispatch::floating_types(p.scalar_type(), [&](auto tag) {
+          using T = decltype(tag);
+          const detail::RelaxedSampleArgs<T> args{
+              s.natural.data_ptr<T>(), p.data_ptr<T>(), u.defined() ? u.data_ptr<T>() : nullptr,
+              tau, detail::NoiseSource{options().seed, draws_, j}};
+          detail::for_each_chunk(p.numel(), [&](int64_t chunk, int64_t begin, int64_t end) {
+            sample_chunk_of(args, chunk, begin, end);
+          });
+        });
+        continue;
+      }
+      if (!u.defined()) {
         u = p.is_cpu() ? ::at::rand(p.sizes(), generator_, s.natural.options())
                        : ::at::rand(p.sizes(), s.natural.options());
       }
@@ -165,6 +230,7 @@ void BayesBinn::sample(bool train, const std::vector<::at::Tensor>* uniforms) {
       p.copy_(concrete::relaxed_sample<TensorValue>(s.natural, delta, tau).t);
     }
   }
+  if (train) ++draws_;
   sampled_ = true;
   train_sample_ = train;
 }
@@ -184,19 +250,37 @@ void BayesBinn::restore(bool collect) {
     for (size_t i = 0; i < params.size(); ++i) {
       ::at::Tensor& p = params[i];
       Slot& s = slot(g, i);
-      if (collect) {
-        // A parameter the loss did not reach has gradient zero.
-        const ::at::Tensor grad =
-            p.grad().defined() ? p.grad().to(s.natural.options()) : ::at::zeros_like(s.natural);
-        if (!s.denominator.defined() || s.denominator_temperature != tau) {
-          s.denominator = concrete::relaxation_denominator<TensorValue>(s.natural.tanh(), tau).t;
-          s.denominator_temperature = tau;
-        }
-        const TensorValue relaxed = p.detach().to(s.natural.options());
-        const ::at::Tensor term =
-            (concrete::relaxation_scale<TensorValue>(relaxed, s.denominator) * TensorValue(grad)).t;
-        s.grad_sum = first ? term : s.grad_sum.add_(term);
+      if (!collect) {
+        p.copy_(s.binary);
+        continue;
       }
+      ensure_denominator(s, tau, fused_for(p));
+      if (fused_for(p)) {
+        // A parameter the loss did not reach has gradient zero (a null gradient pointer).
+        ::at::Tensor grad = p.grad();
+        if (grad.defined()) grad = grad.to(s.natural.options()).contiguous();
+        if (!s.grad_sum.defined() || !s.grad_sum.is_contiguous() ||
+            s.grad_sum.scalar_type() != s.natural.scalar_type()) {
+          s.grad_sum = ::at::empty_like(s.natural);  // `first` writes it whole
+        }
+        blr_dispatch::floating_types(p.scalar_type(), [&](auto tag) {
+          using T = decltype(tag);
+          const detail::RelaxedRestoreArgs<T> args{
+              p.data_ptr<T>(),          grad.defined() ? grad.data_ptr<T>() : nullptr,
+              s.binary.data_ptr<T>(),   s.denominator.data_ptr<T>(),
+              s.grad_sum.data_ptr<T>(), first};
+          detail::for_each_chunk(p.numel(), [&](int64_t, int64_t begin, int64_t end) {
+            restore_chunk_of(args, begin, end);
+          });
+        });
+        continue;
+      }
+      const ::at::Tensor grad =
+          p.grad().defined() ? p.grad().to(s.natural.options()) : ::at::zeros_like(s.natural);
+      const TensorValue relaxed = p.detach().to(s.natural.options());
+      const ::at::Tensor term =
+          (concrete::relaxation_scale<TensorValue>(relaxed, s.denominator) * TensorValue(grad)).t;
+      s.grad_sum = first ? term : s.grad_sum.add_(term);
       p.copy_(s.binary);
     }
   }
@@ -291,35 +375,89 @@ void BayesBinn::set_prior(const std::vector<::at::Tensor>& prior_natural) {
   ensure_state();
   const int64_t t = step_ + 1;
   ::at::NoGradGuard no_grad;
-  // Compute every new λ first, so that a non-finite one leaves the whole state unchanged.
+  // Compute every new λ first, so that a non-finite one leaves the whole state unchanged. The
+  // fused pass writes λ' and u' into the slot's spare buffers; the tensor path into new tensors.
   std::vector<std::vector<std::pair<::at::Tensor, ::at::Tensor>>> updated(param_groups_.size());
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     const Options& o = options(g);
     auto& params = param_groups_[g].params();
     for (size_t i = 0; i < params.size(); ++i) {
       Slot& s = slot(g, i);
-      const TensorValue grad_mu = s.grad_sum.mul(o.ess / static_cast<double>(samples_));
-      const TensorValue prior =
-          s.prior.defined() ? s.prior : ::at::scalar_tensor(o.prior_natural, s.natural.options());
-      TensorValue natural, average;
-      bayesbinn_natural_step<TensorValue>(s.natural, grad_mu, prior, s.average, o.beta1,
-                                          static_cast<long>(t), o.lr, natural, average);
-      if (!all_finite(natural.t)) {
+      bool finite = true;
+      if (fused_for(params[i])) {
+        for (::at::Tensor* buffer : {&s.next_natural, &s.next_average}) {
+          if (!buffer->defined() || buffer->sizes() != s.natural.sizes() ||
+              buffer->scalar_type() != s.natural.scalar_type()) {
+            *buffer = ::at::empty_like(s.natural);
+          }
+        }
+        const ::at::Tensor prior = s.prior.defined() ? s.prior.contiguous() : ::at::Tensor();
+        blr_dispatch::floating_types(s.natural.scalar_type(), [&](auto tag) {
+          using T = decltype(tag);
+          const detail::BernoulliStepArgs<T> args{
+              s.natural.data_ptr<T>(),
+              s.average.data_ptr<T>(),
+              s.grad_sum.data_ptr<T>(),
+              prior.defined() ? prior.data_ptr<T>() : nullptr,
+              s.next_natural.data_ptr<T>(),
+              s.next_average.data_ptr<T>(),
+              o.ess / static_cast<double>(samples_),
+              o.prior_natural,
+              o.beta1,
+              o.lr,
+              static_cast<long>(t)};
+          finite = detail::for_each_chunk_ok(s.natural.numel(), [&](int64_t b, int64_t e) {
+            return step_chunk_of(args, b, e);
+          });
+        });
+        updated[g].emplace_back();
+      } else {
+        const TensorValue grad_mu = s.grad_sum.mul(o.ess / static_cast<double>(samples_));
+        const TensorValue prior =
+            s.prior.defined() ? s.prior : ::at::scalar_tensor(o.prior_natural, s.natural.options());
+        TensorValue natural, average;
+        bayesbinn_natural_step<TensorValue>(s.natural, grad_mu, prior, s.average, o.beta1,
+                                            static_cast<long>(t), o.lr, natural, average);
+        finite = all_finite(natural.t);
+        updated[g].emplace_back(natural.t, average.t);
+      }
+      if (!finite) {
         samples_ = 0;
         throw Error(fmt::format(
             "{} step {} produced a non-finite natural parameter in parameter {} of param group {} "
             "(learning rate too large, or NaN/Inf in the gradients?).",
             name(), t, i, g));
       }
-      updated[g].emplace_back(natural.t, average.t);
     }
   }
   for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const double tau = options(g).temperature;
     auto& params = param_groups_[g].params();
     for (size_t i = 0; i < params.size(); ++i) {
       Slot& s = slot(g, i);
+      ::at::Tensor& p = params[i];
+      if (!updated[g][i].first.defined()) {  // fused: accept λ', u'; then sign(λ) and the scale
+        std::swap(s.natural, s.next_natural);
+        std::swap(s.average, s.next_average);
+        if (!s.denominator.defined() || s.denominator.sizes() != s.natural.sizes() ||
+            s.denominator.scalar_type() != s.natural.scalar_type()) {
+          s.denominator = ::at::empty_like(s.natural);
+        }
+        if (!s.binary.defined() || !s.binary.is_contiguous()) s.binary = ::at::empty_like(s.natural);
+        blr_dispatch::floating_types(s.natural.scalar_type(), [&](auto tag) {
+          using T = decltype(tag);
+          const detail::BernoulliRestArgs<T> args{s.natural.data_ptr<T>(), s.binary.data_ptr<T>(),
+                                                  p.data_ptr<T>(), s.denominator.data_ptr<T>(),
+                                                  tau};
+          detail::for_each_chunk(s.natural.numel(), [&](int64_t, int64_t b, int64_t e) {
+            rest_chunk_of(args, b, e);
+          });
+        });
+        s.denominator_temperature = tau;
+        continue;
+      }
       s.average = std::move(updated[g][i].second);
-      set_slot_natural(s, std::move(updated[g][i].first), params[i]);
+      set_slot_natural(s, std::move(updated[g][i].first), p);
     }
   }
   step_ = t;
@@ -331,6 +469,7 @@ void BayesBinn::save(::torch::serialize::OutputArchive& archive) const {
   check(!sampled_ && samples_ == 0,
         fmt::format("{}: the state can only be saved between steps (no sample pending).", name()));
   detail::write_state_header(archive, name(), kBayesBinnFormatVersion, step_, param_groups_);
+  archive.write("blr/draws", c10::IValue(static_cast<int64_t>(draws_)));
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     for (size_t i = 0; g < slots_.size() && i < slots_[g].size(); ++i) {
       const Slot& s = slots_[g][i];
@@ -371,6 +510,10 @@ void BayesBinn::load(::torch::serialize::InputArchive& archive) {
     }
   }
   step_ = detail::read_state_step(archive, param_groups_);
+  // States written before the fused passes have no draw count: one draw per sample of each step.
+  draws_ = archive.try_read("blr/draws", value)
+               ? static_cast<uint64_t>(value.toInt())
+               : static_cast<uint64_t>(step_) * static_cast<uint64_t>(options().mc_samples);
   slots_ = std::move(slots);
   samples_ = 0;
   ::at::NoGradGuard no_grad;

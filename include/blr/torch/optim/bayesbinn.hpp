@@ -15,8 +15,11 @@
 // algorithms/bayesbinn.hpp), written once for Eigen arrays and tensors; a parity test runs both
 // on the same draws. Every parameter of the param groups is binary: give the optimizer only the
 // weights of bias-free binary layers (nn/binary_mlp.hpp) — batch norm without affine parameters
-// has none. Device-agnostic: tensor operations throughout (CPU noise from the optimizer's seeded
-// generator, other devices from their default generator).
+// has none. Device-agnostic: contiguous float/double parameters on the CPU take fused passes
+// (src/torch/optim/bernoulli_kernels.hpp: one pass each for the sample, the restore and the
+// step's two halves, with the counter-based noise of the Gaussian optimizers, keyed by the draw
+// count that the state saves); every other parameter takes tensor operations (CPU noise from the
+// optimizer's seeded generator, other devices from their default generator).
 //
 // Reference quirks (research/algorithms.md §4) and what this optimizer does:
 //  * λ starts at ±(init_natural + √init_std·N(0,1)) with a random sign per coordinate (as the
@@ -95,6 +98,9 @@ class BayesBinn : public VariationalOptimizer {
   /// option prior_natural for these parameters.
   void set_prior(const std::vector<::at::Tensor>& prior_natural);
 
+  /// Fused CPU passes on (the default) or tensor operations everywhere (tests compare the two).
+  void set_fused_kernels(bool fused) { fused_ = fused; }
+
   void save(::torch::serialize::OutputArchive& archive) const override;
   void load(::torch::serialize::InputArchive& archive) override;
 
@@ -103,6 +109,7 @@ class BayesBinn : public VariationalOptimizer {
   /// and the scale's denominator τ(1 − tanh²λ + 10⁻¹⁰) (for the temperature it was made with).
   struct Slot {
     ::at::Tensor natural, average, grad_sum, prior, binary, denominator;
+    ::at::Tensor next_natural, next_average;  ///< fused step: λ' and u' before they are accepted
     double denominator_temperature = 0.0;
   };
   /// Sets λ of a slot and refreshes its cache; the parameter becomes sign(λ).
@@ -113,11 +120,18 @@ class BayesBinn : public VariationalOptimizer {
   void sample(bool train, const std::vector<::at::Tensor>* uniforms);
   void restore(bool collect);
   size_t parameter_count() const;
+  /// True when the fused CPU passes apply to parameter `p` (and so to its slot's tensors).
+  bool fused_for(const ::at::Tensor& p) const;
+  /// The denominator of the slot's scale for temperature τ, made once per λ (by the fused pass
+  /// or tensor operations).
+  static void ensure_denominator(Slot& s, double tau, bool fused);
 
   std::vector<std::vector<Slot>> slots_;
   ::at::Generator generator_;
   int64_t step_ = 0;
   int64_t samples_ = 0;
+  uint64_t draws_ = 0;  ///< training samples drawn: the fused noise stream's counter
+  bool fused_ = true;
   bool sampled_ = false;
   bool train_sample_ = false;
 };
