@@ -41,14 +41,6 @@ using detail::binary_sign;
   BLR_CPU_CLONES int step_chunk_of(const detail::BernoulliStepArgs<T>& a, int64_t begin,        \
                                    int64_t end) {                                               \
     return detail::bernoulli_step_range(a, begin, end);                                         \
-  }                                                                                             \
-  BLR_CPU_CLONES void rest_chunk_of(const detail::BernoulliRestArgs<T>& a, int64_t begin,       \
-                                    int64_t end) {                                              \
-    detail::bernoulli_rest_range(a, begin, end);                                                \
-  }                                                                                             \
-  BLR_CPU_CLONES void denominator_chunk_of(const detail::BernoulliRestArgs<T>& a, int64_t begin, \
-                                           int64_t end) {                                       \
-    detail::bernoulli_rest_range<T, false>(a, begin, end);                                      \
   }
 BLR_BAYESBINN_PASSES(float)
 BLR_BAYESBINN_PASSES(double)
@@ -120,22 +112,15 @@ bool BayesBinn::fused_for(const ::at::Tensor& p) const {
          (p.scalar_type() == ::at::kFloat || p.scalar_type() == ::at::kDouble);
 }
 
-void BayesBinn::ensure_denominator(Slot& s, double tau, bool fused) {
+void BayesBinn::ensure_denominator(Slot& s, double tau) {
   if (s.denominator.defined() && s.denominator_temperature == tau) return;
-  if (fused) {  // the fused step's values, so that a reloaded state continues bitwise
-    s.denominator = ::at::empty_like(s.natural);
-    blr_dispatch::floating_types(s.natural.scalar_type(), [&](auto tag) {
-      using T = decltype(tag);
-      const detail::BernoulliRestArgs<T> args{s.natural.data_ptr<T>(), s.binary.data_ptr<T>(),
-                                              nullptr, s.denominator.data_ptr<T>(), tau};
-      detail::for_each_chunk(s.natural.numel(), [&](int64_t, int64_t b, int64_t e) {
-        denominator_chunk_of(args, b, e);
-      });
-    });
-  } else {
-    s.denominator = concrete::relaxation_denominator<TensorValue>(s.natural.tanh(), tau).t;
-  }
+  s.denominator = concrete::relaxation_denominator<TensorValue>(s.natural.tanh(), tau).t;
   s.denominator_temperature = tau;
+}
+
+const ::at::Tensor& BayesBinn::binary(Slot& s) {
+  if (!s.binary.defined()) s.binary = binary_sign(s.natural);
+  return s.binary;
 }
 
 void BayesBinn::ensure_state() {
@@ -251,10 +236,9 @@ void BayesBinn::restore(bool collect) {
       ::at::Tensor& p = params[i];
       Slot& s = slot(g, i);
       if (!collect) {
-        p.copy_(s.binary);
+        p.copy_(binary(s));
         continue;
       }
-      ensure_denominator(s, tau, fused_for(p));
       if (fused_for(p)) {
         // A parameter the loss did not reach has gradient zero (a null gradient pointer).
         ::at::Tensor grad = p.grad();
@@ -265,23 +249,26 @@ void BayesBinn::restore(bool collect) {
         }
         blr_dispatch::floating_types(p.scalar_type(), [&](auto tag) {
           using T = decltype(tag);
-          const detail::RelaxedRestoreArgs<T> args{
-              p.data_ptr<T>(),          grad.defined() ? grad.data_ptr<T>() : nullptr,
-              s.binary.data_ptr<T>(),   s.denominator.data_ptr<T>(),
-              s.grad_sum.data_ptr<T>(), first};
+          const detail::RelaxedRestoreArgs<T> args{p.data_ptr<T>(),
+                                                   grad.defined() ? grad.data_ptr<T>() : nullptr,
+                                                   s.natural.data_ptr<T>(),
+                                                   s.grad_sum.data_ptr<T>(),
+                                                   tau,
+                                                   first};
           detail::for_each_chunk(p.numel(), [&](int64_t, int64_t begin, int64_t end) {
             restore_chunk_of(args, begin, end);
           });
         });
         continue;
       }
+      ensure_denominator(s, tau);
       const ::at::Tensor grad =
           p.grad().defined() ? p.grad().to(s.natural.options()) : ::at::zeros_like(s.natural);
       const TensorValue relaxed = p.detach().to(s.natural.options());
       const ::at::Tensor term =
           (concrete::relaxation_scale<TensorValue>(relaxed, s.denominator) * TensorValue(grad)).t;
       s.grad_sum = first ? term : s.grad_sum.add_(term);
-      p.copy_(s.binary);
+      p.copy_(binary(s));
     }
   }
   if (collect) ++samples_;
@@ -401,6 +388,7 @@ void BayesBinn::set_prior(const std::vector<::at::Tensor>& prior_natural) {
               prior.defined() ? prior.data_ptr<T>() : nullptr,
               s.next_natural.data_ptr<T>(),
               s.next_average.data_ptr<T>(),
+              params[i].data_ptr<T>(),
               o.ess / static_cast<double>(samples_),
               o.prior_natural,
               o.beta1,
@@ -423,6 +411,11 @@ void BayesBinn::set_prior(const std::vector<::at::Tensor>& prior_natural) {
       }
       if (!finite) {
         samples_ = 0;
+        // The fused passes wrote sign(λ') into their parameters: back to sign(λ).
+        for (size_t h = 0; h < param_groups_.size(); ++h) {
+          auto& ps = param_groups_[h].params();
+          for (size_t k = 0; k < ps.size(); ++k) ps[k].copy_(binary(slot(h, k)));
+        }
         throw Error(fmt::format(
             "{} step {} produced a non-finite natural parameter in parameter {} of param group {} "
             "(learning rate too large, or NaN/Inf in the gradients?).",
@@ -431,29 +424,15 @@ void BayesBinn::set_prior(const std::vector<::at::Tensor>& prior_natural) {
     }
   }
   for (size_t g = 0; g < param_groups_.size(); ++g) {
-    const double tau = options(g).temperature;
     auto& params = param_groups_[g].params();
     for (size_t i = 0; i < params.size(); ++i) {
       Slot& s = slot(g, i);
       ::at::Tensor& p = params[i];
-      if (!updated[g][i].first.defined()) {  // fused: accept λ', u'; then sign(λ) and the scale
+      if (!updated[g][i].first.defined()) {  // fused: accept λ', u' (p holds sign(λ') already)
         std::swap(s.natural, s.next_natural);
         std::swap(s.average, s.next_average);
-        if (!s.denominator.defined() || s.denominator.sizes() != s.natural.sizes() ||
-            s.denominator.scalar_type() != s.natural.scalar_type()) {
-          s.denominator = ::at::empty_like(s.natural);
-        }
-        if (!s.binary.defined() || !s.binary.is_contiguous()) s.binary = ::at::empty_like(s.natural);
-        blr_dispatch::floating_types(s.natural.scalar_type(), [&](auto tag) {
-          using T = decltype(tag);
-          const detail::BernoulliRestArgs<T> args{s.natural.data_ptr<T>(), s.binary.data_ptr<T>(),
-                                                  p.data_ptr<T>(), s.denominator.data_ptr<T>(),
-                                                  tau};
-          detail::for_each_chunk(s.natural.numel(), [&](int64_t, int64_t b, int64_t e) {
-            rest_chunk_of(args, b, e);
-          });
-        });
-        s.denominator_temperature = tau;
+        s.binary = ::at::Tensor();  // made from λ when a tensor path or a discard needs it
+        s.denominator = ::at::Tensor();
         continue;
       }
       s.average = std::move(updated[g][i].second);

@@ -199,56 +199,87 @@ BLR_KERNEL_INLINE void relaxed_sample_chunk(const RelaxedSampleArgs<T>& s, int64
   }
 }
 
-/// The restore pass: Σ ← Σ + s⊙∇ℓ̄(θ̂) with s = (1 − θ̂² + 10⁻¹⁰)/denominator (eq. 51), θ̂ read
-/// from the parameter, which then receives the binary weights. `grad` null: a gradient of zero.
-template <class T, bool kFirst, bool kGradient>
-BLR_KERNEL_INLINE void relaxed_restore_range(int64_t begin, int64_t end, T* __restrict param,
-                                             const T* __restrict grad, const T* __restrict binary,
-                                             const T* __restrict denominator,
-                                             T* __restrict grad_sum) {
+/// The binary weight sign(λ) (λ ≤ 0 → −1, the reference's "mean mode").
+template <class T>
+BLR_KERNEL_INLINE T binary_weight(T natural) {
+  return natural > T(0) ? T(1) : T(-1);
+}
+
+/// The restore pass: Σ ← Σ + s⊙∇ℓ̄(θ̂) with s = (1 − θ̂² + 10⁻¹⁰)/(τ(1 − μ² + 10⁻¹⁰)), μ = tanh λ
+/// (eq. 51), θ̂ read from the parameter, which then receives the binary weights sign(λ). The
+/// denominator is made here from λ rather than stored: the pass is memory-bound in training.
+/// `grad` null: a gradient of zero.
+template <class T>
+struct RelaxedRestoreArgs {
+  T* param;
+  const T* grad;
+  const T* natural;
+  T* grad_sum;
+  double temperature;
+  bool first;
+};
+
+template <class T, bool kFirst, bool kGradient, bool kSaturated>
+BLR_KERNEL_INLINE void relaxed_restore_block(const RelaxedRestoreArgs<T>& a, int64_t b0,
+                                             int64_t b1) {
   using K = KernelScalar<T>;
-  for (int64_t i = begin; i < end; ++i) {
+  T* __restrict param = a.param;
+  const T* __restrict grad = a.grad;
+  const T* __restrict natural = a.natural;
+  T* __restrict grad_sum = a.grad_sum;
+  for (int64_t i = b0; i < b1; ++i) {
+    const T w = binary_weight(natural[i]);
     T term = T(0);
     if constexpr (kGradient) {
-      term = (concrete::relaxation_scale<K>(K{param[i]}, K{denominator[i]}) * K{grad[i]}).v;
+      K mean;
+      if constexpr (kSaturated) {
+        mean = K{w};
+      } else {
+        mean = tanh_of(K{natural[i]});
+      }
+      const K denominator = concrete::relaxation_denominator<K>(mean, a.temperature);
+      term = (concrete::relaxation_scale<K>(K{param[i]}, denominator) * K{grad[i]}).v;
     }
     if constexpr (kFirst) {
       grad_sum[i] = term;
     } else {
       grad_sum[i] += term;
     }
-    param[i] = binary[i];
+    param[i] = w;
   }
 }
 
-template <class T>
-struct RelaxedRestoreArgs {
-  T* param;
-  const T* grad;
-  const T* binary;
-  const T* denominator;
-  T* grad_sum;
-  bool first;
-};
+template <class T, bool kFirst, bool kGradient>
+BLR_KERNEL_INLINE void relaxed_restore_range(const RelaxedRestoreArgs<T>& a, int64_t begin,
+                                             int64_t end) {
+  for (int64_t b0 = begin; b0 < end; b0 += kBlock) {
+    const int64_t b1 = std::min(end, b0 + kBlock);
+    // μ = tanh λ is sign(λ) where every |λ| of the block is saturated (as in the sample).
+    int open = 0;
+    for (int64_t i = b0; i < b1; ++i) open += !(std::abs(a.natural[i]) >= kTanhSaturated<T>);
+    if (open == 0) {
+      relaxed_restore_block<T, kFirst, kGradient, true>(a, b0, b1);
+    } else {
+      relaxed_restore_block<T, kFirst, kGradient, false>(a, b0, b1);
+    }
+  }
+}
 
 template <class T>
 BLR_KERNEL_INLINE void relaxed_restore_chunk(const RelaxedRestoreArgs<T>& a, int64_t b, int64_t e) {
   if (a.first) {
-    a.grad ? relaxed_restore_range<T, true, true>(b, e, a.param, a.grad, a.binary, a.denominator,
-                                                  a.grad_sum)
-           : relaxed_restore_range<T, true, false>(b, e, a.param, a.grad, a.binary,
-                                                   a.denominator, a.grad_sum);
+    a.grad ? relaxed_restore_range<T, true, true>(a, b, e)
+           : relaxed_restore_range<T, true, false>(a, b, e);
   } else {
-    a.grad ? relaxed_restore_range<T, false, true>(b, e, a.param, a.grad, a.binary, a.denominator,
-                                                   a.grad_sum)
-           : relaxed_restore_range<T, false, false>(b, e, a.param, a.grad, a.binary,
-                                                    a.denominator, a.grad_sum);
+    a.grad ? relaxed_restore_range<T, false, true>(a, b, e)
+           : relaxed_restore_range<T, false, false>(a, b, e);
   }
 }
 
-/// The step's first pass (eq. 52 with the averaged natural gradient, bayesbinn_natural_step):
-/// λ' and u' into new buffers, so that a non-finite λ' leaves the state as it was. `prior` null:
-/// the scalar λ₀. Returns true when every λ' is finite.
+/// The step pass (eq. 52 with the averaged natural gradient, bayesbinn_natural_step): λ' and u'
+/// into new buffers, so that a non-finite λ' leaves the state as it was, and the binary weights
+/// sign(λ') into the parameter (which the caller resets to sign(λ) if the step is refused).
+/// `prior` null: the scalar λ₀. Returns 1 when a λ' is not finite.
 template <class T>
 struct BernoulliStepArgs {
   const T* natural;
@@ -257,72 +288,46 @@ struct BernoulliStepArgs {
   const T* prior;
   T* new_natural;
   T* new_average;
+  T* param;
   double grad_scale;  ///< N / K
   double prior_natural, beta, lr;
   long t;
 };
 
-template <class T>
-BLR_KERNEL_INLINE int bernoulli_step_range(const BernoulliStepArgs<T>& a, int64_t begin,
-                                           int64_t end) {
+template <class T, bool kPriorArray>
+BLR_KERNEL_INLINE int bernoulli_step_loop(int64_t begin, int64_t end, const T* __restrict natural,
+                                          const T* __restrict average,
+                                          const T* __restrict grad_sum,
+                                          const T* __restrict prior, T prior_scalar,
+                                          T* __restrict new_natural, T* __restrict new_average,
+                                          T* __restrict param, T scale, double beta, long t,
+                                          double lr) {
   int bad = 0;
-  const T scale = static_cast<T>(a.grad_scale);
   for (int64_t i = begin; i < end; ++i) {
-    const T grad_mu = a.grad_sum[i] * scale;
-    const T prior = a.prior ? a.prior[i] : static_cast<T>(a.prior_natural);
-    T natural, average;
-    bayesbinn_natural_step<T>(a.natural[i], grad_mu, prior, a.average[i], a.beta, a.t, a.lr,
-                              natural, average);
-    a.new_natural[i] = natural;
-    a.new_average[i] = average;
-    bad |= non_finite(natural);
+    T lambda, u;
+    bayesbinn_natural_step<T>(natural[i], grad_sum[i] * scale,
+                              kPriorArray ? prior[i] : prior_scalar, average[i], beta, t, lr,
+                              lambda, u);
+    new_natural[i] = lambda;
+    new_average[i] = u;
+    param[i] = binary_weight(lambda);
+    bad |= non_finite(lambda);
   }
   return bad;
 }
 
-/// The step's second pass: the binary weights sign(λ) (λ ≤ 0 → −1) into `binary` and the
-/// parameter, and the scale's denominator τ(1 − tanh²λ + 10⁻¹⁰) for the next samples. Without
-/// kWeights, only the denominator (from the binary weights already there).
 template <class T>
-struct BernoulliRestArgs {
-  const T* natural;
-  T* binary;
-  T* param;
-  T* denominator;
-  double temperature;
-};
-
-template <class T, bool kWeights = true>
-BLR_KERNEL_INLINE void bernoulli_rest_range(const BernoulliRestArgs<T>& a, int64_t begin,
-                                            int64_t end) {
-  using K = KernelScalar<T>;
-  const T* __restrict natural = a.natural;
-  T* __restrict binary = a.binary;
-  T* __restrict param = a.param;
-  T* __restrict denominator = a.denominator;
-  for (int64_t b0 = begin; b0 < end; b0 += kBlock) {
-    const int64_t b1 = std::min(end, b0 + kBlock);
-    int open = 0;
-    for (int64_t i = b0; i < b1; ++i) {
-      if constexpr (kWeights) {
-        const T w = natural[i] > T(0) ? T(1) : T(-1);
-        binary[i] = w;
-        param[i] = w;
-      }
-      open += !(std::abs(natural[i]) >= kTanhSaturated<T>);
-    }
-    // μ = tanh λ, which is sign(λ) where every |λ| of the block is saturated (as in the sample).
-    if (open == 0) {
-      for (int64_t i = b0; i < b1; ++i) {
-        denominator[i] = concrete::relaxation_denominator<K>(K{binary[i]}, a.temperature).v;
-      }
-    } else {
-      for (int64_t i = b0; i < b1; ++i) {
-        denominator[i] =
-            concrete::relaxation_denominator<K>(tanh_of(K{natural[i]}), a.temperature).v;
-      }
-    }
-  }
+BLR_KERNEL_INLINE int bernoulli_step_range(const BernoulliStepArgs<T>& a, int64_t begin,
+                                           int64_t end) {
+  const T scale = static_cast<T>(a.grad_scale);
+  const T prior = static_cast<T>(a.prior_natural);
+  return a.prior != nullptr
+             ? bernoulli_step_loop<T, true>(begin, end, a.natural, a.average, a.grad_sum, a.prior,
+                                            prior, a.new_natural, a.new_average, a.param, scale,
+                                            a.beta, a.t, a.lr)
+             : bernoulli_step_loop<T, false>(begin, end, a.natural, a.average, a.grad_sum,
+                                             a.prior, prior, a.new_natural, a.new_average,
+                                             a.param, scale, a.beta, a.t, a.lr);
 }
 
 }  // namespace blr::torch::detail

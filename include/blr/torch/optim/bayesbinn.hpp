@@ -105,8 +105,9 @@ class BayesBinn : public VariationalOptimizer {
   void load(::torch::serialize::InputArchive& archive) override;
 
  private:
-  /// λ and the momentum u, with what is fixed between steps cached: the binary weights sign(λ)
-  /// and the scale's denominator τ(1 − tanh²λ + 10⁻¹⁰) (for the temperature it was made with).
+  /// λ and the momentum u, with what is fixed between steps cached for the tensor path: the
+  /// binary weights sign(λ) and the scale's denominator τ(1 − tanh²λ + 10⁻¹⁰) (for the
+  /// temperature it was made with); the fused passes make both from λ and leave them undefined.
   struct Slot {
     ::at::Tensor natural, average, grad_sum, prior, binary, denominator;
     ::at::Tensor next_natural, next_average;  ///< fused step: λ' and u' before they are accepted
@@ -122,9 +123,11 @@ class BayesBinn : public VariationalOptimizer {
   size_t parameter_count() const;
   /// True when the fused CPU passes apply to parameter `p` (and so to its slot's tensors).
   bool fused_for(const ::at::Tensor& p) const;
-  /// The denominator of the slot's scale for temperature τ, made once per λ (by the fused pass
-  /// or tensor operations).
-  static void ensure_denominator(Slot& s, double tau, bool fused);
+  /// The tensor path's denominator of the slot's scale for temperature τ, made once per λ (the
+  /// fused restore makes it from λ on the fly).
+  static void ensure_denominator(Slot& s, double tau);
+  /// The binary weights sign(λ) of a slot, made from λ when the fused step left them unmade.
+  static const ::at::Tensor& binary(Slot& s);
 
   std::vector<std::vector<Slot>> slots_;
   ::at::Generator generator_;
