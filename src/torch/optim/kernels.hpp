@@ -234,6 +234,11 @@ BLR_KERNEL_INLINE void sample_chunk(const SampleArgs<T>& s, int64_t chunk, int64
   }
 }
 
+/// The sampling pass over a whole parameter of n elements, chunks in parallel, one clone per
+/// instruction set (defined in mean_field.cpp; bSAM draws its points with it too).
+void sample_pass(const SampleArgs<float>& s, int64_t n);
+void sample_pass(const SampleArgs<double>& s, int64_t n);
+
 /// What restore collects besides the gradient sum.
 enum class Collect { kGradient, kNoiseTimesGradient, kSquaredGradient };
 

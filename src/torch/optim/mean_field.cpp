@@ -61,6 +61,14 @@ bool reduced_precision(const ::at::Tensor& param) {
 
 }  // namespace
 
+void detail::sample_pass(const detail::SampleArgs<float>& s, int64_t n) {
+  detail::for_each_chunk(n, [&](int64_t chunk, int64_t b, int64_t e) { sample_chunk_of(s, chunk, b, e); });
+}
+
+void detail::sample_pass(const detail::SampleArgs<double>& s, int64_t n) {
+  detail::for_each_chunk(n, [&](int64_t chunk, int64_t b, int64_t e) { sample_chunk_of(s, chunk, b, e); });
+}
+
 void MeanFieldOptimizer::keep_group_options(
     const std::vector<::torch::optim::OptimizerParamGroup>& param_groups) {
   check(param_groups.size() == param_groups_.size(),
@@ -195,9 +203,7 @@ void MeanFieldOptimizer::sample(bool train, const std::vector<::at::Tensor>* eps
                 keep_noise ? s.noise.data_ptr<scalar_t>() : nullptr,
                 e.defined() ? e.data_ptr<scalar_t>() : nullptr,
                 detail::NoiseSource{seed(), draw, j}};
-            detail::for_each_chunk(p.numel(), [&](int64_t chunk, int64_t begin, int64_t end) {
-              sample_chunk_of(args, chunk, begin, end);
-            });
+            detail::sample_pass(args, p.numel());
           });
           // Swap storages: p holds θ, s.mean keeps μ's buffer (no copy).
           s.mean = p.detach();

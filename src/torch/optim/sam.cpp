@@ -10,8 +10,11 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "all_finite.hpp"
+#include "dispatch.hpp"
 #include "gaussian_impl.hpp"
+#include "kernels.hpp"
 #include "state_archive.hpp"
+#include "two_point_step.hpp"
 
 namespace blr::torch {
 
@@ -26,6 +29,89 @@ void keep_options(std::vector<::torch::optim::OptimizerParamGroup>& mine,
   for (size_t g = 0; g < given.size(); ++g) {
     if (given[g].has_options()) mine[g].set_options(given[g].options().clone());
   }
+}
+
+// The fused updates (two_point_step.hpp): one pass over a parameter's buffers, one clone per
+// instruction set and element type; 1 when a new μ is not finite.
+template <class T>
+struct UpdateBuffers {
+  T* mean;
+  T* average;
+  T* precision;  ///< bSAM's s (null for SAM)
+  const T* grad;
+  const T* ascent_grad;
+};
+
+template <class T>
+BLR_KERNEL_INLINE int sam_update_range(const UpdateBuffers<T>& b, const detail::SamCoefficients& k,
+                                       int64_t begin, int64_t end) {
+  T* __restrict mean = b.mean;
+  T* __restrict average = b.average;
+  const T* __restrict ascent_grad = b.ascent_grad;
+  int bad = 0;
+  for (int64_t i = begin; i < end; ++i) {
+    T new_mean, new_average;
+    detail::sam_coordinate<T>(mean[i], average[i], ascent_grad[i], k, new_mean, new_average);
+    mean[i] = new_mean;
+    average[i] = new_average;
+    bad |= detail::non_finite(new_mean);
+  }
+  return bad;
+}
+
+template <class T>
+BLR_KERNEL_INLINE int bsam_update_range(const UpdateBuffers<T>& b,
+                                        const detail::BsamCoefficients& k, int64_t begin,
+                                        int64_t end) {
+  T* __restrict mean = b.mean;
+  T* __restrict average = b.average;
+  T* __restrict precision = b.precision;
+  const T* __restrict grad = b.grad;
+  const T* __restrict ascent_grad = b.ascent_grad;
+  int bad = 0;
+  for (int64_t i = begin; i < end; ++i) {
+    T new_mean, new_average, new_precision;
+    detail::bsam_coordinate<T>(mean[i], average[i], precision[i], grad[i], ascent_grad[i], k,
+                               new_mean, new_average, new_precision);
+    mean[i] = new_mean;
+    average[i] = new_average;
+    precision[i] = new_precision;
+    bad |= detail::non_finite(new_mean);
+  }
+  return bad;
+}
+
+#define BLR_TWO_POINT_PASSES(T)                                                                 \
+  BLR_CPU_CLONES int update_chunk_of(const UpdateBuffers<T>& b,                                 \
+                                     const detail::SamCoefficients& k, int64_t begin,           \
+                                     int64_t end) {                                             \
+    return sam_update_range(b, k, begin, end);                                                  \
+  }                                                                                             \
+  BLR_CPU_CLONES int update_chunk_of(const UpdateBuffers<T>& b,                                 \
+                                     const detail::BsamCoefficients& k, int64_t begin,          \
+                                     int64_t end) {                                             \
+    return bsam_update_range(b, k, begin, end);                                                 \
+  }
+BLR_TWO_POINT_PASSES(float)
+BLR_TWO_POINT_PASSES(double)
+#undef BLR_TWO_POINT_PASSES
+
+/// The fused update of one parameter (μ in `mean`; `precision` null for SAM) with coefficients
+/// K; true when every new μ is finite.
+template <class K>
+bool fused_update(::at::Tensor& mean, ::at::Tensor& average, ::at::Tensor* precision,
+                  const ::at::Tensor& grad, const ::at::Tensor& ascent_grad, const K& k) {
+  bool ok = true;
+  blr_dispatch::floating_types(mean.scalar_type(), [&](auto tag) {
+    using T = decltype(tag);
+    const UpdateBuffers<T> b{mean.data_ptr<T>(), average.data_ptr<T>(),
+                             precision != nullptr ? precision->data_ptr<T>() : nullptr,
+                             grad.data_ptr<T>(), ascent_grad.data_ptr<T>()};
+    ok = detail::for_each_chunk_ok(mean.numel(), [&](int64_t begin, int64_t end) {
+      return update_chunk_of(b, k, begin, end);
+    });
+  });
+  return ok;
 }
 
 }  // namespace
@@ -44,6 +130,11 @@ void TwoPointOptimizer::ensure_slots() {
   }
 }
 
+bool TwoPointOptimizer::fused_for(const ::at::Tensor& t) const {
+  return fused_ && t.device().is_cpu() && t.layout() == ::at::kStrided && t.is_contiguous() &&
+         (t.scalar_type() == ::at::kFloat || t.scalar_type() == ::at::kDouble);
+}
+
 void TwoPointOptimizer::sample_parameters(bool train) {
   check(!sampled_, fmt::format("{}: sample_parameters() was called twice without "
                                "restore_parameters() in between.",
@@ -55,18 +146,36 @@ void TwoPointOptimizer::sample_parameters(bool train) {
   ensure_slots();
   ::at::NoGradGuard no_grad;
   if (train && collected_ == 1) prepare_ascent();
+  const bool drawing = !train || collected_ == 0;  // a first point or a predictive draw
   size_t j = 0;
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     auto& params = param_groups_[g].params();
     for (size_t i = 0; i < params.size(); ++i, ++j) {
       Slot& s = slots_[g][i];
-      s.mean = params[i].detach().clone();
-      const ::at::Tensor point = !train            ? posterior_draw(g, j, s)
-                                 : collected_ == 0 ? first_point(g, j, s)
-                                                   : ascent_point(g, s);
-      if (!point.is_same(s.mean)) params[i].copy_(point);  // SAM's first point is μ itself
+      ::at::Tensor& p = params[i];
+      // The point is written into a spare buffer that then becomes the parameter's; μ stays in
+      // its own buffer (`mean`) until restore swaps it back: no copy of μ.
+      s.mean = p.detach();
+      if (!s.theta.defined() || s.theta.sizes() != p.sizes() ||
+          s.theta.scalar_type() != p.scalar_type() || s.theta.device() != p.device()) {
+        s.theta = ::at::empty(p.sizes(), p.options());
+      }
+      bool moved = true;
+      if (!train) {
+        moved = posterior_draw(g, j, s, s.theta);
+      } else if (collected_ == 0) {
+        moved = first_point(g, j, s, s.theta);
+      } else {
+        ascent_point(g, s, s.theta);
+      }
+      if (moved) {
+        p.set_data(s.theta);
+        s.theta = ::at::Tensor();
+        s.swapped = true;
+      }
     }
   }
+  if (drawing && draws_noise(train)) ++draws_;
   sampled_ = true;
   train_sample_ = train;
 }
@@ -79,14 +188,25 @@ void TwoPointOptimizer::restore(bool collect) {
     auto& params = param_groups_[g].params();
     for (size_t i = 0; i < params.size(); ++i) {
       Slot& s = slots_[g][i];
-      params[i].copy_(s.mean);
+      ::at::Tensor& p = params[i];
+      if (s.swapped) {
+        s.theta = p.detach();
+        p.set_data(s.mean);
+        s.swapped = false;
+      }
       s.mean = ::at::Tensor();
       if (!collect) continue;
-      // A parameter the loss did not reach has gradient zero.
-      ::at::Tensor grad = params[i].grad().defined()
-                              ? params[i].grad().detach().to(params[i].options()).clone()
-                              : ::at::zeros_like(params[i]);
-      (collected_ == 0 ? s.first_grad : s.second_grad) = std::move(grad);
+      // A parameter the loss did not reach has gradient zero; the buffers are kept between steps.
+      ::at::Tensor& kept = collected_ == 0 ? s.first_grad : s.second_grad;
+      if (!kept.defined() || kept.sizes() != p.sizes() || kept.scalar_type() != p.scalar_type() ||
+          kept.device() != p.device()) {
+        kept = ::at::empty(p.sizes(), p.options());
+      }
+      if (p.grad().defined()) {
+        kept.copy_(p.grad());
+      } else {
+        kept.zero_();
+      }
     }
   }
   if (collect) ++collected_;
@@ -119,10 +239,7 @@ void TwoPointOptimizer::restore(bool collect) {
     auto& params = param_groups_[g].params();
     for (size_t i = 0; i < params.size(); ++i) {
       Slot& s = slots_[g][i];
-      update(g, params[i], s);
-      s.first_grad = ::at::Tensor();
-      s.second_grad = ::at::Tensor();
-      if (!detail::all_finite(params[i])) {
+      if (!update(g, params[i], s)) {
         collected_ = 0;
         throw Error(fmt::format("{} step {} produced a non-finite value in parameter {} of param "
                                 "group {} (learning rate too large, or NaN/Inf in the gradients?).",
@@ -139,6 +256,7 @@ void TwoPointOptimizer::save(::torch::serialize::OutputArchive& archive) const {
         fmt::format("{}: the state can only be saved between steps (no sample pending).", name()));
   archive.write("blr/optimizer", c10::IValue(name()));
   archive.write("blr/step", c10::IValue(step_));
+  archive.write("blr/draws", c10::IValue(static_cast<int64_t>(draws_)));
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     archive.write(fmt::format("group{}/lr", g), c10::IValue(param_groups_[g].options().get_lr()));
     for (size_t i = 0; g < slots_.size() && i < slots_[g].size(); ++i) {
@@ -178,6 +296,9 @@ void TwoPointOptimizer::load(::torch::serialize::InputArchive& archive) {
   }
   archive.read("blr/step", value);
   step_ = value.toInt();
+  // States written before the counter-based noise have no draw count: one draw a step.
+  draws_ = archive.try_read("blr/draws", value) ? static_cast<uint64_t>(value.toInt())
+                                                 : static_cast<uint64_t>(step_);
   slots_ = std::move(slots);
   collected_ = 0;
 }
@@ -218,7 +339,7 @@ void Sam::init_slot(size_t, const ::at::Tensor& param, Slot& s) {
   s.average = ::at::zeros_like(param);
 }
 
-::at::Tensor Sam::first_point(size_t, size_t, Slot& s) { return s.mean; }
+bool Sam::first_point(size_t, size_t, Slot&, ::at::Tensor&) { return false; }  // θ₁ = μ
 
 void Sam::prepare_ascent() {
   double squared = 0.0;
@@ -232,14 +353,22 @@ void Sam::prepare_ascent() {
   inverse_norm_ = squared > 0.0 ? 1.0 / std::sqrt(squared) : 0.0;
 }
 
-::at::Tensor Sam::ascent_point(size_t group, Slot& s) {
-  return s.mean.add(s.first_grad, options(group).rho * inverse_norm_);
+void Sam::ascent_point(size_t group, Slot& s, ::at::Tensor& out) {
+  ::at::add_out(out, s.mean, s.first_grad, options(group).rho * inverse_norm_);
 }
 
-void Sam::update(size_t group, ::at::Tensor& param, Slot& s) {
+bool Sam::update(size_t group, ::at::Tensor& param, Slot& s) {
   const Options& o = options(group);
-  s.average.mul_(o.momentum).add_(s.second_grad).add_(param, o.weight_decay);  // param holds μ
-  param.add_(s.average, -o.lr);
+  const detail::SamCoefficients k{o.momentum, o.weight_decay, o.lr};
+  if (fused_for(param)) {  // param holds μ
+    return fused_update(param, s.average, nullptr, s.first_grad, s.second_grad, k);
+  }
+  using V = detail::TensorValue;
+  V mean, average;
+  detail::sam_coordinate<V>(V(param), V(s.average), V(s.second_grad), k, mean, average);
+  s.average.copy_(average.t);
+  param.copy_(mean.t);
+  return detail::all_finite(param);
 }
 
 // ---- bSAM --------------------------------------------------------------------------------------
@@ -287,37 +416,67 @@ void Bsam::init_slot(size_t group, const ::at::Tensor& param, Slot& s) {
   s.precision = ::at::full_like(param, options(group).hess_init);
 }
 
-::at::Tensor Bsam::noise(size_t index, const ::at::Tensor& like) {
+void Bsam::draw(size_t group, size_t index, Slot& s, ::at::Tensor& out) {
+  ::at::Tensor given;
   if (!next_noise_.empty()) {
-    check(index < next_noise_.size() && next_noise_[index].sizes() == like.sizes(),
+    check(index < next_noise_.size() && next_noise_[index].sizes() == out.sizes(),
           fmt::format("bSAM: the given noise does not match parameter {}.", index));
-    return next_noise_[index].to(like.options(), /*non_blocking=*/false, /*copy=*/true);
+    given = next_noise_[index].to(out.options()).contiguous();
+    if (index + 1 == next_noise_.size()) next_noise_.clear();  // used once, by the last parameter
   }
-  return like.is_cpu() ? ::at::randn(like.sizes(), generator_, like.options())
-                       : ::at::randn(like.sizes(), like.options());
+  const double ess = options(group).ess;
+  if (fused_for(out) && s.mean.is_contiguous() && s.precision.is_contiguous()) {
+    // θ = μ + ε/√(a·s + b) with a = N, b = 0: the Gaussian optimizers' sampling pass.
+    blr_dispatch::floating_types(out.scalar_type(), [&](auto tag) {
+      using T = decltype(tag);
+      const detail::SampleArgs<T> args{s.mean.data_ptr<T>(),
+                                       out.data_ptr<T>(),
+                                       s.precision.data_ptr<T>(),
+                                       static_cast<T>(ess),
+                                       T(0),
+                                       nullptr,
+                                       given.defined() ? given.data_ptr<T>() : nullptr,
+                                       detail::NoiseSource{options().seed, draw_count(), index}};
+      detail::sample_pass(args, out.numel());
+    });
+    return;
+  }
+  ::at::Tensor e = given.defined() ? given
+                   : out.is_cpu()  ? ::at::randn(out.sizes(), generator_, out.options())
+                                   : ::at::randn(out.sizes(), out.options());
+  out.copy_(e.mul_((s.precision * ess).rsqrt_()).add_(s.mean));
 }
 
-::at::Tensor Bsam::first_point(size_t group, size_t index, Slot& s) {
-  ::at::Tensor point = noise(index, s.mean).mul_((s.precision * options(group).ess).rsqrt_()).add_(s.mean);
-  if (index + 1 == next_noise_.size()) next_noise_.clear();  // used once, by the last parameter
-  return point;
+bool Bsam::first_point(size_t group, size_t index, Slot& s, ::at::Tensor& out) {
+  draw(group, index, s, out);
+  return true;
 }
 
-::at::Tensor Bsam::ascent_point(size_t group, Slot& s) {
-  return ::at::addcdiv(s.mean, s.first_grad, s.precision, options(group).rho);
+void Bsam::ascent_point(size_t group, Slot& s, ::at::Tensor& out) {
+  ::at::addcdiv_out(out, s.mean, s.first_grad, s.precision, options(group).rho);
 }
 
-::at::Tensor Bsam::posterior_draw(size_t group, size_t index, Slot& s) {
-  return noise(index, s.mean).mul_((s.precision * options(group).ess).rsqrt_()).add_(s.mean);
+bool Bsam::posterior_draw(size_t group, size_t index, Slot& s, ::at::Tensor& out) {
+  draw(group, index, s, out);
+  return true;
 }
 
-void Bsam::update(size_t group, ::at::Tensor& param, Slot& s) {
+bool Bsam::draws_noise(bool) const { return true; }
+
+bool Bsam::update(size_t group, ::at::Tensor& param, Slot& s) {
   const Options& o = options(group);
-  const double delta = o.prior_precision / o.ess;
-  const ::at::Tensor c = s.precision.sqrt().mul_(s.first_grad.abs());
-  s.average.mul_(o.beta1).add_(s.second_grad, 1.0 - o.beta1).add_(param, (1.0 - o.beta1) * delta);
-  param.addcdiv_(s.average, s.precision, -o.lr);  // the old s
-  s.precision.mul_(o.beta2).add_(c, 1.0 - o.beta2).add_((1.0 - o.beta2) * (o.damping + delta));
+  const detail::BsamCoefficients k{o.beta1, o.beta2, o.prior_precision / o.ess, o.damping, o.lr};
+  if (fused_for(param)) {  // param holds μ
+    return fused_update(param, s.average, &s.precision, s.first_grad, s.second_grad, k);
+  }
+  using V = detail::TensorValue;
+  V mean, average, precision;
+  detail::bsam_coordinate<V>(V(param), V(s.average), V(s.precision), V(s.first_grad),
+                             V(s.second_grad), k, mean, average, precision);
+  s.average.copy_(average.t);
+  s.precision.copy_(precision.t);
+  param.copy_(mean.t);
+  return detail::all_finite(param);
 }
 
 std::vector<::at::Tensor> Bsam::posterior_variance() {

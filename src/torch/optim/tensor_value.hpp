@@ -108,6 +108,7 @@ struct TensorValue {
     return std::move(a);                                \
   }
 BLR_TENSOR_VALUE_UNARY(sqrt_of, sqrt)
+BLR_TENSOR_VALUE_UNARY(abs_of, abs)
 BLR_TENSOR_VALUE_UNARY(tanh_of, tanh)
 BLR_TENSOR_VALUE_UNARY(log_of, log)
 #undef BLR_TENSOR_VALUE_UNARY

@@ -46,25 +46,44 @@ class TwoPointOptimizer : public VariationalOptimizer {
   virtual std::string name() const = 0;
   int64_t step_count() const { return step_; }
 
+  /// Fused CPU passes on (the default) or tensor operations everywhere (tests compare the two).
+  void set_fused_kernels(bool fused) { fused_ = fused; }
+
   /// Step counter and each parameter's m (and bSAM's s); saving needs a step boundary.
   void save(::torch::serialize::OutputArchive& archive) const override;
   void load(::torch::serialize::InputArchive& archive) override;
 
  protected:
   struct Slot {
-    ::at::Tensor mean, first_grad, second_grad;  ///< μ while sampled; g and g̃ of this step
-    ::at::Tensor average, precision;             ///< the optimizer's state (m; bSAM's s)
+    ::at::Tensor mean;     ///< μ while the parameter holds a sample (the parameter's own buffer)
+    ::at::Tensor theta;    ///< the spare buffer a sample is written into, then swapped in
+    ::at::Tensor first_grad, second_grad;  ///< g and g̃ of this step (buffers kept between steps)
+    ::at::Tensor average, precision;       ///< the optimizer's state (m; bSAM's s)
+    bool swapped = false;  ///< the parameter holds `theta`'s buffer and `mean` holds μ's
   };
-  /// θ₁ for a parameter (its μ is `s.mean`); `index` counts parameters across groups.
-  virtual ::at::Tensor first_point(size_t group, size_t index, Slot& s) = 0;
+  /// Writes θ₁ of a parameter into `out` (μ is `s.mean`; `index` counts parameters across
+  /// groups); false when θ₁ is μ itself (nothing written).
+  virtual bool first_point(size_t group, size_t index, Slot& s, ::at::Tensor& out) = 0;
   /// Called once before the ascent points are made (SAM: the global gradient norm).
   virtual void prepare_ascent() {}
-  virtual ::at::Tensor ascent_point(size_t group, Slot& s) = 0;
-  virtual ::at::Tensor posterior_draw(size_t group, size_t index, Slot& s) { (void)group; (void)index; return s.mean; }
-  /// The update of one parameter from s.first_grad, s.second_grad (t = step_count()).
-  virtual void update(size_t group, ::at::Tensor& param, Slot& s) = 0;
+  virtual void ascent_point(size_t group, Slot& s, ::at::Tensor& out) = 0;
+  /// A predictive draw into `out`; false when the prediction is at μ (no posterior).
+  virtual bool posterior_draw(size_t group, size_t index, Slot& s, ::at::Tensor& out) {
+    (void)group, (void)index, (void)s, (void)out;
+    return false;
+  }
+  /// True when the points just drawn took noise (the draw counter then moves on).
+  virtual bool draws_noise(bool train) const { (void)train; return false; }
+  /// The update of one parameter from s.first_grad, s.second_grad (t = step_count()); false
+  /// when it wrote a non-finite value.
+  virtual bool update(size_t group, ::at::Tensor& param, Slot& s) = 0;
   virtual void validate() const = 0;
   virtual void init_slot(size_t group, const ::at::Tensor& param, Slot& s) = 0;
+
+  /// Noise draws so far: the counter of the fused passes' noise streams (saved with the state).
+  uint64_t draw_count() const { return draws_; }
+  /// True when the fused CPU passes apply to `t` (contiguous float/double on the CPU).
+  bool fused_for(const ::at::Tensor& t) const;
 
   std::vector<std::vector<Slot>>& slots() { return slots_; }
   void ensure_slots();
@@ -74,6 +93,8 @@ class TwoPointOptimizer : public VariationalOptimizer {
 
   std::vector<std::vector<Slot>> slots_;
   int64_t step_ = 0;
+  uint64_t draws_ = 0;
+  bool fused_ = true;
   int collected_ = 0;  ///< gradients collected since the last step (0, 1, 2)
   bool sampled_ = false;
   bool train_sample_ = false;
@@ -101,10 +122,10 @@ class Sam : public TwoPointOptimizer {
   std::vector<::at::Tensor> posterior_variance() override { return {}; }
 
  protected:
-  ::at::Tensor first_point(size_t group, size_t index, Slot& s) override;
+  bool first_point(size_t group, size_t index, Slot& s, ::at::Tensor& out) override;
   void prepare_ascent() override;
-  ::at::Tensor ascent_point(size_t group, Slot& s) override;
-  void update(size_t group, ::at::Tensor& param, Slot& s) override;
+  void ascent_point(size_t group, Slot& s, ::at::Tensor& out) override;
+  bool update(size_t group, ::at::Tensor& param, Slot& s) override;
   void validate() const override;
   void init_slot(size_t group, const ::at::Tensor& param, Slot& s) override;
 
@@ -144,15 +165,18 @@ class Bsam : public TwoPointOptimizer {
   void set_next_noise(std::vector<::at::Tensor> standard_normal) { next_noise_ = std::move(standard_normal); }
 
  protected:
-  ::at::Tensor first_point(size_t group, size_t index, Slot& s) override;
-  ::at::Tensor ascent_point(size_t group, Slot& s) override;
-  ::at::Tensor posterior_draw(size_t group, size_t index, Slot& s) override;
-  void update(size_t group, ::at::Tensor& param, Slot& s) override;
+  bool first_point(size_t group, size_t index, Slot& s, ::at::Tensor& out) override;
+  void ascent_point(size_t group, Slot& s, ::at::Tensor& out) override;
+  bool posterior_draw(size_t group, size_t index, Slot& s, ::at::Tensor& out) override;
+  bool draws_noise(bool train) const override;
+  bool update(size_t group, ::at::Tensor& param, Slot& s) override;
   void validate() const override;
   void init_slot(size_t group, const ::at::Tensor& param, Slot& s) override;
 
  private:
-  ::at::Tensor noise(size_t index, const ::at::Tensor& like);
+  /// θ = μ + ε/√(N·s) into `out`: ε from set_next_noise, else the counter-based stream (fused)
+  /// or the generator (tensor operations).
+  void draw(size_t group, size_t index, Slot& s, ::at::Tensor& out);
   ::at::Generator generator_;
   std::vector<::at::Tensor> next_noise_;
 };
