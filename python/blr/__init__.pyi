@@ -132,6 +132,7 @@ class KFAC(Optimizer):
                  hess_init: float = 0.01,
                  mc_samples: int = 1,
                  refresh: int = 10,
+                 curvature_interval: int = 1,
                  damping_split: bool = True,
                  seed: int = 0) -> None: ...
 

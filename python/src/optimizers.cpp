@@ -212,7 +212,9 @@ class PyOptimizer {
       }
     }
     py::gil_scoped_release release;
-    if (factors != nullptr) {
+    if (factors != nullptr && !factors->wants_curvature()) {
+      loss.backward();  // K-FAC between its curvature updates (curvature_interval)
+    } else if (factors != nullptr) {
       factors->add_curvature(
           ::blr::torch::backward_with_kronecker_factors(loss, named, examples));
     } else {

@@ -61,6 +61,27 @@ def test_kfac_learns_from_a_python_model():
     assert all(bool(torch.isfinite(v).all() and (v > 0).all()) for v in optimizer.posterior_variance())
 
 
+def test_kfac_curvature_interval_takes_plain_backwards_between_updates():
+    # curvature_interval=3: backward() collects the factors at steps 1, 4, 7, ... and is the
+    # plain backward between them; the posterior moves only at the curvature steps (refresh=1:
+    # the eigenbases follow the factors at once).
+    x, y = data()
+    m = model()
+    optimizer = blr.KFAC(m.parameters(), lr=0.1, ess=64, curvature_interval=3, refresh=1)
+    first = loss_of(m, x, y).item()
+    variances = []
+    for _ in range(60):
+        with optimizer.sampled_params(train=True):
+            optimizer.zero_grad()
+            optimizer.backward(loss_of(m, x, y), batch_size=64)
+        optimizer.step()
+        variances.append(torch.cat([v.flatten() for v in optimizer.posterior_variance()]))
+    assert loss_of(m, x, y).item() < 0.7 * first
+    changed = [not torch.equal(a, b) for a, b in zip(variances, variances[1:])]
+    # variances[k] is after step k + 1; it changes at steps 4, 7, ... (k + 1 ≡ 1 mod 3).
+    assert changed == [(k + 2) % 3 == 1 for k in range(len(changed))]
+
+
 def test_a_plain_optimizer_gets_a_plain_backward():
     x, y = data()
     m = model()

@@ -380,6 +380,7 @@ TEST(Kfac, RegistryOptionsAndMisuse) {
   EXPECT_NO_THROW(make_optimizer("kfac", {w}, {}, context));
   for (const OptionValues& bad : std::vector<OptionValues>{{{"refresh", int64_t{0}}}, {{"curvature_rate", 0.0}},
                                                            {{"damping", -1.0}}, {{"mc_samples", int64_t{0}}},
+                                                           {{"curvature_interval", int64_t{0}}},
                                                            {{"refresh_every", int64_t{3}}}}) {
     try {
       make_optimizer("kfac", {w}, bad, context);
@@ -399,6 +400,64 @@ TEST(Kfac, RegistryOptionsAndMisuse) {
                Error);  // factors of the wrong size (A must be 3×3)
   EXPECT_THROW(opt.add_curvature({}), Error);
   opt.restore_parameters();
+}
+
+// With curvature_interval T_c the factors and the diagonal P change only at t = 1, 1 + T_c, ...:
+// the steps between take a plain backward (no add_curvature), keep A, G and P, and still step
+// the mean with them; a curvature step without curvature is refused.
+TEST(Kfac, CurvatureIntervalKeepsTheFactorsBetweenUpdates) {
+  ::torch::manual_seed(4);
+  auto w = ::torch::randn({3, 4}, kF64).requires_grad_();
+  auto b = ::torch::zeros({3}, kF64).requires_grad_();
+  Kfac opt({w, b}, make_options<KfacOptions>({{"ess", 50.0}, {"lr", 0.05}, {"curvature_rate", 0.5},
+                                              {"curvature_interval", int64_t{3}}}));
+  const auto x = ::torch::randn({8, 4}, kF64);
+  auto step = [&](bool curvature) {
+    {
+      SampledParameters sampled(opt, true);
+      opt.zero_grad();
+      const auto loss = (x.mm(w.t()) + b).square().mean();
+      if (curvature) {
+        opt.add_curvature(backward_with_kronecker_factors(loss, {{"w", w}, {"b", b}}, 8));
+      } else {
+        loss.backward();
+      }
+    }
+    opt.step();
+  };
+  std::vector<bool> wanted;
+  ::at::Tensor a_before, p_before, w_before;
+  for (int t = 1; t <= 7; ++t) {
+    wanted.push_back(opt.wants_curvature());
+    if (t > 1) {
+      a_before = opt.factors(0).input.clone();
+      p_before = opt.posterior_variance()[1].clone();
+    }
+    w_before = w.detach().clone();
+    step(opt.wants_curvature());
+    EXPECT_FALSE(w.equal(w_before)) << "step " << t << " did not move the mean";
+    if (t > 1) {
+      const bool updated = wanted.back();
+      EXPECT_EQ(!opt.factors(0).input.equal(a_before), updated) << "A at step " << t;
+      EXPECT_EQ(!opt.posterior_variance()[1].equal(p_before), updated) << "P at step " << t;
+    }
+  }
+  EXPECT_EQ(wanted, (std::vector<bool>{true, false, false, true, false, false, true}));
+  // Step 8 takes no curvature; step 10 must, and is refused without it.
+  step(false);
+  step(false);
+  ASSERT_TRUE(opt.wants_curvature());
+  {
+    SampledParameters sampled(opt, true);
+    opt.zero_grad();
+    (x.mm(w.t()) + b).square().mean().backward();
+  }
+  try {
+    opt.step();
+    ADD_FAILURE() << "a curvature step without curvature was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("add_curvature() must be called"), std::string::npos) << e.what();
+  }
 }
 
 // Save and load give back a state that steps bit for bit as the original.

@@ -44,6 +44,10 @@ const OptionTable<KfacOptions>& KfacOptions::table() {
           .integer("refresh", &O::refresh, Range::between(1, 1e9),
                    "steps T between eigendecompositions of the Kronecker factors",
                    OptionScope::kOptimizer)
+          .integer("curvature_interval", &O::curvature_interval, Range::between(1, 1e9),
+                   "steps T_c between curvature updates (the factors A, G and the diagonal P); "
+                   "the steps between take a plain backward pass",
+                   OptionScope::kOptimizer)
           .flag("damping_split", &O::damping_split,
                 "split prior and damping between the factors with π (a matrix-normal posterior); "
                 "off: exact A⊗G + (δ/N + γ)I"));
@@ -248,6 +252,8 @@ void Kfac::restore(bool collect) {
   sampled_ = false;
 }
 
+bool Kfac::wants_curvature() const { return step_ % options().curvature_interval == 0; }
+
 void Kfac::add_curvature(const std::vector<ParameterCurvature>& curvature) {
   check(sampled_ && train_sample_,
         fmt::format("{}: add_curvature() belongs inside a training sample, after backward() and "
@@ -333,9 +339,11 @@ void Kfac::add_curvature(const std::vector<ParameterCurvature>& curvature) {
         fmt::format("{}: step() needs at least one training sample since the last step: run "
                     "forward and backward inside SampledParameters(optimizer, true).",
                     name()));
-  check(curvature_samples_ == samples_,
-        fmt::format("{}: add_curvature() must be called in every training sample (with "
-                    "backward_with_kronecker_factors); it was called in {} of {}.",
+  // Between curvature updates a step takes none (its samples may still bring some: it is used).
+  const bool curvature = curvature_samples_ > 0;
+  check(curvature_samples_ == samples_ || (!curvature && !wants_curvature()),
+        fmt::format("{}: add_curvature() must be called in every training sample of this step "
+                    "(with backward_with_kronecker_factors); it was called in {} of {}.",
                     name(), curvature_samples_, samples_));
   validate();
   const int64_t t = step_ + 1;
@@ -353,16 +361,18 @@ void Kfac::add_curvature(const std::vector<ParameterCurvature>& curvature) {
       const ::at::Tensor mu = p.detach();
       s.average = s.average.mul(o.beta1).add_(s.grad_sum.mul(inv)).add_(mu, delta);
       ::at::Tensor direction;
-      if (s.input_sum.defined()) {
-        if (s.kind != Kind::kKronecker) {  // first curvature: A₀ = G₀ = √s₀·I
+      if (s.input_sum.defined() || (!curvature && s.kind == Kind::kKronecker)) {
+        if (curvature && s.kind != Kind::kKronecker) {  // first curvature: A₀ = G₀ = √s₀·I
           const double root = std::sqrt(o.hess_init);
           s.input_factor = ::at::eye(s.input_sum.size(0), p.options()).mul_(root);
           s.output_factor = ::at::eye(s.output_sum.size(0), p.options()).mul_(root);
           s.kind = Kind::kKronecker;
           s.precision = ::at::Tensor();
         }
-        s.input_factor = s.input_factor.mul(1.0 - w).add_(s.input_sum, w * inv);
-        s.output_factor = s.output_factor.mul(1.0 - w).add_(s.output_sum, w * inv);
+        if (curvature) {
+          s.input_factor = s.input_factor.mul(1.0 - w).add_(s.input_sum, w * inv);
+          s.output_factor = s.output_factor.mul(1.0 - w).add_(s.output_sum, w * inv);
+        }
         if (!s.input_basis.defined() || (t - 1) % o.refresh == 0) {
           const KroneckerEigen eigen = kronecker_eigen({s.input_factor, s.output_factor});
           s.input_eigen = eigen.input_eigen;
@@ -385,8 +395,11 @@ void Kfac::add_curvature(const std::vector<ParameterCurvature>& curvature) {
           direction = s.output_basis.mm(rotated).mm(s.input_basis.t()).reshape(p.sizes());
         }
       } else {
-        s.kind = Kind::kDiagonal;
-        s.precision = s.precision.mul(1.0 - w).add_(s.diagonal_sum.mul(inv).add_(delta + o.damping), w);
+        if (curvature) {
+          s.kind = Kind::kDiagonal;
+          s.precision =
+              s.precision.mul(1.0 - w).add_(s.diagonal_sum.mul(inv).add_(delta + o.damping), w);
+        }
         direction = s.average.div(s.precision);
       }
       ::at::Tensor mean = mu.sub(direction, o.lr);

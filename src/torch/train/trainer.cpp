@@ -374,7 +374,9 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y) {
         auto loss = loss_of(model_.forward(xj), yj);
         const double value = loss.item<double>() * c;
         if (c != 1.0) loss = loss * c;
-        if (factors) {  // K-FAC: Kronecker factors of Linear/Conv2d weights, else the diagonal
+        if (factors != nullptr && factors->wants_curvature()) {
+          // K-FAC: Kronecker factors of Linear/Conv2d weights, else the diagonal (a plain
+          // backward on the steps between its curvature updates)
           factors->add_curvature(
               backward_with_kronecker_factors(loss, named_parameters_, xj.size(0)));
         } else if (squared) {  // VOGN/OGN: exact per-example squared gradients of any model

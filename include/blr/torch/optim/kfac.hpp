@@ -24,6 +24,8 @@
 //
 //   u ← β₁u + (ĝ + (δ/N)·M)                          (heavy-ball momentum, as VOGN)
 //   A ← (1 − w)A + wÂ,  G ← (1 − w)G + wĜ           (w = curvature_rate; A₀ = G₀ = √s₀·I)
+//     only every `curvature_interval` steps (t = 1, 1 + T_c, ...): the steps between take a plain
+//     backward and keep A, G and P (wants_curvature(); as K-FAC implementations amortise)
 //   every `refresh` steps (t = 1, 1 + T, ...): Q_A, d_A, Q_G, d_G, π from A and G
 //   M ← M − α·Q_G ((Q_Gᵀ U Q_A) ⊘ D) Q_Aᵀ           (= M − α P⁻¹u)
 //
@@ -58,6 +60,7 @@ namespace blr::torch {
 /// mc_samples), the refresh interval T, the damping split and the noise seed.
 struct KfacOptions : OptimizerOptionsFor<KfacOptions>, ::blr::VognOptions {
   int64_t refresh = 10;        ///< T: steps between eigendecompositions of A and G
+  int64_t curvature_interval = 1;  ///< T_c: steps between curvature updates (A, G, P)
   bool damping_split = true;   ///< π-split damping (matrix normal), else exact A ⊗ G + γ'I
   uint64_t seed = 0;           ///< seed of the weight noise
 
@@ -91,6 +94,8 @@ class Kfac : public VariationalOptimizer, public KroneckerCurvatureInput, public
   std::string posterior_name() const override { return "K-FAC posterior"; }
   bool kronecker() const override { return true; }
   void add_curvature(const std::vector<ParameterCurvature>& curvature) override;
+  /// True on the steps t = 1, 1 + T_c, 1 + 2T_c, ... (curvature_interval T_c).
+  bool wants_curvature() const override;
 
   ::at::Tensor step(LossClosure closure = nullptr) override;
 

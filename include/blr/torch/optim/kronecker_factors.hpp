@@ -67,6 +67,9 @@ class KroneckerCurvatureInput {
  public:
   virtual ~KroneckerCurvatureInput() = default;
   virtual void add_curvature(const std::vector<ParameterCurvature>& curvature) = 0;
+  /// True when the current step takes curvature (add_curvature in each of its samples); false on
+  /// the steps between two curvature updates, whose samples need only a plain backward().
+  virtual bool wants_curvature() const { return true; }
 };
 
 /// Runs mean_loss.backward() (p.grad as by backward()) and returns each parameter's curvature
