@@ -445,10 +445,10 @@ void setup_infer(CLI::App& app, int& exit_code) {
   cmd->add_option("--quadrature-nodes", o->quadrature_nodes, "Gauss–Hermite nodes.")
       ->capture_default_str();
   cmd->add_option("--cvi-start", o->cvi_start,
-                  "cvi for linreg/logistic/poisson with a Gaussian family: start from the prior "
-                  "(prior; the default for linreg and logistic) or from the Laplace posterior "
-                  "(laplace: the default for poisson; fewer iterations on large data, more on "
-                  "small); the fixed point is the same.");
+                  "cvi for linreg/logistic/poisson with a Gaussian family: start from the "
+                  "Laplace posterior (laplace, the default: a few Newton steps) or from the prior "
+                  "(prior; from the intercept's weak prior the first steps can fail on large "
+                  "data); the fixed point is the same.");
   // kalman
   cmd->add_option("--model", o->ssm, "kalman: local-level or local-linear-trend.")
       ->capture_default_str();

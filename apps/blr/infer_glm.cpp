@@ -279,11 +279,8 @@ RegressionProblem prepare_regression(const Options& o, const std::string& comman
         *p.intercept, likelihood_scale(p.noise),
         o.optimize_evidence ? "; δ is learned for the other coefficients" : ""));
   if (p.method == "cvi" && p.family <= 0 && o.cvi_start.empty())
-    a.push_back(p.likelihood == Likelihood::poisson
-                    ? "cvi starts from the Laplace posterior (the default for poisson: from the "
-                      "prior, the intercept's weak prior overflows E[e^a]; --cvi-start prior)"
-                    : "cvi starts from the prior (--cvi-start laplace: from the Laplace "
-                      "posterior; the same fixed point)");
+    a.push_back("cvi starts from the Laplace posterior (the same fixed point as from the prior, "
+                "--cvi-start prior; from the intercept's weak prior the first steps can fail)");
   for (const auto& s : a) fmt::print("assumed: {}\n", s);
   return p;
 }
@@ -414,14 +411,9 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
     if (o.tolerance > 0) co.tolerance = o.tolerance;
     co.quadrature_nodes = o.quadrature_nodes;
     co.seed = o.seed;
-    // From the Laplace posterior (a few Newton steps) CVI needs about half the iterations on
-    // 10⁵ rows (more on small data sets).
+    // The start: GlmFitRequest::cvi_start (inference/glm_fit.hpp says why laplace is the default).
     std::optional<inference::CviLaplaceStart> start;
-    // Poisson starts from the Laplace posterior by default: from the prior, the intercept's weak
-    // prior (sd 1000) makes E[e^a] = e^{m + v/2} overflow at the first step.
-    const std::string from =
-        !o.cvi_start.empty() ? o.cvi_start
-                             : (p.likelihood == Likelihood::poisson ? "laplace" : "prior");
+    const std::string from = !o.cvi_start.empty() ? o.cvi_start : inference::GlmFitRequest{}.cvi_start;
     if (from == "laplace") start = inference::cvi_laplace_start(model, co.family);
     const auto r = inference::cvi(model, co, start ? &start->natural : nullptr);
     require_converged(r.converged, "CVI", r.iterations, co.max_iterations, "iterations", kRaiseCap);

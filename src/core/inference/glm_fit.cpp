@@ -255,7 +255,11 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
     if (request.rho) options.rho = *request.rho;
     if (request.max_iterations) options.max_iterations = *request.max_iterations;
     if (request.tolerance) options.tolerance = *request.tolerance;
-    const CviResult r = cvi(model, options);
+    check(request.cvi_start == "laplace" || request.cvi_start == "prior",
+          fmt::format("The CVI start must be laplace or prior; got '{}'.", request.cvi_start));
+    std::optional<CviLaplaceStart> start;
+    if (request.cvi_start == "laplace") start = cvi_laplace_start(model, options.family);
+    const CviResult r = cvi(model, options, start ? &start->natural : nullptr);
     require_converged(r.converged, "CVI", r.iterations, options.max_iterations, "iterations",
                       kRaiseCap);
     out.mean = r.mean;
