@@ -70,7 +70,8 @@ void check_saturation() {
   // From the bound on, tanh_kernel is ±1 exactly: the passes' shortcut gives its values.
   const T bound = detail::kTanhSaturated<T>;
   int checked = 0;
-  for (T x = bound; x < T(1e30); x = x < T(1e3) ? std::nextafter(x, T(2) * x) + T(1e-3) * x : x * T(1.5)) {
+  for (T x = bound; x < T(1e30);
+       x = x < T(1e3) ? std::nextafter(x, T(2) * x) + T(1e-3) * x : x * T(1.5)) {
     ASSERT_EQ(detail::tanh_kernel(x), T(1)) << "x = " << x;
     ASSERT_EQ(detail::tanh_kernel(-x), T(-1)) << "x = " << -x;
     ++checked;

@@ -44,8 +44,10 @@ struct Problem {
 template <class Opt>
 double fused_against_tensor(const typename Opt::Options& options, bool given_noise) {
   const Problem problem;
-  ::at::Tensor wf = ::torch::zeros({7}, kF64).requires_grad_(), bf = ::torch::zeros({1}, kF64).requires_grad_();
-  ::at::Tensor wt = ::torch::zeros({7}, kF64).requires_grad_(), bt = ::torch::zeros({1}, kF64).requires_grad_();
+  ::at::Tensor wf = ::torch::zeros({7}, kF64).requires_grad_(),
+               bf = ::torch::zeros({1}, kF64).requires_grad_();
+  ::at::Tensor wt = ::torch::zeros({7}, kF64).requires_grad_(),
+               bt = ::torch::zeros({1}, kF64).requires_grad_();
   Opt fused({wf, bf}, options), tensor({wt, bt}, options);
   tensor.set_fused_kernels(false);
   auto gen = ::at::detail::createCPUGenerator(9);
@@ -53,7 +55,8 @@ double fused_against_tensor(const typename Opt::Options& options, bool given_noi
   for (int t = 0; t < 10; ++t) {
     if constexpr (std::is_same_v<Opt, blr::torch::Bsam>) {
       if (given_noise) {
-        const std::vector<::at::Tensor> eps{::at::randn({7}, gen, kF64), ::at::randn({1}, gen, kF64)};
+        const std::vector<::at::Tensor> eps{::at::randn({7}, gen, kF64),
+                                            ::at::randn({1}, gen, kF64)};
         fused.set_next_noise(eps);
         tensor.set_next_noise(eps);
       }
@@ -84,7 +87,7 @@ TEST(TwoPointFused, UpdatesEqualTheTensorPath) {
   ::at::set_num_threads(threads);
   ::at::Tensor w = ::torch::zeros({n}, ::torch::TensorOptions().dtype(dtype)).requires_grad_();
   blr::torch::Bsam opt({w}, blr::torch::make_options<blr::torch::BsamOptions>(
-                                 {{"ess", 4.0}, {"hess_init", 0.25}, {"seed", 13}}));
+                                {{"ess", 4.0}, {"hess_init", 0.25}, {"seed", 13}}));
   std::vector<::at::Tensor> out;
   for (int k = 0; k < draws; ++k) {
     opt.sample_parameters(false);  // a predictive draw: θ = μ + ε/√(N·s), no gradient needed
@@ -113,9 +116,10 @@ TEST(TwoPointFused, BsamDrawsHaveThePosteriorMomentsAndIgnoreTheThreadCount) {
 
 TEST(TwoPointFused, BsamResumesBitwiseFromTheDrawCount) {
   const Problem problem;
-  const auto options = blr::torch::make_options<blr::torch::BsamOptions>(
-      {{"lr", 0.05}, {"ess", 64.0}, {"seed", 3}});
-  ::at::Tensor w = ::torch::zeros({7}, kF64).requires_grad_(), b = ::torch::zeros({1}, kF64).requires_grad_();
+  const auto options =
+      blr::torch::make_options<blr::torch::BsamOptions>({{"lr", 0.05}, {"ess", 64.0}, {"seed", 3}});
+  ::at::Tensor w = ::torch::zeros({7}, kF64).requires_grad_(),
+               b = ::torch::zeros({1}, kF64).requires_grad_();
   blr::torch::Bsam straight({w, b}, options);
   for (int t = 0; t < 3; ++t) problem.step(straight, w, b);
   // The optimizer's state (m, s, the step and draw counts) and the model's μ, as a checkpoint.

@@ -296,8 +296,7 @@ struct BernoulliStepArgs {
 
 template <class T, bool kPriorArray>
 BLR_KERNEL_INLINE int bernoulli_step_loop(int64_t begin, int64_t end, const T* __restrict natural,
-                                          const T* __restrict average,
-                                          const T* __restrict grad_sum,
+                                          const T* __restrict average, const T* __restrict grad_sum,
                                           const T* __restrict prior, T prior_scalar,
                                           T* __restrict new_natural, T* __restrict new_average,
                                           T* __restrict param, T scale, double beta, long t,
@@ -325,9 +324,9 @@ BLR_KERNEL_INLINE int bernoulli_step_range(const BernoulliStepArgs<T>& a, int64_
              ? bernoulli_step_loop<T, true>(begin, end, a.natural, a.average, a.grad_sum, a.prior,
                                             prior, a.new_natural, a.new_average, a.param, scale,
                                             a.beta, a.t, a.lr)
-             : bernoulli_step_loop<T, false>(begin, end, a.natural, a.average, a.grad_sum,
-                                             a.prior, prior, a.new_natural, a.new_average,
-                                             a.param, scale, a.beta, a.t, a.lr);
+             : bernoulli_step_loop<T, false>(begin, end, a.natural, a.average, a.grad_sum, a.prior,
+                                             prior, a.new_natural, a.new_average, a.param, scale,
+                                             a.beta, a.t, a.lr);
 }
 
 }  // namespace blr::torch::detail

@@ -444,7 +444,7 @@ void Bsam::draw(size_t group, size_t index, Slot& s, ::at::Tensor& out) {
   ::at::Tensor e = given.defined() ? given
                    : out.is_cpu()  ? ::at::randn(out.sizes(), generator_, out.options())
                                    : ::at::randn(out.sizes(), out.options());
-  out.copy_(e.mul_((s.precision * ess).rsqrt_()).add_(s.mean));
+  out.copy_(e.mul((s.precision * ess).rsqrt_()).add_(s.mean));  // e may be the caller's noise
 }
 
 bool Bsam::first_point(size_t group, size_t index, Slot& s, ::at::Tensor& out) {

@@ -17,8 +17,12 @@
 namespace blr::torch::detail {
 
 using ::blr::stage::sqrt_of;  // the scalars'; TensorValue's is tensor_value.hpp's
-inline float abs_of(float x) { return std::abs(x); }
-inline double abs_of(double x) { return std::abs(x); }
+inline float abs_of(float x) {
+  return std::abs(x);
+}
+inline double abs_of(double x) {
+  return std::abs(x);
+}
 
 struct SamCoefficients {
   double momentum, weight_decay, lr;
