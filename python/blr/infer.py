@@ -158,7 +158,8 @@ _glm = wrap(_infer.glm, "blr.infer.glm")
 
 def glm(x, y, likelihood="logistic", method="laplace", prior_precision=1.0, prior_mean=None,
         noise_precision=None, noise_prior=None, family="gaussian-full", max_iterations=None,
-        tolerance=None, sensitivities=False, names=None, rho=None, seed=0, **unknown):
+        tolerance=None, sensitivities=False, names=None, rho=None, seed=0, cvi_start="laplace",
+        **unknown):
     """Bayesian GLM (logistic, Poisson or Gaussian likelihood; prior N(prior_mean,
     diag(prior_precision)^-1), prior_precision one number or one per column) by Laplace (the BLR
     with the delta method, rho = 1), CVI (``family`` "gaussian-full", "gaussian-diag" or
@@ -174,12 +175,15 @@ def glm(x, y, likelihood="logistic", method="laplace", prior_precision=1.0, prio
     fixed. ``names`` names the columns of x (default x0, x1, ...). With ``sensitivities=True``
     also the per-example MPE quantities and leave-one-out estimates (key ``sensitivity``).
     ``method="exact"`` (Gaussian only) is linear regression's closed-form posterior, as ``blr
-    infer linreg``. Returns a ``GlmResult``."""
+    infer linreg``. ``cvi_start`` is CVI's start for a Gaussian family, as ``blr infer
+    --cvi-start``: "laplace" (the Laplace posterior, the default) or "prior" (the same fixed
+    point; from a weak intercept prior the first steps can fail on large data). Returns a
+    ``GlmResult``."""
     if unknown:  # a misspelled keyword: the C++ signature's sentence, with "did you mean"
         _glm(x, y, **unknown)
     return GlmResult(_glm(x, y, likelihood, method, prior_precision, prior_mean, noise_precision,
                           noise_prior, family, max_iterations, tolerance, sensitivities, names,
-                          rho, seed))
+                          rho, seed, cvi_start))
 
 kalman = wrap(_infer.kalman, "blr.infer.kalman")
 gmm = wrap(_infer.gmm, "blr.infer.gmm")

@@ -69,7 +69,7 @@ PyGlmResult fit_glm(const Matrix& x, const Vector& y, const std::string& likelih
                     std::optional<std::pair<double, double>> noise_prior, const std::string& family,
                     std::optional<int> max_iterations, std::optional<double> tolerance,
                     bool sensitivities, std::optional<std::vector<std::string>> names,
-                    std::optional<double> rho, std::uint64_t seed) {
+                    std::optional<double> rho, std::uint64_t seed, const std::string& cvi_start) {
   GlmFitRequest request;
   request.likelihood = likelihood;
   request.method = method;
@@ -91,6 +91,7 @@ PyGlmResult fit_glm(const Matrix& x, const Vector& y, const std::string& likelih
   request.sensitivities = sensitivities;
   request.rho = rho;
   request.seed = seed;
+  request.cvi_start = cvi_start;
   if (names)
     check(static_cast<Index>(names->size()) == x.cols(),
           fmt::format("names has {} entries but X has {} columns; give one name per column.",
@@ -432,6 +433,7 @@ void bind_inference(py::module_& m) {
           py::arg("max_iterations") = py::none(), py::arg("tolerance") = py::none(),
           py::arg("sensitivities") = false, py::arg("names") = py::none(),
           py::arg("rho") = py::none(), py::arg("seed") = 0,
+          py::arg("cvi_start") = ::blr::inference::GlmFitRequest{}.cvi_start,
           "Bayesian GLM (the C++ behind blr.infer.glm, which wraps the result in GlmResult).");
   inf.def(
       "_methods_json", [] { return ::blr::inference::inference_methods_json().dump(); },

@@ -205,3 +205,20 @@ def test_the_coefficient_plot_draws_the_intervals(tmp_path):
     assert len(r.plot(tmp_path / "all.png", intercept=True)) == 8
     with pytest.raises(blr.Error, match="Cannot write the coefficient plot"):
         r.plot(tmp_path / "missing" / "c.png")
+
+
+def test_cvi_starts_as_the_command_and_both_starts_meet(cli, tmp_path):
+    # cvi_start is blr infer's --cvi-start: the Laplace posterior by default, or the prior; the
+    # fixed point is the same (CVI stops at max|dλ| <= 1e-11 max|λ|: 1e-8 on O(1) values).
+    x, y = pima("pima_train.csv")
+    delta = [1e-6] + [1.0] * 7
+    ran = command(tmp_path, "logistic", "--train", str(DATA / "pima_train.csv"), "--label", "type",
+                  "--positive", "Yes", "--method", "cvi")
+    default = blr.infer.glm(x, y, "logistic", "cvi", prior_precision=delta)
+    prior = blr.infer.glm(x, y, "logistic", "cvi", prior_precision=delta, cvi_start="prior")
+    assert ran["start"] == "laplace"
+    assert close(default["mean"], ran["mean"]) and default["iterations"] == ran["iterations"]
+    assert np.max(np.abs(np.asarray(default["mean"]) - np.asarray(prior["mean"]))) < 1e-8
+    assert prior["iterations"] > default["iterations"]
+    with pytest.raises(blr.Error, match="laplace or prior"):
+        blr.infer.glm(x, y, "logistic", "cvi", prior_precision=delta, cvi_start="mode")
