@@ -440,7 +440,9 @@ void setup_infer(CLI::App& app, int& exit_code) {
                   "BLR step size ρ ∈ (0, 1] (default: 1 for laplace and cvi, 0.1 for mixture VI).");
   cmd->add_option("--predictive", o->predictive, "quadrature, monte-carlo or probit (logistic).")
       ->capture_default_str();
-  cmd->add_option("--samples", o->samples, "Monte Carlo samples (predictive, mixture VI).")
+  cmd->add_option("--samples", o->samples,
+                  "Monte Carlo draws of the predictive (--predictive monte-carlo; mixture VI's own "
+                  "draws per step are its option table's).")
       ->capture_default_str();
   cmd->add_option("--quadrature-nodes", o->quadrature_nodes, "Gauss–Hermite nodes.")
       ->capture_default_str();
