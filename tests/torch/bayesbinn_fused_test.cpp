@@ -218,6 +218,28 @@ TEST(BayesBinnFused, ResumeFromASavedStateIsBitwise) {
   EXPECT_FALSE(straight.natural()[0].equal(initial)) << "the run did not move λ";
 }
 
+TEST(BayesBinnFused, AStridedNaturalParameterIsReadInTheParametersOrder) {
+  // set_natural with a transposed view: the fused passes index λ as the parameter's buffer.
+  auto options = blr::torch::make_options<blr::torch::BayesBinnOptions>(
+      {{"ess", 2.0}, {"temperature", 1.0}, {"lr", 0.01}});
+  ::at::Tensor wf = ::torch::zeros({30, 20}, kF64).requires_grad_();
+  ::at::Tensor wt = ::torch::zeros({30, 20}, kF64).requires_grad_();
+  blr::torch::BayesBinn fused({wf}, options), tensor({wt}, options);
+  tensor.set_fused_kernels(false);
+  auto gen = ::at::detail::createCPUGenerator(8);
+  const ::at::Tensor lambda = ::at::randn({20, 30}, gen, kF64).t();
+  ASSERT_FALSE(lambda.is_contiguous());
+  fused.set_natural({lambda});
+  tensor.set_natural({lambda});
+  const ::at::Tensor target = ::at::randn({30, 20}, gen, kF64);
+  const ::at::Tensor u = ::at::rand({30, 20}, gen, kF64).clamp_(1e-12, 1.0 - 1e-12);
+  cycle(fused, wf, target, u);
+  cycle(tensor, wt, target, u);
+  const auto a = fused.natural()[0], b = tensor.natural()[0];
+  EXPECT_LT(((a - b).abs() / b.abs().clamp_min(1.0)).max().item<double>(), 1e-10);
+  EXPECT_TRUE(wf.equal(wt));
+}
+
 TEST(BayesBinnFused, NonFiniteStepLeavesTheStateAsItWas) {
   for (const bool fused : {true, false}) {
     ::at::Tensor w = ::torch::zeros({40}).requires_grad_();

@@ -149,7 +149,7 @@ void BayesBinn::ensure_state() {
 }
 
 void BayesBinn::set_slot_natural(Slot& s, ::at::Tensor natural, ::at::Tensor& param) {
-  s.natural = std::move(natural);
+  s.natural = natural.contiguous();  // the fused passes index it as the parameter's buffer
   s.binary = binary_sign(s.natural);
   s.denominator = ::at::Tensor();  // made at the next restore, for the temperature then in force
   param.copy_(s.binary);
