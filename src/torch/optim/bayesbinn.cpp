@@ -108,8 +108,7 @@ size_t BayesBinn::parameter_count() const {
 }
 
 bool BayesBinn::fused_for(const ::at::Tensor& p) const {
-  return fused_ && p.device().is_cpu() && p.layout() == ::at::kStrided && p.is_contiguous() &&
-         (p.scalar_type() == ::at::kFloat || p.scalar_type() == ::at::kDouble);
+  return fused_ && detail::fused_layout(p);
 }
 
 void BayesBinn::ensure_denominator(Slot& s, double tau) {
@@ -334,7 +333,7 @@ void BayesBinn::set_prior(const std::vector<::at::Tensor>& prior_natural) {
                         j, shape_string(prior_natural[j].sizes()), shape_string(params[i].sizes())));
       check(all_finite(prior_natural[j]),
             fmt::format("{}: prior tensor {} is not finite.", name(), j));
-      slot(g, i).prior = prior_natural[j].to(params[i].options()).clone();
+      slot(g, i).prior = prior_natural[j].to(params[i].options()).contiguous().clone();
     }
   }
 }
@@ -378,14 +377,13 @@ void BayesBinn::set_prior(const std::vector<::at::Tensor>& prior_natural) {
             *buffer = ::at::empty_like(s.natural);
           }
         }
-        const ::at::Tensor prior = s.prior.defined() ? s.prior.contiguous() : ::at::Tensor();
         blr_dispatch::floating_types(s.natural.scalar_type(), [&](auto tag) {
           using T = decltype(tag);
           const detail::BernoulliStepArgs<T> args{
               s.natural.data_ptr<T>(),
               s.average.data_ptr<T>(),
               s.grad_sum.data_ptr<T>(),
-              prior.defined() ? prior.data_ptr<T>() : nullptr,
+              s.prior.defined() ? s.prior.data_ptr<T>() : nullptr,
               s.next_natural.data_ptr<T>(),
               s.next_average.data_ptr<T>(),
               params[i].data_ptr<T>(),

@@ -114,8 +114,7 @@ void MeanFieldOptimizer::add_param_group(const ::torch::optim::OptimizerParamGro
 }
 
 bool MeanFieldOptimizer::fused_for(const ::at::Tensor& param) const {
-  return param.device().is_cpu() && param.layout() == ::at::kStrided && param.is_contiguous() &&
-         (param.scalar_type() == ::at::kFloat || param.scalar_type() == ::at::kDouble);
+  return detail::fused_layout(param);
 }
 
 void MeanFieldOptimizer::ensure_slots() {

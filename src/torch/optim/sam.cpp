@@ -131,8 +131,7 @@ void TwoPointOptimizer::ensure_slots() {
 }
 
 bool TwoPointOptimizer::fused_for(const ::at::Tensor& t) const {
-  return fused_ && t.device().is_cpu() && t.layout() == ::at::kStrided && t.is_contiguous() &&
-         (t.scalar_type() == ::at::kFloat || t.scalar_type() == ::at::kDouble);
+  return fused_ && detail::fused_layout(t);
 }
 
 void TwoPointOptimizer::sample_parameters(bool train) {
@@ -175,7 +174,7 @@ void TwoPointOptimizer::sample_parameters(bool train) {
       }
     }
   }
-  if (drawing && draws_noise(train)) ++draws_;
+  if (drawing && has_posterior()) ++draws_;  // bSAM's first points and predictive draws
   sampled_ = true;
   train_sample_ = train;
 }
@@ -460,8 +459,6 @@ bool Bsam::posterior_draw(size_t group, size_t index, Slot& s, ::at::Tensor& out
   draw(group, index, s, out);
   return true;
 }
-
-bool Bsam::draws_noise(bool) const { return true; }
 
 bool Bsam::update(size_t group, ::at::Tensor& param, Slot& s) {
   const Options& o = options(group);

@@ -72,8 +72,6 @@ class TwoPointOptimizer : public VariationalOptimizer {
     (void)group, (void)index, (void)s, (void)out;
     return false;
   }
-  /// True when the points just drawn took noise (the draw counter then moves on).
-  virtual bool draws_noise(bool train) const { (void)train; return false; }
   /// The update of one parameter from s.first_grad, s.second_grad (t = step_count()); false
   /// when it wrote a non-finite value.
   virtual bool update(size_t group, ::at::Tensor& param, Slot& s) = 0;
@@ -168,7 +166,6 @@ class Bsam : public TwoPointOptimizer {
   bool first_point(size_t group, size_t index, Slot& s, ::at::Tensor& out) override;
   void ascent_point(size_t group, Slot& s, ::at::Tensor& out) override;
   bool posterior_draw(size_t group, size_t index, Slot& s, ::at::Tensor& out) override;
-  bool draws_noise(bool train) const override;
   bool update(size_t group, ::at::Tensor& param, Slot& s) override;
   void validate() const override;
   void init_slot(size_t group, const ::at::Tensor& param, Slot& s) override;
