@@ -198,7 +198,7 @@ class PyLaplace {
     check_predictive(x, link, samples, batch_size);
     py::gil_scoped_release release;
     if (link == "probit") {
-      return ::blr::torch::laplace_probit_log_probs(model_, posterior, x, batch_size);
+      return ::blr::torch::linearised_probit_log_probs(model_, posterior, x, batch_size);
     }
     return ::blr::torch::predictive_log_probs(model_, posterior, x, samples, batch_size)
         .to(::at::kDouble);
@@ -215,7 +215,7 @@ class PyLaplace {
     check_predictive(x, link, samples, batch_size);
     py::gil_scoped_release release;
     if (link == "probit") {
-      return ::blr::torch::laplace_linearised_outputs(model_, posterior, x, batch_size);
+      return ::blr::torch::linearised_outputs(model_, posterior, x, batch_size);
     }
     const auto draws =
         ::blr::torch::predictive_outputs(model_, posterior, {x}, samples, batch_size)[0]
@@ -288,17 +288,15 @@ class PyLaplace {
   /// `blr laplace` builds (apps/blr/torch/commands.cpp, run_laplace).
   void make_posterior(double delta, const std::string& link) {
     const ::blr::torch::OptimizerContext context{fit_->examples, static_cast<uint64_t>(seed_), 0};
-    auto made = ::blr::torch::make_optimizer("laplace", model_.parameters(),
-                                             {{"prior_precision", delta},
-                                              {"ess", static_cast<double>(fit_->examples)},
-                                              {"subset", subset_},
-                                              {"curvature", curvature_name_},
-                                              {"structure", structure_},
-                                              {"predictive", link == "mc" ? "mc" : "probit"}},
-                                             context);
-    check(dynamic_cast<LaplacePosterior*>(made.get()) != nullptr,
-          "Internal: the registry's 'laplace' entry is not a LaplacePosterior.");
-    posterior_.reset(static_cast<LaplacePosterior*>(made.release()));
+    posterior_ = ::blr::torch::make_laplace_posterior(
+        model_.parameters(),
+        {{"prior_precision", delta},
+         {"ess", static_cast<double>(fit_->examples)},
+         {"subset", subset_},
+         {"curvature", curvature_name_},
+         {"structure", structure_},
+         {"predictive", link == "mc" ? "mc" : "probit"}},
+        context);
     posterior_->set_curvature(fit_->curvature, fit_->factors);
     link_ = link;
   }

@@ -16,6 +16,7 @@
 #include <torch/csrc/utils/tensor_dtypes.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fmt/ostream.h>
 
 #include <cmath>
@@ -27,7 +28,7 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/distributed/communicator.hpp"
 #include "blr/torch/optim/kronecker_factors.hpp"
-#include "blr/torch/optim/mean_field.hpp"
+#include "blr/torch/optim/capabilities.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/state_bytes.hpp"
 #include "blr/torch/posterior_diagnostics.hpp"
@@ -36,7 +37,8 @@ namespace blr::python {
 
 namespace {
 
-using ::blr::torch::MeanFieldOptimizer;
+using ::blr::torch::DataParallelStatistics;
+using ::blr::torch::DiagonalGaussianPosterior;
 using ::blr::torch::OptimizerEntry;
 using ::blr::torch::VariationalOptimizer;
 using Tensors = std::vector<::at::Tensor>;
@@ -119,7 +121,7 @@ class PyOptimizer {
     }
     optimizer_ = entry_->make(std::move(param_groups), to_option_values(defaults), {});
     variational_ = dynamic_cast<VariationalOptimizer*>(optimizer_.get());
-    mean_field_ = dynamic_cast<MeanFieldOptimizer*>(optimizer_.get());
+    diagonal_ = ::blr::torch::capability<DiagonalGaussianPosterior>(*optimizer_);
     for (const auto& group : optimizer_->param_groups()) record_layouts(group.params());
   }
 
@@ -128,11 +130,13 @@ class PyOptimizer {
     check_layouts();
     train_sample_ = train;
     if (standard_normal) {
-      check(mean_field_ != nullptr,
-            fmt::format("{} takes no given noise: only the Gaussian mean-field optimizers have the "
-                        "noise hook.",
-                        entry_->options->owner()));
-      mean_field_->sample_parameters(train, *standard_normal);
+      auto* gaussian = ::blr::torch::capability<::blr::torch::GaussianPosterior>(*optimizer_);
+      check(gaussian != nullptr,
+            fmt::format("{} takes no given noise: only the Gaussian posteriors ({}) take "
+                        "standard-normal draws.",
+                        entry_->options->owner(),
+                        fmt::join(::blr::torch::gaussian_posterior_names(), ", ")));
+      gaussian->sample_given_noise(train, *standard_normal);
     } else {
       v.sample_parameters(train);
     }
@@ -152,18 +156,18 @@ class PyOptimizer {
     optimizer_->step();
   }
   /// sync=True: this process draws the noise that rank `rank` of `world` draws in blr's
-  /// data-parallel runs (MeanFieldOptimizer::set_noise_shard).
+  /// data-parallel runs (DataParallelStatistics::set_noise_shard).
   void set_noise_shard(int rank, int world) {
     check(world >= 1 && rank >= 0 && rank < world,
           fmt::format("The rank must lie in [0, world size); got rank {} of {}.", rank, world));
-    mean_field().set_noise_shard(rank, world);
+    statistics().set_noise_shard(rank, world);
   }
   /// sync=True, before step(): the step's gradient and curvature sums all-reduced over the
   /// processes by `all_reduce` (a Python function summing a list of tensors in place over the
   /// ranks, e.g. with torch.distributed), this process's weighted by `weight`.
   void reduce_statistics(const py::function& all_reduce, int rank, int world, double weight) {
     PythonCommunicator communicator(all_reduce, rank, world);
-    mean_field().reduce_statistics(communicator, weight);
+    statistics().reduce_statistics(communicator, weight);
   }
 
   bool is_variational() const { return variational_ != nullptr; }
@@ -221,7 +225,7 @@ class PyOptimizer {
       v.add_squared_gradients(::blr::torch::backward_with_squared_gradients(loss, named, examples));
     }
   }
-  int64_t step_count() const { return mean_field().step_count(); }
+  int64_t step_count() const { return diagonal().step_count(); }
 
   Tensors posterior_variance() {
     check_layouts();
@@ -229,34 +233,39 @@ class PyOptimizer {
   }
   Tensors posterior_precision() {
     check_layouts();
-    return mean_field().posterior_precision();
+    return diagonal().posterior_precision();
   }
   Tensors curvature() {
     check_layouts();
-    return mean_field().curvature();
+    return diagonal().curvature();
   }
   Tensors momentum() {
     check_layouts();
-    return mean_field().momentum();
+    return diagonal().momentum();
   }
   /// What the posterior has learned (posterior_diagnostics.hpp), as a dict; the same numbers as
   /// `blr train --verbose` and the JSON history.
   py::object posterior_diagnostics() {
-    mean_field();  // a sentence for an optimizer without a mean-field posterior
+    diagonal();  // a sentence for an optimizer without a mean-field posterior
     check_layouts();
     const auto d = ::blr::torch::posterior_diagnostics(*optimizer_, entry_->name);
     return py::module_::import("json").attr("loads")(d->to_json().dump());
   }
-  void set_fused_kernels(bool fused) { mean_field().set_fused_kernels(fused); }
+  void set_fused_kernels(bool fused) {
+    auto* fused_switch = ::blr::torch::capability<::blr::torch::FusedKernelsSwitch>(*optimizer_);
+    check(fused_switch != nullptr, fmt::format("{} has no fused CPU passes to switch off.",
+                                               entry_->options->owner()));
+    fused_switch->set_fused_kernels(fused);
+  }
   void set_prior(const Tensors& means, const Tensors& precisions) {
     check_layouts();
-    mean_field().set_prior(means, precisions);
+    diagonal().set_prior(means, precisions);
   }
   void set_prior_from_posterior() {
     check_layouts();
-    mean_field().set_prior_from_posterior();
+    diagonal().set_prior_from_posterior();
   }
-  void clear_prior() { mean_field().clear_prior(); }
+  void clear_prior() { diagonal().clear_prior(); }
 
   /// Replaces the options of param group `g` (schedulers and users edit the Python dicts).
   void set_group_options(size_t g, const py::dict& options) {
@@ -282,8 +291,8 @@ class PyOptimizer {
     const size_t g = optimizer_->param_groups().size();
     for (size_t i = 0; i < params.size(); ++i) check_parameter(params[i], g, i);
     ::torch::optim::OptimizerParamGroup group(params, make_options(options));
-    if (mean_field_ != nullptr) {
-      mean_field_->add_param_group(group);  // keeps the group's own options (see mean_field.hpp)
+    if (auto* keeper = ::blr::torch::capability<::blr::torch::ParamGroupOptionsKept>(*optimizer_)) {
+      keeper->add_param_group_keeping_options(group);  // see capabilities.hpp
     } else {
       optimizer_->add_param_group(group);
     }
@@ -305,10 +314,10 @@ class PyOptimizer {
   /// load's checks of shapes and values apply. The noise-draw counter is kept.
   void set_curvature_and_momentum(const Tensors& curvature, const Tensors& momentum,
                                   std::optional<int64_t> step) {
-    MeanFieldOptimizer& mf = mean_field();
+    DiagonalGaussianPosterior& mf = diagonal();
     check_layouts();
     const std::string owner = entry_->options->owner();
-    check(!mf.sampled(), fmt::format("{}: the curvature and momentum cannot be set while the "
+    check(!sampled(), fmt::format("{}: the curvature and momentum cannot be set while the "
                                      "parameters hold a sample (inside sampled_params()).",
                                      owner));
     check(!mf.has_prior(), fmt::format("{}: the curvature and momentum cannot be set while a prior "
@@ -324,9 +333,10 @@ class PyOptimizer {
     }
     ::torch::serialize::InputArchive old;
     old.load_from(current.data(), current.size(), ::at::Device(::at::kCPU));
-    c10::IValue draws, old_step;
+    c10::IValue draws, old_step, archive_name;
     old.read("blr/draws", draws);
     old.read("blr/step", old_step);
+    old.read("blr/optimizer", archive_name);
     const auto& groups = optimizer_->param_groups();
     size_t count = 0;
     for (const auto& group : groups) count += group.params().size();
@@ -338,7 +348,7 @@ class PyOptimizer {
           fmt::format("{}: the step counter cannot be negative (got {}).", owner, step.value_or(0)));
     ::torch::serialize::OutputArchive archive;
     archive.write("blr/format_version", c10::IValue(int64_t{1}));
-    archive.write("blr/optimizer", c10::IValue(mf.name()));
+    archive.write("blr/optimizer", archive_name);
     archive.write("blr/step", step ? c10::IValue(*step) : old_step);
     archive.write("blr/draws", draws);
     archive.write("blr/groups", c10::IValue(static_cast<int64_t>(groups.size())));
@@ -501,18 +511,29 @@ class PyOptimizer {
                       entry_->options->owner()));
     return *variational_;
   }
-  MeanFieldOptimizer& mean_field() const {
-    check(mean_field_ != nullptr,
+  DataParallelStatistics& statistics() const {
+    auto* statistics = ::blr::torch::capability<DataParallelStatistics>(*optimizer_);
+    check(statistics != nullptr,
+          fmt::format("{} does not all-reduce its statistics: only {} do (and the point "
+                      "estimates, through their gradients).",
+                      entry_->options->owner(),
+                      fmt::join(::blr::torch::optimizer_names_with(
+                                    &::blr::torch::OptimizerEntry::data_parallel_statistics),
+                                ", ")));
+    return *statistics;
+  }
+  DiagonalGaussianPosterior& diagonal() const {
+    check(diagonal_ != nullptr,
           fmt::format("{} is not a Gaussian mean-field optimizer: it has no step counter, curvature "
                       "or precision to read.",
                       entry_->options->owner()));
-    return *mean_field_;
+    return *diagonal_;
   }
 
   const OptimizerEntry* entry_;
   std::unique_ptr<::torch::optim::Optimizer> optimizer_;
   VariationalOptimizer* variational_ = nullptr;
-  MeanFieldOptimizer* mean_field_ = nullptr;
+  DiagonalGaussianPosterior* diagonal_ = nullptr;
   std::vector<std::vector<ParameterLayout>> layouts_;  ///< per group and parameter, as it joined
   bool train_sample_ = false;  ///< the current (or last) sample collects gradients
 };

@@ -26,5 +26,15 @@ doc = json.load(open(sys.argv[1]))
 entries = doc if isinstance(doc, list) else doc.get("optimizers", doc)
 names = {e["name"] for e in entries} if isinstance(entries, list) else set(entries)
 assert {"ivon", "vogn", "ogn", "vadam", "bayesbinn", "bsam", "mc-dropout", "adamw", "sgd", "ste", "sam"} <= names, names
+kinds = {"point estimate", "diagonal Gaussian", "Kronecker Gaussian", "Bernoulli", "dropout",
+         "post-hoc Gaussian"}
+by_name = {e["name"]: e for e in entries}
+for e in entries:
+    assert e["kind"] in kinds, e
+    assert e["variational"] == (e["kind"] != "point estimate"), e
+assert by_name["kfac"]["kind"] == "Kronecker Gaussian"
+assert "data-parallel statistics" in by_name["ivon"]["capabilities"]
+assert "Gaussian posterior" in by_name["kfac"]["capabilities"]
+assert by_name["bayesbinn"]["capabilities"] == []
 PY
 echo "optimizer docs: OK"

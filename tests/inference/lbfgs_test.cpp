@@ -5,6 +5,7 @@
 #include <Eigen/Cholesky>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "blr/core/error.hpp"
 #include "blr/inference/lbfgs.hpp"
@@ -83,6 +84,30 @@ TEST(Lbfgs, StepsBackFromValuesThatAreNotFinite) {
   const LbfgsResult r = lbfgs(f, Vector::Constant(1, 0.01), o);
   ASSERT_TRUE(r.converged) << r.stop;
   EXPECT_NEAR(r.x[0], 1.0, 1e-5);
+}
+
+// f = 1 + (x − 1)⁴ rounded to a grid of 1e-10 (a value computed to ten digits), with the exact
+// gradient 4(x − 1)³: near the minimum the decrease left, (x − 1)⁴, falls below the grid (at
+// |x − 1| ≈ 3e-3) while the gradient (≈ 1e-7 there) is far above a tight tolerance. The line
+// search then finds no decrease; the step's predicted decrease is within the value tolerance
+// (2.2e-9 · |f|), so the run has converged — and with the value tolerance off it has not.
+TEST(Lbfgs, ADecreaseBelowTheValuesResolutionIsConvergence) {
+  const Objective f = [](const Vector& x, Vector& g) {
+    g = 4 * (x.array() - 1).cube().matrix();
+    const double exact = 1 + (x.array() - 1).square().square().sum();
+    return std::round(exact * 1e10) / 1e10;
+  };
+  LbfgsOptions o;
+  o.gradient_tolerance = 1e-14;
+  const auto r = lbfgs(f, Vector::Constant(1, 3.0), o);
+  EXPECT_TRUE(r.converged) << r.stop;
+  EXPECT_NE(r.stop.find("value tolerance"), std::string::npos) << r.stop;
+  EXPECT_GT(r.gradient.cwiseAbs().maxCoeff(), o.gradient_tolerance);
+  EXPECT_LT(std::abs(r.x[0] - 1), 0.01);  // within about the grid^(1/4) of the minimum
+  o.value_tolerance = 0;
+  const auto strict = lbfgs(f, Vector::Constant(1, 3.0), o);
+  EXPECT_FALSE(strict.converged) << strict.stop;
+  EXPECT_NE(strict.stop.find("Wolfe"), std::string::npos) << strict.stop;
 }
 
 TEST(Lbfgs, BadOptionsAndStartsAreErrors) {

@@ -359,7 +359,7 @@ TEST(LaplaceProbitPredictive, EqualsTheFormulaFromDenseJacobiansAndCovariance) {
       auto net = std::make_shared<ConvNet>();
       const auto f = fit(net, d, structure, subset);
       auto post = posterior(net, f, 0.3, structure);
-      const auto got = blr::torch::laplace_probit_log_probs(blr::torch::Model(net), *post, test_x, 2);
+      const auto got = blr::torch::linearised_probit_log_probs(blr::torch::Model(net), *post, test_x, 2);
       const auto expected = probit_by_hand(
           *net, *post, [&](const ::at::Tensor& x) { return net->forward(x); }, test_x);
       EXPECT_LT(max_abs_diff(got, expected), 1e-12)

@@ -129,7 +129,7 @@ TEST(LaplaceRegression, KroneckerPosteriorOfALinearModelIsTheExactBayesianPoster
   // The linearised predictive of new inputs: mean xᵀw, variance xᵀΣx (+ σ² by the caller).
   const auto x_new = ::torch::randn({5, kD}, kF64);
   const auto [mean, variance] =
-      blr::torch::laplace_linearised_outputs(blr::torch::Model(net), *post, x_new);
+      blr::torch::linearised_outputs(blr::torch::Model(net), *post, x_new);
   ASSERT_EQ(mean.sizes(), (std::vector<int64_t>{5, 1}));
   EXPECT_LT(max_abs_diff(mean.squeeze(1), x_new.mv(net->weight.squeeze(0).detach())), 1e-13);
   EXPECT_LT(max_abs_diff(variance.squeeze(1), (x_new.mm(exact) * x_new).sum(1)), 1e-13);
@@ -212,7 +212,7 @@ TEST(LaplaceRegression, GridSearchScoresTheGaussianPredictive) {
   ASSERT_EQ(search.nll.size(), 5u);
   for (size_t k = 0; k < search.grid.size(); ++k) {
     post->set_prior_precision(search.grid[k]);
-    const auto [m, v] = blr::torch::laplace_linearised_outputs(blr::torch::Model(net), *post, x_val);
+    const auto [m, v] = blr::torch::linearised_outputs(blr::torch::Model(net), *post, x_val);
     const auto var = v.squeeze(1) + kSigma * kSigma;
     const double nll = (0.5 * (2 * std::numbers::pi * var).log() +
                         (y_val - m.squeeze(1)).square() / (2 * var))

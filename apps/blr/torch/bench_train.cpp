@@ -2,6 +2,7 @@
 // as ratios to a baseline measured in the same process (timing.hpp).
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "blr/torch/nn/script_file.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/train/load_data.hpp"
 #include "bench.hpp"
 #include "blr/core/error.hpp"
@@ -181,7 +183,10 @@ void add_bench_predict(CLI::App* bench, int& exit_code) {
       "at the mean.");
   add_task_flags(cmd, o->train);
   cmd->add_option("--optimizer", o->train.config.optimizer,
-                  "Variational optimizer whose posterior is sampled (ivon, vogn, ogn, vadam).")
+                  fmt::format("Variational optimizer whose posterior is sampled ({}).",
+                              fmt::join(blr::torch::optimizer_names_with(
+                                            &blr::torch::OptimizerEntry::variational),
+                                        ", ")))
       ->capture_default_str();
   cmd->add_option("--samples", o->samples, "Posterior samples K.")->capture_default_str();
   cmd->add_option("--test-limit", o->train.config.data_options.test_limit,

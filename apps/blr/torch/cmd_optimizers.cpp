@@ -105,10 +105,27 @@ nlohmann::json recipes_json() {
   return out;
 }
 
+// What an entry's optimizer offers the posterior tools (capabilities.hpp), as the registry
+// records it.
+std::vector<std::string> capabilities_of(const blr::torch::OptimizerEntry& e) {
+  std::vector<std::string> out;
+  if (e.gaussian_posterior) out.emplace_back("Gaussian posterior");
+  if (e.diagonal_gaussian_posterior) out.emplace_back("mean-field state and prior");
+  if (e.data_parallel_statistics) out.emplace_back("data-parallel statistics");
+  return out;
+}
+
+std::string kind_line(const blr::torch::OptimizerEntry& e) {
+  const auto capabilities = capabilities_of(e);
+  return fmt::format("Kind: {}. Capabilities: {}.", blr::torch::kind_name(e.kind),
+                     capabilities.empty() ? std::string("none")
+                                          : fmt::format("{}", fmt::join(capabilities, ", ")));
+}
+
 std::string markdown() {
   std::string out;
   for (const auto& e : blr::torch::optimizers()) {
-    out += fmt::format("### `{}`\n\n{}.\n\n", e.name, e.summary);
+    out += fmt::format("### `{}`\n\n{}. {}\n\n", e.name, e.summary, kind_line(e));
     out += "| option | CLI flag | type | default | allowed | scope | meaning |\n";
     out += "|---|---|---|---|---|---|---|\n";
     for (const auto& o : e.options->options()) {
@@ -136,6 +153,8 @@ nlohmann::json to_json() {
     }
     out.push_back({{"name", e.name},
                    {"summary", e.summary},
+                   {"kind", std::string(blr::torch::kind_name(e.kind))},
+                   {"capabilities", capabilities_of(e)},
                    {"variational", e.variational},
                    {"trains", e.trains},
                    {"options", options}});
@@ -149,7 +168,7 @@ int run(bool as_markdown, const std::string& json_path) {
     fmt::print("{}", recipes_markdown());
   } else {
     for (const auto& e : blr::torch::optimizers()) {
-      fmt::print("{} — {}\n", e.name, e.summary);
+      fmt::print("{} — {}\n  {}\n", e.name, e.summary, kind_line(e));
       for (const auto& o : e.options->options()) {
         fmt::print("  {:<28} {:<8} default {:<18} {}\n", flag_of(e, o.key),
                    blr::type_name(o.type), default_of(o), o.help);

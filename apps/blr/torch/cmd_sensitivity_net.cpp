@@ -7,6 +7,7 @@
 // over to this one (torch_part.hpp). --json writes every example's values, --out the pictures.
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <iostream>
@@ -16,6 +17,7 @@
 #include "../preflight.hpp"
 #include "../torch_part.hpp"
 #include "blr/core/error.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/sensitivity.hpp"
 #include "blr/torch/sensitivity_validation.hpp"
 #include "commands.hpp"
@@ -164,8 +166,11 @@ void setup_sensitivity_net(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(entry.name, entry.summary);
   auto f = std::make_shared<SensitivityFlags>();
   cmd->add_option("--checkpoint", f->checkpoint,
-                  "Checkpoint (.ckpt) of blr train (IVON, VOGN, OGN, Vadam, AdamW) or of blr "
-                  "laplace --save (required).");
+                  fmt::format("Checkpoint (.ckpt) of blr train with a Gaussian posterior ({}) or "
+                              "AdamW, or of blr laplace --save (required).",
+                              fmt::join(blr::torch::optimizer_names_with(
+                                            &blr::torch::OptimizerEntry::gaussian_posterior),
+                                        ", ")));
   cmd->add_option("--top", f->top, "How many of the most influential examples to list.")
       ->capture_default_str();
   cmd->add_option("--batch-size", f->options.batch_size,

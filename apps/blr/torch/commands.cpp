@@ -778,13 +778,17 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
       gridsearch ? run.data->validation.y.to(device) : ::at::Tensor(), pipeline,
       [&](double delta, const LaplaceCurvatureResult& fit) -> LaplacePosterior& {
         if (noise_by_marglik) trainer.set_noise_std(fit.noise_std);
-        trainer.replace_optimizer("laplace", {{"prior_precision", delta},
-                                              {"ess", static_cast<double>(fit.examples)},
-                                              {"subset", request.subset},
-                                              {"curvature", request.curvature},
-                                              {"structure", request.structure},
-                                              {"predictive", request.predictive}});
-        return dynamic_cast<LaplacePosterior&>(trainer.optimizer());
+        const OptionValues options{{"prior_precision", delta},
+                                   {"ess", static_cast<double>(fit.examples)},
+                                   {"subset", request.subset},
+                                   {"curvature", request.curvature},
+                                   {"structure", request.structure},
+                                   {"predictive", request.predictive}};
+        auto posterior = make_laplace_posterior(trainer.model().parameters(), options,
+                                                trainer.optimizer_context());
+        LaplacePosterior& made = *posterior;
+        trainer.replace_optimizer("laplace", options, std::move(posterior));
+        return made;
       });
   const LaplaceCurvatureResult& fit = result.fit;
   const double run_noise_std = result.run_noise_std;

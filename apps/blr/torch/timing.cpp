@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/data/batches.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/variational.hpp"
 #include "blr/torch/predictive.hpp"
 #include "blr/torch/train/trainer.hpp"
@@ -80,8 +82,8 @@ PredictiveTiming time_predictive(const TrainConfig& base,
   Trainer trainer(base, data);
   VariationalOptimizer* v = as_variational(trainer.optimizer());
   check(v != nullptr && v->has_posterior(),
-        fmt::format("The posterior predictive needs an optimizer with a posterior (ivon, vogn, "
-                    "ogn, vadam, bayesbinn, bsam); got '{}'.",
+        fmt::format("The posterior predictive needs an optimizer with a posterior ({}); got '{}'.",
+                    fmt::join(optimizer_names_with(&OptimizerEntry::variational), ", "),
                     base.optimizer));
   const at::Tensor& images = data->test.x;
   std::vector<double> mean_times, predictive_times;

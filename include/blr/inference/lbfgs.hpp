@@ -9,7 +9,10 @@
 // (e.g. a Cholesky factorisation that failed) counts as too long a step. The first step has length
 // min(1, 1/‖∇f‖) and every step is capped at `max_step` in Euclidean length. A line search spends
 // at most 20 evaluations bracketing and 12 zooming; when it fails (typically because f is noisier
-// than the decrease still available) the run stops at its best point and says so in `stop`.
+// than the decrease still available) the run stops at its best point and says so in `stop`. It
+// counts as converged when the decrease the step predicted, |∇fᵀp|, was at most
+// value_tolerance · max(1, |f|): no decrease is left that f can resolve (scipy's L-BFGS-B stops on
+// (f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) ≤ ftol = 1e7·ε, the same default).
 #pragma once
 
 #include <functional>
@@ -27,6 +30,7 @@ struct LbfgsOptions {
   double max_step = 5.0;             ///< longest step ‖αp‖
   int max_evaluations = 2000;        ///< of f over the whole run
   double c1 = 1e-4, c2 = 0.9;        ///< Wolfe constants, 0 < c₁ < c₂ < 1
+  double value_tolerance = 1e7 * 2.220446049250313e-16;  ///< see above; 0: only the gradient
   void validate() const;  ///< the table's ranges (and the cross-option checks)
   static const OptionTable<LbfgsOptions>& table();
 };
@@ -35,7 +39,7 @@ struct LbfgsResult {
   Vector x, gradient;
   double value = 0;
   int iterations = 0, evaluations = 0;
-  bool converged = false;  ///< the gradient tolerance was met
+  bool converged = false;  ///< the gradient tolerance was met, or no decrease f resolves was left
   std::string stop;        ///< why it stopped, one sentence
 };
 

@@ -1,4 +1,5 @@
-// The linearised predictive of a Laplace posterior (optim/laplace.hpp) with the multiclass probit
+// The linearised predictive of a Gaussian posterior (optim/gaussian_posterior.hpp: a Laplace
+// posterior, optim/laplace.hpp, or any other) with the multiclass probit
 // approximation (MacKay 1992; Lu, Ie & Sha 2020, "Mean-field approximations to the Gaussian-softmax
 // integral"; Immer, Korzepa & Bauer 2021, AISTATS, the GLM predictive; Daxberger et al. 2021,
 // "Laplace Redux", §2 "probit"):
@@ -17,7 +18,7 @@
 // A regression network's linearised predictive is Gaussian without approximation: with outputs f
 // (N×D; an output of shape (N) is one column) and observation noise σ,
 //   y | x ~ N(f*, diag(J Σ Jᵀ) + σ² I)   (laplace-torch's "glm" predictive of f_mu, f_var + σ²),
-// the same f* and v as above (laplace_linearised_outputs, diagonal_linearised_outputs).
+// the same f* and v as above (linearised_outputs, diagonal_linearised_outputs).
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -27,15 +28,17 @@
 #include <vector>
 
 #include "blr/torch/nn/model.hpp"
-#include "blr/torch/optim/laplace.hpp"
+#include "blr/torch/optim/gaussian_posterior.hpp"
 
 namespace blr::torch {
 
-/// f* and v = diag(J Σ Jᵀ) per example and output (both N×C or N×D, double).
-std::pair<::at::Tensor, ::at::Tensor> laplace_linearised_outputs(const Model& model,
-                                                                LaplacePosterior& posterior,
-                                                                const ::at::Tensor& inputs,
-                                                                int64_t batch_size = 500);
+/// f* and v = diag(J Σ Jᵀ) per example and output (both N×C or N×D, double), Σ the posterior's
+/// covariance blocks (gaussian_posterior.hpp: a Laplace posterior's subset and Kronecker blocks, or
+/// the diagonal of any other Gaussian posterior's marginal variances).
+std::pair<::at::Tensor, ::at::Tensor> linearised_outputs(const Model& model,
+                                                         GaussianPosterior& posterior,
+                                                         const ::at::Tensor& inputs,
+                                                         int64_t batch_size = 500);
 
 /// The same for a diagonal Gaussian N(μ, diag(σ²)) over every parameter (σ² per parameter in the
 /// order of model.named_parameters(), e.g. VariationalOptimizer::posterior_variance()).
@@ -44,12 +47,12 @@ std::pair<::at::Tensor, ::at::Tensor> diagonal_linearised_outputs(
     int64_t batch_size = 500);
 
 /// v = diag(J Σ Jᵀ) per example and class (N×C, double), Σ the posterior's covariance.
-::at::Tensor laplace_logit_variance(const Model& model, LaplacePosterior& posterior,
-                                    const ::at::Tensor& inputs, int64_t batch_size = 500);
+::at::Tensor linearised_logit_variance(const Model& model, GaussianPosterior& posterior,
+                                       const ::at::Tensor& inputs, int64_t batch_size = 500);
 
 /// The probit approximation's log-probabilities (N×C, double).
-::at::Tensor laplace_probit_log_probs(const Model& model, LaplacePosterior& posterior,
-                                      const ::at::Tensor& inputs, int64_t batch_size = 500);
+::at::Tensor linearised_probit_log_probs(const Model& model, GaussianPosterior& posterior,
+                                         const ::at::Tensor& inputs, int64_t batch_size = 500);
 
 /// The same linearised probit predictive for a diagonal Gaussian posterior N(μ, diag(σ²)) over
 /// every parameter of the model, at the parameters as they are (μ): `variance` is σ² per

@@ -1,5 +1,7 @@
 #include "blr/inference/lbfgs.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -138,7 +140,10 @@ const OptionTable<LbfgsOptions>& LbfgsOptions::table() {
           .integer("max_evaluations", &O::max_evaluations, Range::between(1, 1e9),
                    "evaluations of f over the whole run")
           .number("c1", &O::c1, Range::between(0, 1, true, true), "Wolfe's sufficient-decrease c₁")
-          .number("c2", &O::c2, Range::between(0, 1, true, true), "Wolfe's curvature c₂ (> c₁)");
+          .number("c2", &O::c2, Range::between(0, 1, true, true), "Wolfe's curvature c₂ (> c₁)")
+          .number("value_tolerance", &O::value_tolerance, Range::at_least(0),
+                  "also converged when a line search finds no decrease and the step's predicted "
+                  "decrease |∇fᵀp| ≤ this · max(1, |f|) (scipy L-BFGS-B's ftol; 0: never)");
   return t;
 }
 
@@ -199,6 +204,15 @@ LbfgsResult lbfgs(const Objective& f, const Vector& x0, const LbfgsOptions& opti
         r.value = t.value;
         r.gradient = t.gradient;
         r.iterations = it;
+      }
+      if (r.evaluations < options.max_evaluations &&
+          std::abs(slope) <= options.value_tolerance * std::max(1.0, std::abs(r.value))) {
+        // No decrease is left that f can resolve: scipy's L-BFGS-B stops here as converged.
+        r.converged = true;
+        r.stop = fmt::format("The line search found no decrease, and the step's predicted decrease "
+                             "|∇fᵀp| = {:.3g} is within the value tolerance of |f| = {:.6g}.",
+                             std::abs(slope), std::abs(r.value));
+        break;
       }
       r.stop = r.evaluations >= options.max_evaluations
                    ? "The evaluation limit was reached."

@@ -2,12 +2,13 @@
 #include "blr/torch/distributed/data_parallel.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "blr/core/error.hpp"
 #include "blr/torch/distributed/process_group.hpp"
-#include "blr/torch/optim/mean_field.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/variational.hpp"
 
 namespace blr::torch::distributed {
@@ -26,20 +27,20 @@ DataParallel::DataParallel(std::shared_ptr<Communicator> communicator, Split spl
 }
 
 void DataParallel::attach(::torch::optim::Optimizer& optimizer) {
-  auto* variational = dynamic_cast<VariationalOptimizer*>(&optimizer);
-  auto* mean_field = dynamic_cast<MeanFieldOptimizer*>(&optimizer);
-  if (variational != nullptr && mean_field == nullptr) {
-    throw Error(
+  auto* variational = capability<VariationalOptimizer>(optimizer);
+  auto* statistics = capability<DataParallelStatistics>(optimizer);
+  if (variational != nullptr && statistics == nullptr) {
+    throw Error(fmt::format(
         "This optimizer does not train data-parallel yet: only the point-estimate optimizers and "
-        "the mean-field BLR optimizers (ivon, vogn, ogn, vadam, adabayes) all-reduce their "
-        "statistics.");
+        "the BLR optimizers that all-reduce their statistics ({}) do.",
+        fmt::join(optimizer_names_with(&OptimizerEntry::data_parallel_statistics), ", ")));
   }
   if (split_ == Split::kSamples) {
-    check(mean_field != nullptr,
+    check(statistics != nullptr,
           "--dist-split samples splits the Monte Carlo samples of a BLR optimizer over the ranks; "
           "this optimizer draws none (use --dist-split data).");
   }
-  if (mean_field != nullptr) mean_field->set_noise_shard(rank(), world_size());
+  if (statistics != nullptr) statistics->set_noise_shard(rank(), world_size());
 }
 
 DataParallel::Share DataParallel::share(int64_t rows) const {
@@ -63,10 +64,10 @@ void DataParallel::check_batches(int64_t n, int64_t batch) const {
 }
 
 void DataParallel::reduce(::torch::optim::Optimizer& optimizer, const Share& share) {
-  if (auto* mean_field = dynamic_cast<MeanFieldOptimizer*>(&optimizer)) {
+  if (auto* statistics = capability<DataParallelStatistics>(optimizer)) {
     // The statistics are sums over this rank's samples; weighted by W·w_r and counted W times,
     // their mean is Σ_r w_r · (this rank's mean).
-    mean_field->reduce_statistics(*communicator_, share.weight * world_size());
+    statistics->reduce_statistics(*communicator_, share.weight * world_size());
     return;
   }
   ::at::NoGradGuard no_grad;

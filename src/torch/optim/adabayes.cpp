@@ -76,21 +76,12 @@ std::vector<::at::Tensor> AdaBayesFp::posterior_variance() {
 BLR_REGISTER_OPTIMIZER(AdaBayes, "adabayes",
                        "AdaBayes (Aitchison 2020): a Kalman filter per weight, between SGD (little "
                        "data) and Adam (much data); a diagonal Gaussian posterior, gradients at the "
-                       "mean");
+                       "mean",
+                       kDiagonalGaussian);
 
-namespace {
+BLR_REGISTER_OPTIMIZER(AdaBayesFp, "adabayes-fp",
+                       "AdaBayes-FP (Aitchison 2020): AdaBayes' variance at its fixed point, Adam's "
+                       "state; a point estimate",
+                       kPointEstimate);
 
-const bool adabayes_fp_registered = register_optimizer(
-    {"adabayes-fp",
-     "AdaBayes-FP (Aitchison 2020): AdaBayes' variance at its fixed point, Adam's state; a point "
-     "estimate",
-     /*variational=*/false, &AdaBayesFpOptions::table(),
-     [](std::vector<::torch::optim::OptimizerParamGroup> groups, const OptionValues& given,
-        const OptimizerContext& context) -> std::unique_ptr<::torch::optim::Optimizer> {
-       return std::make_unique<AdaBayesFp>(std::move(groups),
-                                           detail::options_from<AdaBayesFpOptions>(given, context));
-     },
-     true, detail::group_option_access<AdaBayesFpOptions>(), /*gaussian_posterior=*/true});
-
-}  // namespace
 }  // namespace blr::torch

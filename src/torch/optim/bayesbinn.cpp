@@ -504,6 +504,7 @@ void BayesBinn::load(::torch::serialize::InputArchive& archive) {
 
 BLR_REGISTER_OPTIMIZER(BayesBinn, "bayesbinn",
                        "BayesBiNN (Meng et al. 2020): binary weights with a mean-field Bernoulli "
-                       "posterior, trained by the Concrete relaxation");
+                       "posterior, trained by the Concrete relaxation",
+                       kBernoulli);
 
 }  // namespace blr::torch

@@ -22,6 +22,7 @@ template class GaussianOptimizer<IvonRule>;
 
 BLR_REGISTER_OPTIMIZER(Ivon, "ivon",
                        "IVON, improved variational online Newton (Shen et al. 2024): a diagonal "
-                       "Gaussian posterior at the cost of Adam");
+                       "Gaussian posterior at the cost of Adam",
+                       kDiagonalGaussian);
 
 }  // namespace blr::torch

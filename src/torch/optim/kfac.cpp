@@ -448,6 +448,29 @@ std::vector<::at::Tensor> Kfac::posterior_variance() {
   return out;
 }
 
+std::vector<CovarianceBlock> Kfac::covariance_blocks() {
+  check(!sampled_, fmt::format("{}: the linearised predictive is taken at the posterior mean, but "
+                               "the parameters hold a sample.",
+                               name()));
+  ensure_state();
+  ::at::NoGradGuard no_grad;
+  std::vector<CovarianceBlock> out;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const Options& o = options(g);
+    const auto& params = param_groups_[g].params();
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Slot& s = slots_[g][i];
+      if (s.kind == Kind::kKronecker) {
+        out.push_back({eigen_precision(s, o).mul(o.ess).reciprocal_().reshape(params[i].sizes()),
+                       s.output_basis, s.input_basis});
+      } else {
+        out.push_back({s.precision.mul(o.ess).reciprocal_(), {}, {}});
+      }
+    }
+  }
+  return out;
+}
+
 ::at::Tensor Kfac::posterior_covariance(size_t index) const {
   const Slot& s = slot_at(index);
   size_t group = 0, k = index;
@@ -543,6 +566,7 @@ void Kfac::load(::torch::serialize::InputArchive& archive) {
 
 BLR_REGISTER_OPTIMIZER(Kfac, "kfac",
                        "Noisy K-FAC (Zhang et al. 2018) in VOGN's form: a matrix-normal posterior "
-                       "per Linear/Conv2d weight with Kronecker-factored Gauss-Newton curvature");
+                       "per Linear/Conv2d weight with Kronecker-factored Gauss-Newton curvature",
+                       kKroneckerGaussian);
 
 }  // namespace blr::torch

@@ -206,6 +206,25 @@ std::vector<::at::Tensor> LaplacePosterior::posterior_variance() {
   return out;
 }
 
+std::vector<CovarianceBlock> LaplacePosterior::covariance_blocks() {
+  check(fitted_, fmt::format("{}: the posterior has no curvature yet (blr laplace fits it).", name()));
+  check(!sampled_, "The linearised predictive is taken at θ*, but the parameters hold a posterior "
+                   "sample.");
+  const double n = options().ess, delta = options().prior_precision;
+  const auto params = parameters();
+  ::at::NoGradGuard no_grad;
+  std::vector<CovarianceBlock> out(params.size());
+  for (size_t j = 0; j < params.size(); ++j) {
+    if (factors_[j].defined()) {
+      out[j] = {kronecker_precision(j).reciprocal().reshape(params[j]->sizes()),
+                eigen_[j].output_basis, eigen_[j].input_basis};
+    } else if (curvature_[j].defined()) {
+      out[j].weights = (curvature_[j] * n + delta).reciprocal();
+    }
+  }
+  return out;
+}
+
 void LaplacePosterior::sample_parameters(bool /*train: nothing is collected*/) { sample(nullptr); }
 
 void LaplacePosterior::sample_parameters(bool /*train*/, const std::vector<::at::Tensor>& noise) {
@@ -313,9 +332,20 @@ void LaplacePosterior::load(::torch::serialize::InputArchive& archive) {
   set_curvature(curvature, factors);  // checks shapes, finiteness, sign and the structure
 }
 
-BLR_REGISTER_POSTERIOR(LaplacePosterior, "laplace",
+std::unique_ptr<LaplacePosterior> make_laplace_posterior(std::vector<::at::Tensor> params,
+                                                         const OptionValues& options,
+                                                         const OptimizerContext& context) {
+  check_options("laplace", options);  // as make_optimizer("laplace", ...) checks them
+  std::vector<::torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(std::move(params));
+  return std::make_unique<LaplacePosterior>(
+      std::move(groups), detail::options_from<LaplacePosterior::Options>(options, context));
+}
+
+BLR_REGISTER_OPTIMIZER(LaplacePosterior, "laplace",
                        "post-hoc Laplace posterior of a trained network (diagonal or Kronecker-"
                        "factored Gauss–Newton or empirical Fisher, all weights or the last layer), "
-                       "fitted by blr laplace");
+                       "fitted by blr laplace",
+                       kPosthocGaussian);
 
 }  // namespace blr::torch

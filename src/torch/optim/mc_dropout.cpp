@@ -346,6 +346,7 @@ void McDropout::load(::torch::serialize::InputArchive& archive) {
 
 BLR_REGISTER_OPTIMIZER(McDropout, "mc-dropout",
                        "MC dropout as the BLR (Khan & Rue 2023, §4.3): a spike-and-slab posterior "
-                       "per input unit, Adam's step on the slab, K dropout masks for prediction");
+                       "per input unit, Adam's step on the slab, K dropout masks for prediction",
+                       kDropout);
 
 }  // namespace blr::torch

@@ -122,6 +122,25 @@ std::vector<std::string> gaussian_posterior_names() {
   return names;
 }
 
+std::vector<std::string> optimizer_names_with(bool OptimizerEntry::*flag) {
+  std::vector<std::string> names;
+  for (const auto& entry : optimizers())
+    if (entry.trains && entry.*flag) names.push_back(entry.name);
+  return names;
+}
+
+std::string_view kind_name(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::kPointEstimate: return "point estimate";
+    case OptimizerKind::kDiagonalGaussian: return "diagonal Gaussian";
+    case OptimizerKind::kKroneckerGaussian: return "Kronecker Gaussian";
+    case OptimizerKind::kBernoulli: return "Bernoulli";
+    case OptimizerKind::kDropout: return "dropout";
+    case OptimizerKind::kPosthocGaussian: return "post-hoc Gaussian";
+  }
+  return "unknown";
+}
+
 int training_samples(const ::torch::optim::Optimizer& optimizer) {
   const auto* v = dynamic_cast<const VariationalOptimizer*>(&optimizer);
   return v != nullptr ? v->training_samples() : 1;

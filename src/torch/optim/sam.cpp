@@ -494,28 +494,13 @@ std::vector<::at::Tensor> Bsam::precision() {
   return out;
 }
 
-namespace {
+BLR_REGISTER_OPTIMIZER(Sam, "sam",
+                       "SAM (Foret et al. 2021): SGD with momentum at the ascent point, a point "
+                       "estimate",
+                       kPointEstimate);
+BLR_REGISTER_OPTIMIZER(Bsam, "bsam",
+                       "Bayesian SAM (Möllenhoff & Khan 2023): SAM as a relaxation of Bayes, a "
+                       "diagonal Gaussian posterior",
+                       kDiagonalGaussian);
 
-template <class Optimizer>
-bool register_two_point(std::string name, std::string summary, bool posterior) {
-  using Options = typename Optimizer::Options;
-  return register_optimizer(
-      {std::move(name), std::move(summary), posterior, &Options::table(),
-       [](std::vector<::torch::optim::OptimizerParamGroup> groups, const OptionValues& given,
-          const OptimizerContext& context) -> std::unique_ptr<::torch::optim::Optimizer> {
-         return std::make_unique<Optimizer>(std::move(groups),
-                                            detail::options_from<Options>(given, context));
-       },
-       true, detail::group_option_access<Options>()});
-}
-
-const bool sam_registered = register_two_point<Sam>(
-    "sam", "SAM (Foret et al. 2021): SGD with momentum at the ascent point, a point estimate",
-    false);
-const bool bsam_registered = register_two_point<Bsam>(
-    "bsam", "Bayesian SAM (Möllenhoff & Khan 2023): SAM as a relaxation of Bayes, a diagonal "
-            "Gaussian posterior",
-    true);
-
-}  // namespace
 }  // namespace blr::torch

@@ -158,19 +158,9 @@ void Ste::load(::torch::serialize::InputArchive& archive) {
   adam_->load(adam);
 }
 
-namespace {
+BLR_REGISTER_OPTIMIZER(Ste, "ste",
+                       "straight-through estimator with Adam on real latents of binary weights (the "
+                       "BayesBiNN baseline), a point estimate",
+                       kPointEstimate);
 
-const bool ste_registered = register_optimizer(
-    {"ste", "straight-through estimator with Adam on real latents of binary weights (the "
-            "BayesBiNN baseline), a point estimate",
-     false, &SteOptions::table(),
-     [](std::vector<::torch::optim::OptimizerParamGroup> groups, const OptionValues& given,
-        const OptimizerContext&) -> std::unique_ptr<::torch::optim::Optimizer> {
-       SteOptions o;
-       SteOptions::table().apply(o, given);
-       return std::make_unique<Ste>(std::move(groups), o);
-     },
-     true, detail::group_option_access<SteOptions>()});
-
-}  // namespace
 }  // namespace blr::torch

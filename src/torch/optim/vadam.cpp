@@ -18,6 +18,7 @@ template class GaussianOptimizer<VadamRule>;
 
 BLR_REGISTER_OPTIMIZER(Vadam, "vadam",
                        "Vadam (Khan et al. 2018): Adam's steps with weight perturbation, a diagonal "
-                       "Gaussian posterior");
+                       "Gaussian posterior",
+                       kDiagonalGaussian);
 
 }  // namespace blr::torch

@@ -25,8 +25,10 @@ template class GaussianOptimizer<OgnRule>;
 
 BLR_REGISTER_OPTIMIZER(Vogn, "vogn",
                        "VOGN (Osawa et al. 2019): variational online Gauss-Newton with exact "
-                       "per-example squared gradients");
+                       "per-example squared gradients",
+                       kDiagonalGaussian);
 BLR_REGISTER_OPTIMIZER(Ogn, "ogn",
-                       "OGN: online Gauss-Newton, VOGN without weight noise (gradients at the mean)");
+                       "OGN: online Gauss-Newton, VOGN without weight noise (gradients at the mean)",
+                       kDiagonalGaussian);
 
 }  // namespace blr::torch

@@ -17,7 +17,6 @@
 #include "blr/torch/data/batches.hpp"
 #include "blr/torch/nn/model.hpp"
 #include "blr/torch/nn/script_file.hpp"
-#include "blr/torch/optim/mean_field.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/predictive.hpp"
 
@@ -352,9 +351,10 @@ ContinualResult run_continual(const ContinualConfig& config, ::at::Device device
       if (!learner) {
         learner = new_learner(tasks[t].train.size());
       } else if (config.posterior_as_prior()) {
-        auto* mean_field = dynamic_cast<MeanFieldOptimizer*>(learner->optimizer.get());
-        check(mean_field != nullptr, "Internal: the IVON optimizer is not a mean-field one.");
-        mean_field->set_prior_from_posterior();
+        auto* posterior = capability<DiagonalGaussianPosterior>(*learner->optimizer);
+        check(posterior != nullptr,
+              "Internal: the continual learner's optimizer has no mean-field posterior.");
+        posterior->set_prior_from_posterior();
       }
       train(*learner, tasks[t].train, config, t, progress, label);
     }

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "blr/torch/optim/mean_field.hpp"
 #include "blr/torch/optim/registry.hpp"
 
 namespace blr::torch {
@@ -88,7 +87,7 @@ PosteriorDiagnostics PosteriorDiagnostics::from_json(const nlohmann::json& j) {
 
 std::optional<PosteriorDiagnostics> posterior_diagnostics(::torch::optim::Optimizer& optimizer,
                                                           const std::string& name) {
-  auto* posterior = dynamic_cast<MeanFieldOptimizer*>(&optimizer);
+  auto* posterior = capability<DiagonalGaussianPosterior>(optimizer);
   if (posterior == nullptr) return std::nullopt;
   const auto& entry = find_optimizer(name);
   ::at::NoGradGuard no_grad;
@@ -103,7 +102,7 @@ std::optional<PosteriorDiagnostics> posterior_diagnostics(::torch::optim::Optimi
   bool decay_known = false;
   bool clip_known = false;
   size_t index = 0;
-  const auto& groups = posterior->param_groups();
+  const auto& groups = optimizer.param_groups();
   for (size_t g = 0; g < groups.size(); ++g) {
     const double h0 = posterior->initial_curvature(g);
     if (g == 0) d.initial_curvature = h0;

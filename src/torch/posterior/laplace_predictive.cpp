@@ -1,4 +1,4 @@
-// The linearised probit predictive of a Laplace posterior (laplace_predictive.hpp).
+// The linearised probit predictive of a Gaussian posterior (laplace_predictive.hpp).
 #include "blr/torch/laplace_predictive.hpp"
 
 #include <ATen/ATen.h>
@@ -56,61 +56,52 @@ std::pair<::at::Tensor, ::at::Tensor> linearised_logits(const Model& model,
   return {::at::cat(logits), ::at::cat(variances)};
 }
 
-/// The logits (N×C, double) and v (N×C, double) in batches.
+/// The logits (N×C, double) and v (N×C, double) in batches, Σ the posterior's covariance blocks.
 std::pair<::at::Tensor, ::at::Tensor> logits_and_variance(const Model& model,
-                                                          LaplacePosterior& posterior,
+                                                          GaussianPosterior& posterior,
                                                           const ::at::Tensor& inputs,
                                                           int64_t batch_size) {
   check(batch_size >= 1,
         fmt::format("The linearised predictive's batch size must be at least 1; got {}.",
                     batch_size));
-  check(!posterior.sampled(),
-        "The linearised predictive is taken at θ*, but the parameters hold a posterior sample.");
   const auto named = model.named_parameters();
-  const auto variance = posterior.posterior_variance();  // checks that it is fitted
-  const auto& factors = posterior.factors();
-  const auto& eigen = posterior.eigen();
-  check(variance.size() == named.size(),
-        fmt::format("The Laplace posterior has {} parameters but the model has {}.",
-                    variance.size(), named.size()));
+  auto blocks = posterior.covariance_blocks();  // checks that it is fitted and not sampled
+  check(blocks.size() == named.size(),
+        fmt::format("The {} has {} parameters but the model has {}.", posterior.posterior_name(),
+                    blocks.size(), named.size()));
   NamedParameters subset;
   std::vector<::at::Tensor> weights;
   std::vector<GradientBasis> bases;
   for (size_t j = 0; j < named.size(); ++j) {
-    const auto& p = named[j].second;
-    check(variance[j].sizes() == p.sizes(),
-          fmt::format("The Laplace posterior's parameter {} has another shape than the model's "
-                      "'{}'.",
-                      j, named[j].first));
-    if (factors[j].defined()) {
-      subset.push_back(named[j]);
-      weights.push_back(posterior.kronecker_precision(j).reciprocal().reshape(p.sizes()));
-      bases.push_back({eigen[j].output_basis, eigen[j].input_basis});
-    } else if (posterior.curvature()[j].defined()) {
-      subset.push_back(named[j]);
-      weights.push_back(variance[j]);
-      bases.emplace_back();
-    }
+    auto& block = blocks[j];
+    if (!block.weights.defined()) continue;  // outside the posterior: Σ = 0
+    check(block.weights.sizes() == named[j].second.sizes(),
+          fmt::format("The {}'s parameter {} has another shape than the model's '{}'.",
+                      posterior.posterior_name(), j, named[j].first));
+    subset.push_back(named[j]);
+    weights.push_back(std::move(block.weights));
+    bases.push_back(block.kronecker() ? GradientBasis{block.output_basis, block.input_basis}
+                                      : GradientBasis{});
   }
   return linearised_logits(model, subset, weights, bases, inputs, batch_size);
 }
 
 }  // namespace
 
-std::pair<::at::Tensor, ::at::Tensor> laplace_linearised_outputs(const Model& model,
-                                                                LaplacePosterior& posterior,
-                                                                const ::at::Tensor& inputs,
-                                                                int64_t batch_size) {
+std::pair<::at::Tensor, ::at::Tensor> linearised_outputs(const Model& model,
+                                                         GaussianPosterior& posterior,
+                                                         const ::at::Tensor& inputs,
+                                                         int64_t batch_size) {
   return logits_and_variance(model, posterior, inputs, batch_size);
 }
 
-::at::Tensor laplace_logit_variance(const Model& model, LaplacePosterior& posterior,
-                                    const ::at::Tensor& inputs, int64_t batch_size) {
+::at::Tensor linearised_logit_variance(const Model& model, GaussianPosterior& posterior,
+                                       const ::at::Tensor& inputs, int64_t batch_size) {
   return logits_and_variance(model, posterior, inputs, batch_size).second;
 }
 
-::at::Tensor laplace_probit_log_probs(const Model& model, LaplacePosterior& posterior,
-                                      const ::at::Tensor& inputs, int64_t batch_size) {
+::at::Tensor linearised_probit_log_probs(const Model& model, GaussianPosterior& posterior,
+                                         const ::at::Tensor& inputs, int64_t batch_size) {
   const auto [f, v] = logits_and_variance(model, posterior, inputs, batch_size);
   return probit_log_probs(f, v);
 }

@@ -55,7 +55,7 @@ PriorPrecisionSearch laplace_prior_precision_search(const Model& model, LaplaceP
   // Regression: the NLL of the linearised Gaussian N(f*, v + σ²) or of the draws' mixture.
   auto regression_nll = [&]() {
     if (posterior.options().predictive == LaplacePredictive::kProbit) {
-      const auto [f, v] = laplace_linearised_outputs(model, posterior, inputs);
+      const auto [f, v] = linearised_outputs(model, posterior, inputs);
       return gaussian_regression_metrics(f, (v + noise_std * noise_std).sqrt(), labels).nll;
     }
     const auto draws = predictive_outputs(model, posterior, {inputs}, samples)[0];

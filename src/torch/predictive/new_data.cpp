@@ -9,7 +9,6 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/laplace_predictive.hpp"
 #include "blr/torch/metrics.hpp"
-#include "blr/torch/optim/laplace.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/variational.hpp"
 #include "blr/torch/predictive.hpp"
@@ -31,10 +30,8 @@ NewDataPrediction predict_new_data(const Model& model, ::torch::optim::Optimizer
   auto* v = as_variational(optimizer);
   const bool posterior = v != nullptr && v->has_posterior();
   if (method == PredictiveMethod::kProbit) {
-    if (auto* laplace = dynamic_cast<LaplacePosterior*>(v); laplace != nullptr) {
-      out.log_probs = laplace_probit_log_probs(model, *laplace, inputs);
-    } else if (auto* gaussian = as_gaussian_posterior(optimizer); gaussian != nullptr && posterior) {
-      out.log_probs = diagonal_probit_log_probs(model, gaussian->marginal_variance(), inputs);
+    if (auto* gaussian = as_gaussian_posterior(optimizer); gaussian != nullptr && posterior) {
+      out.log_probs = linearised_probit_log_probs(model, *gaussian, inputs);
     } else {
       throw Error(fmt::format(
           "The probit predictive needs a Gaussian posterior ({}); this checkpoint has none, so "
@@ -77,11 +74,9 @@ NewDataRegression predict_new_regression(const Model& model, ::torch::optim::Opt
   if (method == PredictiveMethod::kProbit) {
     // The linearised predictive N(f*, diag(JΣJᵀ) + σ²), exact for the linearised network.
     std::pair<at::Tensor, at::Tensor> linearised;
-    if (auto* laplace = dynamic_cast<LaplacePosterior*>(v); laplace != nullptr) {
-      linearised = laplace_linearised_outputs(model, *laplace, inputs);
-    } else if (auto* gaussian = as_gaussian_posterior(optimizer);
-               gaussian != nullptr && v != nullptr && v->has_posterior()) {
-      linearised = diagonal_linearised_outputs(model, gaussian->marginal_variance(), inputs);
+    if (auto* gaussian = as_gaussian_posterior(optimizer);
+        gaussian != nullptr && v != nullptr && v->has_posterior()) {
+      linearised = linearised_outputs(model, *gaussian, inputs);
     } else {
       throw Error(fmt::format(
           "The linearised predictive (--predictive probit) needs a Gaussian posterior ({}); this "

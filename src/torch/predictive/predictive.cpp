@@ -8,7 +8,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/laplace_predictive.hpp"
-#include "blr/torch/optim/laplace.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/variational.hpp"
 
 namespace blr::torch {
@@ -77,11 +77,12 @@ std::vector<at::Tensor> predictive_log_probs(const Model& model, VariationalOpti
                                              int64_t batch_size, const SampleProgress& progress) {
   check(samples >= 1,
         fmt::format("The number of test samples must be at least 1; got {}.", samples));
-  // A Laplace posterior may ask for its linearised probit predictive instead of sampling.
-  if (auto* laplace = dynamic_cast<LaplacePosterior*>(&optimizer);
-      laplace != nullptr && laplace->options().predictive == LaplacePredictive::kProbit) {
+  // A posterior may ask for its linearised probit predictive instead of sampling (a Laplace
+  // posterior fitted with `predictive: probit`).
+  if (auto* gaussian = as_gaussian_posterior(optimizer);
+      gaussian != nullptr && gaussian->linearised_predictive()) {
     std::vector<at::Tensor> out;
-    for (const auto& x : input_sets) out.push_back(laplace_probit_log_probs(model, *laplace, x));
+    for (const auto& x : input_sets) out.push_back(linearised_probit_log_probs(model, *gaussian, x));
     return out;
   }
   EvalMode eval(model);
@@ -102,9 +103,9 @@ std::vector<at::Tensor> predictive_log_probs(const Model& model, VariationalOpti
 std::vector<std::pair<at::Tensor, at::Tensor>> linearised_regression_outputs(
     const Model& model, VariationalOptimizer& optimizer, const std::vector<at::Tensor>& input_sets) {
   std::vector<std::pair<at::Tensor, at::Tensor>> out;
-  if (auto* laplace = dynamic_cast<LaplacePosterior*>(&optimizer);
-      laplace != nullptr && laplace->options().predictive == LaplacePredictive::kProbit) {
-    for (const auto& x : input_sets) out.push_back(laplace_linearised_outputs(model, *laplace, x));
+  if (auto* gaussian = as_gaussian_posterior(optimizer);
+      gaussian != nullptr && gaussian->linearised_predictive()) {
+    for (const auto& x : input_sets) out.push_back(linearised_outputs(model, *gaussian, x));
   }
   return out;
 }

@@ -15,7 +15,6 @@
 #include "blr/torch/nn/script_file.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/kronecker_factors.hpp"
-#include "blr/torch/optim/mean_field.hpp"
 #include "blr/torch/optim/squared_gradients.hpp"
 #include "blr/torch/optim/variational.hpp"
 #include "blr/torch/predictive.hpp"
@@ -167,11 +166,14 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<const Dataset> data, at::De
   optimizer_ =
       make_optimizer(config_.optimizer, model_.parameters(), config_.optimizer_options, context);
   check(parameter_dtype(precision) == at::kFloat ||
-            dynamic_cast<MeanFieldOptimizer*>(optimizer_.get()) != nullptr,
+            capability<DiagonalGaussianPosterior>(*optimizer_) != nullptr,
         fmt::format("--precision {} stores the parameters in {}, and only the mean-field BLR "
-                    "optimizers (ivon, vogn, ogn, vadam, adabayes) keep float32 master weights; "
-                    "{} would keep its state in {} too: use --precision autocast-bfloat16.",
-                    config_.precision, config_.precision, config_.optimizer, config_.precision));
+                    "optimizers ({}) keep float32 master weights; {} would keep its state in {} "
+                    "too: use --precision autocast-bfloat16.",
+                    config_.precision, config_.precision,
+                    fmt::join(optimizer_names_with(&OptimizerEntry::diagonal_gaussian_posterior),
+                              ", "),
+                    config_.optimizer, config_.precision));
   base_lr_ = learning_rate(*optimizer_);
   train_x_ = data_->train.x.to(device_);
   train_y_ = data_->train.y.to(device_);
@@ -280,16 +282,27 @@ void Trainer::start_from(const Checkpoint& checkpoint) {
   replace_optimizer(config_.optimizer, config_.optimizer_options);  // over the new parameters
 }
 
+OptimizerContext Trainer::optimizer_context() const {
+  return {likelihood_terms(*data_), config_.seed, config_.batch_size};
+}
+
 void Trainer::replace_optimizer(const std::string& optimizer, const OptionValues& options,
+                                const std::string& origin) {
+  replace_optimizer(optimizer, options, nullptr, origin);
+}
+
+void Trainer::replace_optimizer(const std::string& optimizer, const OptionValues& options,
+                                std::unique_ptr<::torch::optim::Optimizer> made,
                                 const std::string& origin) {
   TrainConfig config = config_;
   config.optimizer = optimizer;
   config.optimizer_options = options;
   config.origin = origin;
   config.validate();
-  const OptimizerContext context{likelihood_terms(*data_), config.seed, config.batch_size};
-  optimizer_ = make_optimizer(config.optimizer, model_.parameters(), config.optimizer_options,
-                              context);
+  const OptimizerContext context = optimizer_context();
+  optimizer_ = made ? std::move(made)
+                    : make_optimizer(config.optimizer, model_.parameters(),
+                                     config.optimizer_options, context);
   config_ = std::move(config);
   base_lr_ = learning_rate(*optimizer_);
   result_.config = config_;

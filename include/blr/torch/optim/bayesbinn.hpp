@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "blr/algorithms/bayesbinn.hpp"
+#include "blr/torch/optim/capabilities.hpp"
 #include "blr/torch/optim/options.hpp"
 #include "blr/torch/optim/variational.hpp"
 
@@ -57,7 +58,7 @@ struct BayesBinnOptions : OptimizerOptionsFor<BayesBinnOptions>, ::blr::BayesBin
   void validate() const { validate_options(*this); }
 };
 
-class BayesBinn : public VariationalOptimizer {
+class BayesBinn : public VariationalOptimizer, public FusedKernelsSwitch {
  public:
   using Options = BayesBinnOptions;
 
@@ -99,7 +100,7 @@ class BayesBinn : public VariationalOptimizer {
   void set_prior(const std::vector<::at::Tensor>& prior_natural);
 
   /// Fused CPU passes on (the default) or tensor operations everywhere (tests compare the two).
-  void set_fused_kernels(bool fused) { fused_ = fused; }
+  void set_fused_kernels(bool fused) override { fused_ = fused; }
 
   void save(::torch::serialize::OutputArchive& archive) const override;
   void load(::torch::serialize::InputArchive& archive) override;

@@ -12,6 +12,11 @@
 // inverse, kronecker_gaussian.hpp), so a tool that reads marginal variances (the sensitivities'
 // v = Σ_j σ_j² (∂f/∂θ_j)², the merge's per-coordinate precisions) takes any of them; it drops the
 // correlations of a Kronecker block, as the diagonal reading of a Kronecker Laplace always has.
+//
+// covariance_blocks() is Σ as the linearised predictive (laplace_predictive.hpp) reads it, one
+// block per parameter: none (outside a fitted subset), diagonal σ², or a Kronecker block in its
+// eigenbasis, Σ_W = (U_G ⊗ U_A) diag(1/D) (U_G ⊗ U_A)ᵀ with D = N g aᵀ + δ. The default is the
+// diagonal of marginal_variance() for every parameter; a Kronecker Laplace gives its exact blocks.
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -20,6 +25,14 @@
 #include <vector>
 
 namespace blr::torch {
+
+/// One parameter's covariance as the linearised predictive reads it.
+struct CovarianceBlock {
+  ::at::Tensor weights;  ///< σ² (diagonal) or 1/D (Kronecker), the parameter's shape; undefined
+                         ///< outside the posterior
+  ::at::Tensor output_basis, input_basis;  ///< U_G (out×out), U_A (in×in) of a Kronecker block
+  bool kronecker() const { return output_basis.defined() && input_basis.defined(); }
+};
 
 class GaussianPosterior {
  public:
@@ -35,6 +48,16 @@ class GaussianPosterior {
   virtual bool posterior_ready() const { return true; }
   /// True for a Kronecker-factored posterior (its marginal variances drop correlations).
   virtual bool kronecker() const { return false; }
+  /// Σ per parameter for the linearised predictive (above), which is taken at μ: a posterior may
+  /// refuse while its parameters hold a sample.
+  virtual std::vector<CovarianceBlock> covariance_blocks();
+  /// True when the posterior's own predictive is the linearised (probit) one rather than Monte
+  /// Carlo sampling (a Laplace posterior fitted with `predictive: probit`).
+  virtual bool linearised_predictive() const { return false; }
+  /// Draws θ = μ + Σ^{1/2} ε into the parameters from the given standard-normal ε (one tensor per
+  /// parameter, its shape, parameter order) instead of the posterior's generator: the test and
+  /// parity hook (Python's `sample(standard_normal=...)`). `train` as in sample_parameters.
+  virtual void sample_given_noise(bool train, const std::vector<::at::Tensor>& standard_normal) = 0;
 };
 
 }  // namespace blr::torch

@@ -84,6 +84,9 @@ class Kfac : public VariationalOptimizer, public KroneckerCurvatureInput, public
   void sample_parameters(bool train) override;
   /// Test hook: samples with the given standard-normal E (one tensor per parameter, its shape).
   void sample_parameters(bool train, const std::vector<::at::Tensor>& standard_normal);
+  void sample_given_noise(bool train, const std::vector<::at::Tensor>& standard_normal) override {
+    sample_parameters(train, standard_normal);
+  }
   void restore_parameters() override;
   void discard_sample() override;
   bool sampled() const override { return sampled_; }
@@ -92,6 +95,9 @@ class Kfac : public VariationalOptimizer, public KroneckerCurvatureInput, public
   /// GaussianPosterior: the exact diagonal of each Kronecker block's inverse (and σ² elsewhere).
   std::vector<::at::Tensor> marginal_variance() override { return posterior_variance(); }
   std::string posterior_name() const override { return "K-FAC posterior"; }
+  /// The exact Σ of each parameter for the linearised predictive: 1/(N·D) in the eigenbasis of a
+  /// Kronecker-factored weight (its correlations kept), σ² elsewhere. Refused while sampled.
+  std::vector<CovarianceBlock> covariance_blocks() override;
   bool kronecker() const override { return true; }
   void add_curvature(const std::vector<ParameterCurvature>& curvature) override;
   /// True on the steps t = 1, 1 + T_c, 1 + 2T_c, ... (curvature_interval T_c).

@@ -32,6 +32,7 @@
 #include <ATen/core/Generator.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,9 @@ class LaplacePosterior : public VariationalOptimizer, public GaussianPosterior {
   void sample_parameters(bool train) override;
   /// Test hook: θ = θ* + σ⊙ε with the given standard-normal draws (one per parameter).
   void sample_parameters(bool train, const std::vector<::at::Tensor>& noise);
+  void sample_given_noise(bool train, const std::vector<::at::Tensor>& standard_normal) override {
+    sample_parameters(train, standard_normal);
+  }
   void restore_parameters() override;
   bool sampled() const override { return sampled_; }
   /// σ² = 1/(N Ĝ + δ) on the subset (Kronecker: the diagonal of the inverse), 0 elsewhere.
@@ -109,6 +113,12 @@ class LaplacePosterior : public VariationalOptimizer, public GaussianPosterior {
   }
   bool posterior_ready() const override { return fitted_; }
   bool kronecker() const override { return options().structure == LaplaceStructure::kKronecker; }
+  /// Σ on the subset: 1/D in the eigenbasis of each Kronecker-factored weight, σ² = 1/(N Ĝ + δ)
+  /// of each diagonal one; nothing outside it. Refused before the fit and while sampled.
+  std::vector<CovarianceBlock> covariance_blocks() override;
+  bool linearised_predictive() const override {
+    return options().predictive == LaplacePredictive::kProbit;
+  }
   /// Refused: a post-hoc posterior does not train.
   ::at::Tensor step(LossClosure closure = nullptr) override;
 
@@ -127,5 +137,14 @@ class LaplacePosterior : public VariationalOptimizer, public GaussianPosterior {
   bool fitted_ = false;
   bool sampled_ = false;
 };
+
+struct OptimizerContext;
+
+/// A Laplace posterior over `params` from option values by its table's keys, with the context's
+/// defaults (ess from the training-set size, the seed): what the registry's "laplace" entry
+/// builds, typed, for the post-hoc pipeline that fits it (posthoc_laplace.hpp).
+std::unique_ptr<LaplacePosterior> make_laplace_posterior(std::vector<::at::Tensor> params,
+                                                         const OptionValues& options,
+                                                         const OptimizerContext& context);
 
 }  // namespace blr::torch

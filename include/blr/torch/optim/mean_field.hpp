@@ -53,14 +53,11 @@
 #include <string>
 #include <vector>
 
+#include "blr/torch/optim/capabilities.hpp"
 #include "blr/torch/optim/gaussian_posterior.hpp"
 #include "blr/torch/optim/variational.hpp"
 
 namespace blr::torch {
-
-namespace distributed {
-class Communicator;
-}
 
 /// What restore collects per sample besides the gradient (VOGN: squared gradients come from
 /// outside, through add_squared_gradients).
@@ -71,7 +68,12 @@ struct Affine {
   double a = 1.0, b = 0.0;
 };
 
-class MeanFieldOptimizer : public VariationalOptimizer, public GaussianPosterior {
+class MeanFieldOptimizer : public VariationalOptimizer,
+                           public GaussianPosterior,
+                           public DiagonalGaussianPosterior,
+                           public DataParallelStatistics,
+                           public ParamGroupOptionsKept,
+                           public FusedKernelsSwitch {
  public:
   using VariationalOptimizer::VariationalOptimizer;
 
@@ -80,6 +82,9 @@ class MeanFieldOptimizer : public VariationalOptimizer, public GaussianPosterior
   /// parameter, same shapes, parameter order) instead of the internal generator, so that
   /// θ = μ + ε/√(a·P + b) exactly. Everything else is as in sample_parameters(train).
   void sample_parameters(bool train, const std::vector<::at::Tensor>& standard_normal);
+  void sample_given_noise(bool train, const std::vector<::at::Tensor>& standard_normal) override {
+    sample_parameters(train, standard_normal);
+  }
   void restore_parameters() override;
   void discard_sample() override;
   bool sampled() const override { return sampled_; }
@@ -102,38 +107,38 @@ class MeanFieldOptimizer : public VariationalOptimizer, public GaussianPosterior
   /// Short name for messages and archives ("IVON").
   virtual std::string name() const = 0;
   /// Number of updates made so far (t).
-  int64_t step_count() const { return step_; }
+  int64_t step_count() const override { return step_; }
   /// The optimizer's curvature in its own units, parameter order (IVON's h, VOGN's s, Vadam's s).
-  std::vector<::at::Tensor> curvature();
+  std::vector<::at::Tensor> curvature() override;
   /// The curvature every coordinate of param group `group` starts from (IVON's h₀, VOGN's s₀).
-  double initial_curvature(size_t group) const {
+  double initial_curvature(size_t group) const override {
     return initial_precision(group) - curvature_offset(group);
   }
   /// The posterior mean μ of every parameter, parameter order, in the state's precision (the
   /// float32 master weights of half/bfloat16 parameters; the parameter itself otherwise).
-  std::vector<::at::Tensor> posterior_mean();
+  std::vector<::at::Tensor> posterior_mean() override;
   /// The posterior precision a·P + b of every parameter, parameter order.
-  std::vector<::at::Tensor> posterior_precision();
+  std::vector<::at::Tensor> posterior_precision() override;
   /// The gradient average u (momentum) of every parameter, parameter order.
-  std::vector<::at::Tensor> momentum();
+  std::vector<::at::Tensor> momentum() override;
 
   /// True when this optimizer takes a general prior (set_prior): its prior enters only through
   /// the core's prior stages with δ per example (IVON), not through its posterior map or damping.
-  virtual bool supports_prior() const { return false; }
+  bool supports_prior() const override { return false; }
   /// Replaces the prior N(0, 1/(λδ)) by N(m₀, diag(1/(λ·p₀))): `means` m₀ and `precisions` p₀
   /// (per example, as δ; finite, ≥ 0), one tensor per parameter in parameter order with its
   /// shape. The state P is kept, except before the first step, where P = h₀ + p₀ (the initial
   /// candidate then includes the prior as it does δ). Not while a sample is held.
   void set_prior(const std::vector<::at::Tensor>& means,
-                 const std::vector<::at::Tensor>& precisions);
+                 const std::vector<::at::Tensor>& precisions) override;
   /// The current posterior as the prior: m₀ = μ, p₀ = P (so the prior precision λ·p₀ is the
   /// posterior precision); the "posterior of task t is the prior of task t + 1" of continual
   /// learning.
-  void set_prior_from_posterior();
+  void set_prior_from_posterior() override;
   /// Back to the options' prior N(0, 1/(λδ)).
-  void clear_prior();
+  void clear_prior() override;
   /// True when some parameter has a prior of its own.
-  bool has_prior() const;
+  bool has_prior() const override;
   /// m₀ and p₀ of every parameter, parameter order (without a prior of its own: 0 and δ as
   /// tensors, i.e. the options' prior).
   std::vector<::at::Tensor> prior_means();
@@ -142,6 +147,9 @@ class MeanFieldOptimizer : public VariationalOptimizer, public GaussianPosterior
   /// of a custom optimizer's group by the defaults in Optimizer::add_param_group, which is not
   /// virtual: call this one, on the optimizer's own type).
   void add_param_group(const ::torch::optim::OptimizerParamGroup& param_group);
+  void add_param_group_keeping_options(const ::torch::optim::OptimizerParamGroup& group) override {
+    add_param_group(group);
+  }
   /// The learning rate param group `group` had when it joined the optimizer (construction or
   /// add_param_group): the η₀ against which a rule scales its options under a learning-rate
   /// schedule (AdaBayes, adabayes.hpp). Setting a group's lr or its options later leaves it.
@@ -152,15 +160,15 @@ class MeanFieldOptimizer : public VariationalOptimizer, public GaussianPosterior
   /// stream that sample rank·mc_samples + s has in one process with world_size·mc_samples samples
   /// (fused CPU path; the tensor path draws from the device generator), so that the ranks
   /// together draw what that one process draws. Call before the first sample.
-  void set_noise_shard(int rank, int world_size);
+  void set_noise_shard(int rank, int world_size) override;
   /// Data parallel: sums the gradients and statistics collected since the last step over the
   /// ranks, this rank's weighted by `weight` (distributed/communicator.hpp), and counts the
   /// samples of all ranks, so that step() updates as one process holding every rank's samples.
   /// Call after the step's samples, before step(); every rank calls it.
-  void reduce_statistics(distributed::Communicator& communicator, double weight);
+  void reduce_statistics(distributed::Communicator& communicator, double weight) override;
 
   /// Test hook: false forces the tensor-operation path (the non-CPU code) on CPU too.
-  void set_fused_kernels(bool fused) { fused_ = fused; }
+  void set_fused_kernels(bool fused) override { fused_ = fused; }
 
   void save(::torch::serialize::OutputArchive& archive) const override;
   void load(::torch::serialize::InputArchive& archive) override;

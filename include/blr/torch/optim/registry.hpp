@@ -1,11 +1,17 @@
-// Optimizers by name: every optimizer registers itself, with its option table, in its own source
-// file by one line,
+// Optimizers by name: every blr optimizer registers itself, with its option table, in its own
+// source file by one line that says what it is,
 //
-//   BLR_REGISTER_OPTIMIZER(Ivon, "ivon", "IVON, improved variational online Newton ...");
+//   BLR_REGISTER_OPTIMIZER(Ivon, "ivon", "IVON, improved variational online Newton ...",
+//                          kDiagonalGaussian);
 //
 // and everything that lists or builds optimizers — the CLI's --optimizer and its typed
 // --<optimizer>-<option> flags, the JSON of runs and checkpoints, `blr bench`, the docs, the
-// Python package — reads this registry. Keys are the option tables' (snake_case).
+// Python package — reads this registry. Keys are the option tables' (snake_case). (LibTorch's own
+// AdamW and SGD, whose options are LibTorch's, are entered by register_optimizer directly.)
+//
+// The registry is also the one place that knows an optimizer's type: the tools ask it for a
+// capability (capabilities.hpp) with capability<C>(optimizer), and list the optimizers that have
+// one with optimizer_names_with(&OptimizerEntry::flag), so no message hand-lists names.
 #pragma once
 
 #include <torch/optim/optimizer.h>
@@ -18,6 +24,7 @@
 #include <vector>
 
 #include "blr/core/option_table.hpp"
+#include "blr/torch/optim/capabilities.hpp"
 #include "blr/torch/optim/gaussian_posterior.hpp"
 
 namespace torch::optim {
@@ -50,6 +57,19 @@ struct GroupOptionAccess {
   explicit operator bool() const { return make && read; }
 };
 
+/// What an optimizer fits, as its registration line says: it sets whether the entry is
+/// variational and whether it trains.
+enum class OptimizerKind {
+  kPointEstimate,      ///< a point estimate (SGD, AdamW, SAM, STE, AdaBayes-FP)
+  kDiagonalGaussian,   ///< q = N(μ, diag(σ²)) (IVON, VOGN, OGN, Vadam, AdaBayes, bSAM)
+  kKroneckerGaussian,  ///< q = N(μ, Σ) with Kronecker-factored blocks (K-FAC)
+  kBernoulli,          ///< q over binary weights (BayesBiNN)
+  kDropout,            ///< Bernoulli masks on the weights' units (MC dropout)
+  kPosthocGaussian,    ///< a Gaussian fitted after training (Laplace): does not train
+};
+/// "point estimate", "diagonal Gaussian", ...
+std::string_view kind_name(OptimizerKind kind);
+
 struct OptimizerEntry {
   std::string name;       ///< "ivon"
   std::string summary;    ///< one line for --help and the docs
@@ -62,8 +82,14 @@ struct OptimizerEntry {
   /// Empty for the LibTorch baselines (AdamW, SGD), whose options are LibTorch's own.
   GroupOptionAccess group_options = {};
   /// Its optimizer has the GaussianPosterior capability (gaussian_posterior.hpp): set from the
-  /// type by the registration macros, by hand for a raw entry.
+  /// type by the registration macro, by hand for a raw entry; so are the flags below.
   bool gaussian_posterior = false;
+  OptimizerKind kind = OptimizerKind::kPointEstimate;
+  /// The DiagonalGaussianPosterior capability (capabilities.hpp): a mean-field state with a prior
+  /// of its own and float32 master weights for half/bfloat16 parameters.
+  bool diagonal_gaussian_posterior = false;
+  /// The DataParallelStatistics capability: trains data-parallel with its statistics all-reduced.
+  bool data_parallel_statistics = false;
 };
 
 /// Adds an optimizer (called by the registration lines); a second one with the same name is an
@@ -104,6 +130,15 @@ GaussianPosterior* as_gaussian_posterior(::torch::optim::Optimizer& optimizer);
 /// The names of the registered optimizers with a Gaussian posterior, in display order (for
 /// messages that say which would do).
 std::vector<std::string> gaussian_posterior_names();
+/// The names of the registered optimizers that train and have the capability `flag` (an
+/// OptimizerEntry member such as &OptimizerEntry::data_parallel_statistics), in display order.
+std::vector<std::string> optimizer_names_with(bool OptimizerEntry::*flag);
+/// The capability C (capabilities.hpp, gaussian_posterior.hpp, kronecker_factors.hpp) of
+/// `optimizer`, or nullptr: what the tools ask instead of an optimizer's type.
+template <class Capability>
+Capability* capability(::torch::optim::Optimizer& optimizer) {
+  return dynamic_cast<Capability*>(&optimizer);
+}
 
 /// Sets the learning rate of every param group (schedules).
 void set_learning_rate(::torch::optim::Optimizer& optimizer, double lr);
@@ -149,16 +184,28 @@ GroupOptionAccess group_option_access() {
           }};
 }
 
+/// The entry of a table-driven optimizer type: its factory, its group options and its
+/// capabilities from the type, variational and trains from its kind.
 template <class Optimizer>
-bool register_table_optimizer(std::string name, std::string summary, bool trains = true) {
+bool register_table_optimizer(std::string name, std::string summary, OptimizerKind kind) {
   using Options = typename Optimizer::Options;
-  return register_optimizer(
-      {std::move(name), std::move(summary), true, &Options::table(),
-       [](std::vector<::torch::optim::OptimizerParamGroup> groups, const OptionValues& given,
-          const OptimizerContext& context) -> std::unique_ptr<::torch::optim::Optimizer> {
-         return std::make_unique<Optimizer>(std::move(groups), options_from<Options>(given, context));
-       },
-       trains, group_option_access<Options>(), std::is_base_of_v<GaussianPosterior, Optimizer>});
+  OptimizerEntry entry;
+  entry.name = std::move(name);
+  entry.summary = std::move(summary);
+  entry.kind = kind;
+  entry.variational = kind != OptimizerKind::kPointEstimate;
+  entry.trains = kind != OptimizerKind::kPosthocGaussian;
+  entry.options = &Options::table();
+  entry.make = [](std::vector<::torch::optim::OptimizerParamGroup> groups,
+                  const OptionValues& given,
+                  const OptimizerContext& context) -> std::unique_ptr<::torch::optim::Optimizer> {
+    return std::make_unique<Optimizer>(std::move(groups), options_from<Options>(given, context));
+  };
+  entry.group_options = group_option_access<Options>();
+  entry.gaussian_posterior = std::is_base_of_v<GaussianPosterior, Optimizer>;
+  entry.diagonal_gaussian_posterior = std::is_base_of_v<DiagonalGaussianPosterior, Optimizer>;
+  entry.data_parallel_statistics = std::is_base_of_v<DataParallelStatistics, Optimizer>;
+  return register_optimizer(std::move(entry));
 }
 
 }  // namespace detail
@@ -166,12 +213,9 @@ bool register_table_optimizer(std::string name, std::string summary, bool trains
 
 #define BLR_OPTIMIZER_CONCAT_INNER(a, b) a##b
 #define BLR_OPTIMIZER_CONCAT(a, b) BLR_OPTIMIZER_CONCAT_INNER(a, b)
-/// Registers a table-driven BLR optimizer type (its `Options` has a `table()`) under `name`.
-#define BLR_REGISTER_OPTIMIZER(Type, name, summary)                                      \
+/// Registers a table-driven blr optimizer type (its `Options` has a `table()`) under `name`;
+/// `kind` is an OptimizerKind enumerator (kDiagonalGaussian, kPointEstimate, ...).
+#define BLR_REGISTER_OPTIMIZER(Type, name, summary, kind)                                 \
   [[maybe_unused]] static const bool BLR_OPTIMIZER_CONCAT(blr_optimizer_registered_, __COUNTER__) = \
-      ::blr::torch::detail::register_table_optimizer<Type>(name, summary)
-/// Registers a posterior fitted after training (it has a table, samples, is saved and evaluated,
-/// but does not train).
-#define BLR_REGISTER_POSTERIOR(Type, name, summary)                                      \
-  [[maybe_unused]] static const bool BLR_OPTIMIZER_CONCAT(blr_posterior_registered_, __COUNTER__) = \
-      ::blr::torch::detail::register_table_optimizer<Type>(name, summary, false)
+      ::blr::torch::detail::register_table_optimizer<Type>(name, summary,                \
+                                                           ::blr::torch::OptimizerKind::kind)

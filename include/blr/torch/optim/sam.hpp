@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "blr/torch/optim/capabilities.hpp"
 #include "blr/torch/optim/options.hpp"
 #include "blr/torch/optim/variational.hpp"
 
@@ -30,7 +31,7 @@ namespace blr::torch {
 
 /// The two-gradient protocol of SAM and bSAM: keeps μ aside while a point is sampled, collects
 /// the gradient of each of the two training samples and calls the optimizer's update at step().
-class TwoPointOptimizer : public VariationalOptimizer {
+class TwoPointOptimizer : public VariationalOptimizer, public FusedKernelsSwitch {
  public:
   using VariationalOptimizer::VariationalOptimizer;
 
@@ -47,7 +48,7 @@ class TwoPointOptimizer : public VariationalOptimizer {
   int64_t step_count() const { return step_; }
 
   /// Fused CPU passes on (the default) or tensor operations everywhere (tests compare the two).
-  void set_fused_kernels(bool fused) { fused_ = fused; }
+  void set_fused_kernels(bool fused) override { fused_ = fused; }
 
   /// Step counter and each parameter's m (and bSAM's s); saving needs a step boundary.
   void save(::torch::serialize::OutputArchive& archive) const override;

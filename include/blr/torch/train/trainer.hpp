@@ -54,6 +54,7 @@
 #include "blr/torch/predictive.hpp"
 #include "blr/torch/nn/classifier.hpp"
 #include "blr/torch/nn/model.hpp"
+#include "blr/torch/optim/registry.hpp"
 #include "blr/torch/posterior_diagnostics.hpp"
 #include "blr/torch/regression_metrics.hpp"
 #include "blr/torch/temperature_scaling.hpp"
@@ -200,6 +201,14 @@ class Trainer {
   /// did not train them (blr merge).
   void replace_optimizer(const std::string& optimizer, const OptionValues& options,
                          const std::string& origin = "");
+  /// The same with the optimizer already built by the caller (named `optimizer`, from `options`
+  /// and optimizer_context(), over model().parameters()): the post-hoc Laplace keeps its type.
+  void replace_optimizer(const std::string& optimizer, const OptionValues& options,
+                         std::unique_ptr<::torch::optim::Optimizer> made,
+                         const std::string& origin = "");
+  /// The registry's context for this run's optimizers: ess from the likelihood terms, the seed,
+  /// the batch size.
+  OptimizerContext optimizer_context() const;
   /// Trains as one rank of a data-parallel run (blr/torch/distributed/data_parallel.hpp): this
   /// rank's share of each minibatch, all-reduced updates, evaluation and checkpoints on rank 0.
   void set_data_parallel(std::shared_ptr<distributed::DataParallel> parallel);
