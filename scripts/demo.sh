@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`, deep-learning part: IVON (the Bayesian learning rule with a diagonal Gaussian)
 # against AdamW on Fashion-MNIST with an MLP 784-500-300-10, with the settings of the image-small
-# recipe (`blr optimizers` lists it; src/torch/train/recipes.cpp cites its sources) for both,
+# recipe (`blr optimizers` lists it; src/torch/train/recipe.cpp cites its sources) for both,
 # 15 epochs and 3 seeds each: accuracy, NLL, ECE, Brier, OOD AUROC and time per epoch as mean ±
 # sd, IVON at its mean and with the posterior predictive (K = 64 samples, as Shen et al. 2024).
 # The last line states the comparison in words: the claim of the seeds (IVON as accurate as

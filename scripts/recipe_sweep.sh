@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The validation sweep behind the image-small recipe (src/torch/train/recipes.cpp, docs/results.md
+# The validation sweep behind the image-small recipe (src/torch/train/recipe.cpp, docs/results.md
 # "The demo's recipe"): IVON and AdamW on Fashion-MNIST, MLP 784-500-300-10, at the demo's budget.
 #
 # Selection is on a validation split, never on the test set: every configuration trains on 90 % of

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "blr/torch/nn/classifier.hpp"
-#include "blr/torch/optim/squared_gradients.hpp"
+#include "blr/torch/curvature/squared_gradients.hpp"
 #include "blr/torch/optim/variational.hpp"
 #include "blr/torch/optim/vogn.hpp"
 

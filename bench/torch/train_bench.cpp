@@ -9,7 +9,7 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/variational.hpp"
-#include "blr/torch/predictive.hpp"
+#include "blr/torch/predictive/predictive.hpp"
 #include "blr/torch/train/trainer.hpp"
 
 namespace {

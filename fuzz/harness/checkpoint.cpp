@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <string>
 
-#include "blr/torch/checkpoint.hpp"
+#include "blr/torch/checkpoint/checkpoint.hpp"
 #include "fuzz_check.hpp"
 
 namespace {

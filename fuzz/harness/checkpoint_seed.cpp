@@ -7,7 +7,7 @@
 #include <iterator>
 #include <string>
 
-#include "blr/torch/checkpoint.hpp"
+#include "blr/torch/checkpoint/checkpoint.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

@@ -20,14 +20,14 @@
 
 #include "bindings.hpp"
 #include "blr/core/error.hpp"
-#include "blr/torch/laplace_fit.hpp"
-#include "blr/torch/laplace_predictive.hpp"
-#include "blr/torch/laplace_prior_search.hpp"
+#include "blr/torch/posterior/laplace_fit.hpp"
+#include "blr/torch/posterior/laplace_predictive.hpp"
+#include "blr/torch/posterior/laplace_prior_search.hpp"
 #include "blr/torch/nn/model.hpp"
 #include "blr/torch/nn/script_file.hpp"
 #include "blr/torch/optim/laplace.hpp"
 #include "blr/torch/optim/registry.hpp"
-#include "blr/torch/predictive.hpp"
+#include "blr/torch/predictive/predictive.hpp"
 
 namespace blr::python {
 

@@ -1,11 +1,11 @@
-// Classification and calibration metrics for Python (blr/torch/metrics.hpp): the same code the
+// Classification and calibration metrics for Python (blr/torch/metrics/metrics.hpp): the same code the
 // CLI reports with, on log-probabilities and labels given as tensors.
 #include <torch/csrc/utils/pybind.h>
 
 #include "bindings.hpp"
-#include "blr/torch/ensemble.hpp"
-#include "blr/torch/metrics.hpp"
-#include "blr/torch/temperature_scaling.hpp"
+#include "blr/torch/predictive/ensemble.hpp"
+#include "blr/torch/metrics/metrics.hpp"
+#include "blr/torch/metrics/temperature_scaling.hpp"
 
 namespace blr::python {
 

@@ -27,11 +27,11 @@
 #include "blr/torch/train/recipe.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/distributed/communicator.hpp"
-#include "blr/torch/optim/kronecker_factors.hpp"
+#include "blr/torch/curvature/kronecker_factors.hpp"
 #include "blr/torch/optim/capabilities.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/state_bytes.hpp"
-#include "blr/torch/posterior_diagnostics.hpp"
+#include "blr/torch/posterior/diagnostics.hpp"
 
 namespace blr::python {
 
@@ -184,8 +184,8 @@ class PyOptimizer {
     v.add_squared_gradients(squared);
   }
   /// loss.backward(), and the per-example curvature statistic this optimizer needs, read off the
-  /// autograd graph by the engine of the C++ trainer (optim/squared_gradients.hpp,
-  /// optim/kronecker_factors.hpp): K-FAC's Kronecker factors, VOGN/OGN's per-example squared
+  /// autograd graph by the engine of the C++ trainer (curvature/squared_gradients.hpp,
+  /// curvature/kronecker_factors.hpp): K-FAC's Kronecker factors, VOGN/OGN's per-example squared
   /// gradients; for the others a plain backward. `examples` is the minibatch size M of the mean
   /// loss. Inside a training sample only, like add_squared_gradients.
   void backward(const ::at::Tensor& loss, int64_t examples) {
@@ -243,7 +243,7 @@ class PyOptimizer {
     check_layouts();
     return diagonal().momentum();
   }
-  /// What the posterior has learned (posterior_diagnostics.hpp), as a dict; the same numbers as
+  /// What the posterior has learned (posterior/diagnostics.hpp), as a dict; the same numbers as
   /// `blr train --verbose` and the JSON history.
   py::object posterior_diagnostics() {
     diagonal();  // a sentence for an optimizer without a mean-field posterior

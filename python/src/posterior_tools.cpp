@@ -19,8 +19,8 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/nn/model.hpp"
 #include "blr/torch/nn/script_file.hpp"
-#include "blr/torch/merge.hpp"
-#include "blr/torch/sensitivity.hpp"
+#include "blr/torch/posterior/merge.hpp"
+#include "blr/torch/posterior/sensitivity.hpp"
 
 namespace blr::python {
 

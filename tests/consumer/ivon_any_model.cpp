@@ -10,7 +10,7 @@
 
 #include "blr/torch/nn/model.hpp"
 #include "blr/torch/optim/ivon.hpp"
-#include "blr/torch/predictive.hpp"
+#include "blr/torch/predictive/predictive.hpp"
 
 namespace {
 

@@ -15,9 +15,9 @@
 #include <filesystem>
 #include <functional>
 
-#include "blr/torch/checkpoint.hpp"
+#include "blr/torch/checkpoint/checkpoint.hpp"
 #include "blr/torch/optim/ivon.hpp"
-#include "blr/torch/optim/per_example.hpp"
+#include "blr/torch/curvature/per_example.hpp"
 #include "blr/torch/optim/vadam.hpp"
 #include "blr/torch/train/trainer.hpp"
 #include "torch/option_helpers.hpp"

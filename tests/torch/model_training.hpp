@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "blr/torch/optim/registry.hpp"
-#include "blr/torch/optim/squared_gradients.hpp"
+#include "blr/torch/curvature/squared_gradients.hpp"
 #include "blr/torch/optim/variational.hpp"
-#include "blr/torch/predictive.hpp"
+#include "blr/torch/predictive/predictive.hpp"
 
 namespace blr::torch::testing {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "blr/torch/optim/squared_gradients.hpp"
+#include "blr/torch/curvature/squared_gradients.hpp"
 
 namespace blr::torch::testing {
 

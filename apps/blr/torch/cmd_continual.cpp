@@ -1,4 +1,4 @@
-// `blr continual`: Fashion-MNIST tasks learnt one after another (blr/torch/continual.hpp), IVON
+// `blr continual`: Fashion-MNIST tasks learnt one after another (blr/torch/posterior/continual.hpp), IVON
 // with the posterior of each task as the prior of the next, or fine-tuning, or retraining on all
 // tasks so far; prints the accuracy matrix, average accuracy and forgetting, writes JSON and a
 // heat map.
@@ -13,7 +13,7 @@
 #include "../preflight.hpp"
 #include "../torch_part.hpp"
 #include "blr/core/error.hpp"
-#include "blr/torch/continual.hpp"
+#include "blr/torch/posterior/continual.hpp"
 #include "cli.hpp"
 #include "continual_plot.hpp"
 #include "report.hpp"

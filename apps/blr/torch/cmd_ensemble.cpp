@@ -1,4 +1,4 @@
-// `blr ensemble`: a deep ensemble (blr/torch/ensemble.hpp) — M members of one optimizer trained
+// `blr ensemble`: a deep ensemble (blr/torch/predictive/ensemble.hpp) — M members of one optimizer trained
 // from seeds s..s+M-1 on the same data split, scored by the average of their predictive
 // distributions.
 #include <fmt/format.h>

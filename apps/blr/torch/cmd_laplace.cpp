@@ -1,5 +1,5 @@
 // `blr laplace`: the post-hoc Laplace posterior of a checkpoint of `blr train` / `blr compare`
-// (blr/torch/laplace_fit.hpp), saved as a checkpoint that `blr eval` scores.
+// (blr/torch/posterior/laplace_fit.hpp), saved as a checkpoint that `blr eval` scores.
 #include <fmt/format.h>
 
 #include <cmath>

@@ -1,5 +1,5 @@
 // `blr merge`: merges fine-tuned checkpoints of `blr train` into their base checkpoint by
-// uncertainty-weighted gradient matching, task arithmetic or averaging (blr/torch/merge.hpp, with
+// uncertainty-weighted gradient matching, task arithmetic or averaging (blr/torch/posterior/merge.hpp, with
 // the equations), and writes the merged model as a checkpoint that `blr eval` scores. The merged
 // checkpoint keeps the base's configuration (data, model) and holds a point estimate: its
 // optimizer entry is a fresh SGD, so `blr eval` reports the prediction at the merged weights.
@@ -14,7 +14,7 @@
 #include "../preflight.hpp"
 #include "../torch_part.hpp"
 #include "blr/core/error.hpp"
-#include "blr/torch/merge.hpp"
+#include "blr/torch/posterior/merge.hpp"
 #include "commands.hpp"
 
 namespace {

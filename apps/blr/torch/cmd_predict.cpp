@@ -4,7 +4,7 @@
 //   classifier  row,p_0,…,p_{C−1},predicted,entropy
 //   regression  row,mean_0,…,mean_{D−1},sd_0,…,sd_{D−1}
 //
-// p_k the predictive probabilities (blr/torch/predict_new_data.hpp: the Monte Carlo predictive
+// p_k the predictive probabilities (blr/torch/predictive/new_data.hpp: the Monte Carlo predictive
 // with K draws, the linearised probit predictive of a Gaussian posterior, or the prediction at
 // the mean for a point estimate), `predicted` argmax_k p_k, `entropy` −Σ_k p_k log p_k in nats;
 // for a regression, the predictive's mean and standard deviation per output in the targets'
@@ -22,7 +22,7 @@
 #include "blr/core/error.hpp"
 #include "blr/io/output_file.hpp"
 #include "blr/torch/data/new_inputs.hpp"
-#include "blr/torch/predict_new_data.hpp"
+#include "blr/torch/predictive/new_data.hpp"
 #include "blr/torch/train/trainer.hpp"
 #include "commands.hpp"
 

@@ -1,8 +1,8 @@
 // `blr sensitivity --checkpoint C`: how much a trained network depends on each of its training
-// examples — the memory-perturbation equation (blr/torch/sensitivity.hpp) under the posterior of
+// examples — the memory-perturbation equation (blr/torch/posterior/sensitivity.hpp) under the posterior of
 // the checkpoint's optimizer (IVON, VOGN, OGN, Vadam, a `blr laplace` posterior, or AdamW's second
 // moment) — with the leave-one-out estimates, and optionally the check against retraining without
-// R random examples and without each class (blr/torch/sensitivity_validation.hpp). The front's
+// R random examples and without each class (blr/torch/posterior/sensitivity_validation.hpp). The front's
 // `blr sensitivity <glm>` (apps/blr/cmd_sensitivity.cpp) hands a command line with --checkpoint
 // over to this one (torch_part.hpp). --json writes every example's values, --out the pictures.
 #include <ATen/ATen.h>
@@ -18,8 +18,8 @@
 #include "../torch_part.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
-#include "blr/torch/sensitivity.hpp"
-#include "blr/torch/sensitivity_validation.hpp"
+#include "blr/torch/posterior/sensitivity.hpp"
+#include "blr/torch/posterior/sensitivity_validation.hpp"
 #include "commands.hpp"
 #include "report.hpp"
 #include "sensitivity_plots.hpp"

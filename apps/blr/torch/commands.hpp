@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "blr/torch/checkpoint.hpp"
-#include "blr/torch/laplace_prior_search.hpp"
+#include "blr/torch/checkpoint/checkpoint.hpp"
+#include "blr/torch/posterior/laplace_prior_search.hpp"
 #include "blr/torch/train/config.hpp"
 #include "blr/torch/train/trainer.hpp"
 
@@ -25,7 +25,7 @@ struct RunSettings {
   std::string out;             ///< --out DIR: plots and checkpoints
   int64_t checkpoint_every = 0;
   bool quiet = false;  ///< no progress output
-  /// After each epoch, a line with the posterior's diagnostics (posterior_diagnostics.hpp).
+  /// After each epoch, a line with the posterior's diagnostics (posterior/diagnostics.hpp).
   bool verbose = false;
   /// blr eval: report temperature-scaled predictions too (the checkpoint's run needs a
   /// validation split; train and compare set it in the configuration).
@@ -113,7 +113,7 @@ struct LaplaceRequest {
   int test_samples = 0;               ///< K of the predictive (0: the checkpoint's)
   std::string data_dir;
 };
-/// `blr laplace`: fits the diagonal or Kronecker-factored Laplace posterior of a trained run (blr/torch/laplace_fit.hpp),
+/// `blr laplace`: fits the diagonal or Kronecker-factored Laplace posterior of a trained run (blr/torch/posterior/laplace_fit.hpp),
 /// saves it as a checkpoint that `blr eval` scores, and evaluates it like `blr eval`.
 int run_laplace(const LaplaceRequest& request, const RunSettings& settings);
 /// `blr eval`: metrics at the mean and with the posterior predictive from a checkpoint.

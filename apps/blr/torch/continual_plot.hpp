@@ -7,7 +7,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "blr/torch/continual.hpp"
+#include "blr/torch/posterior/continual.hpp"
 
 namespace blr::torch {
 

@@ -25,7 +25,7 @@ class ProgressReporter {
   /// `live`: redraw a bar in place (terminals); otherwise print one line per epoch.
   ProgressReporter(std::ostream& out, bool live);
 
-  /// After each epoch line, a line with what the posterior has learned (posterior_diagnostics.hpp)
+  /// After each epoch line, a line with what the posterior has learned (posterior/diagnostics.hpp)
   /// and the share of clipped gradients. A run's warning that its posterior has not moved is
   /// printed in any case.
   void set_verbose(bool verbose) { verbose_ = verbose; }

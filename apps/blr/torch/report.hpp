@@ -8,7 +8,7 @@
 //         "epoch_seconds": [...], "step_ms": x, "steps": n,
 //         "history": [{"epoch", "seconds", "train_loss", "learning_rate", "test_accuracy",
 //                      "test_nll", ["validation_accuracy", "validation_nll"], ["clipped_share"],
-//                      ["posterior": posterior_diagnostics.hpp's JSON], ["warning"]}, ...],
+//                      ["posterior": posterior/diagnostics.hpp's JSON], ["warning"]}, ...],
 //         "test": { "mean": {accuracy, nll, ece, ece_bins, ece20, brier, entropy, count,
 //                            adaptive_ece, classwise_ece, aurc},
 //                   "predictive": {... same keys ..., "samples": K},
@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "blr/torch/ensemble.hpp"
+#include "blr/torch/predictive/ensemble.hpp"
 #include "blr/torch/train/trainer.hpp"
 
 namespace blr::torch {

@@ -1,4 +1,4 @@
-// Pictures of the network sensitivities (blr/torch/sensitivity.hpp), drawn with gnuplot (Debian
+// Pictures of the network sensitivities (blr/torch/posterior/sensitivity.hpp), drawn with gnuplot (Debian
 // gnuplot-nox) like the training plots (plots.hpp); data and scripts go to DIR/plot-data/:
 //   DIR/influence.png   the most and the least influential training images (score s_i), each with
 //                       its index, label and score
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "blr/torch/sensitivity_validation.hpp"
+#include "blr/torch/posterior/sensitivity_validation.hpp"
 
 namespace blr::torch {
 

@@ -1,4 +1,4 @@
-// The network sensitivities as the CLI reports them (blr/torch/sensitivity.hpp): the JSON of one
+// The network sensitivities as the CLI reports them (blr/torch/posterior/sensitivity.hpp): the JSON of one
 // evaluation (per-example arrays with the GLM command's names: error, variance, deviation, score,
 // loo) and the per-epoch record of `blr train --sensitivity-every E` (LOO-NLL estimate, test NLL,
 // the most influential examples), with its curve (sensitivity_plots.hpp).
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "blr/torch/sensitivity.hpp"
+#include "blr/torch/posterior/sensitivity.hpp"
 #include "blr/torch/train/trainer.hpp"
 #include "sensitivity_plots.hpp"
 

@@ -13,7 +13,7 @@
 #include "blr/torch/data/batches.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/variational.hpp"
-#include "blr/torch/predictive.hpp"
+#include "blr/torch/predictive/predictive.hpp"
 #include "blr/torch/train/trainer.hpp"
 
 namespace blr::torch {

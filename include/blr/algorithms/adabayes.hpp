@@ -23,7 +23,7 @@
 //   AdaBayes-FP = Adam's policy (GradientAverage, PrecisionDebias, SqrtScaling) with the offsets
 //                 c_in = ε + (ηa)², c_out = ηa, rate α = η, and DecoupledDecay:
 //                 η·m̂/(√(v̂ + ε + (ηa)²) + ηa) = m̂/L exactly.
-// Limits (tests/torch/adabayes_test.cpp): σ² → ∞ (lr_sgd = inf) and ε = 0 make AdaBayes-FP
+// Limits (tests/torch/optim/adabayes_test.cpp): σ² → ∞ (lr_sgd = inf) and ε = 0 make AdaBayes-FP
 // Adam (and, with c > 0, AdamW with the decay after the step); small gradients (g²σ² → 0) make
 // both SGD with learning rate lr_sgd; with stationary |g| AdaBayes' s² tends to η/|g| (RMSprop's
 // and Adam's preconditioner, eq. after 12) as η → 0.

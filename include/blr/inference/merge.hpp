@@ -16,7 +16,7 @@
 //
 // so that T = 1, α = 1 returns λ₁ bit for bit. In means (precision form, S_t ≻ 0):
 // m = m₀ + S⁻¹ Σ_t α S_t (m_t − m₀) with S = S₀ + α Σ_t (S_t − S₀) — the formula that
-// blr/torch/merge.hpp applies per coordinate to networks with diagonal curvatures.
+// blr/torch/posterior/merge.hpp applies per coordinate to networks with diagonal curvatures.
 #pragma once
 
 #include <vector>

@@ -13,7 +13,7 @@
 // By default the prior is N(0, δ⁻¹I): δ is the stage's scalar and m₀ = 0, for which m − m₀ is m
 // itself (no operation: the step is bitwise what it is without m₀). A coordinate with a prior of
 // its own (PriorCoordinate: δ and m₀ per coordinate, e.g. the previous task's posterior as the
-// next task's prior in continual learning, blr/torch/continual.hpp) makes the same stages read
+// next task's prior in continual learning, blr/torch/posterior/continual.hpp) makes the same stages read
 // δ and m₀ from it instead. The equations are written once below.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "blr/torch/checkpoint.hpp"
+#include "blr/torch/checkpoint/checkpoint.hpp"
 
 #include <ATen/ATen.h>
 #include <ATen/core/Generator.h>

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/checkpoint.hpp"
+#include "blr/torch/checkpoint/checkpoint.hpp"
 #include "blr/torch/nn/model.hpp"
 
 namespace blr::torch {

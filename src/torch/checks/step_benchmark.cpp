@@ -5,7 +5,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/optim/kronecker_factors.hpp"
+#include "blr/torch/curvature/kronecker_factors.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/variational.hpp"
 

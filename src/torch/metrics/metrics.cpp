@@ -1,4 +1,4 @@
-#include "blr/torch/metrics.hpp"
+#include "blr/torch/metrics/metrics.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "blr/torch/regression_metrics.hpp"
+#include "blr/torch/metrics/regression.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

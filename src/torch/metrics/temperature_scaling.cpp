@@ -1,4 +1,4 @@
-#include "blr/torch/temperature_scaling.hpp"
+#include "blr/torch/metrics/temperature_scaling.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "blr/torch/uncertainty_metrics.hpp"
+#include "blr/torch/metrics/uncertainty.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -8,7 +8,7 @@
 #include <numeric>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/metrics.hpp"
+#include "blr/torch/metrics/metrics.hpp"
 #include "prepared.hpp"
 
 namespace blr::torch {

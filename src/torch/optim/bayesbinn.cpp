@@ -13,7 +13,7 @@
 #include "dispatch.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "all_finite.hpp"
-#include "gaussian_impl.hpp"
+#include "noise_seed_option.hpp"
 #include "tensor_value.hpp"
 #include "state_archive.hpp"
 

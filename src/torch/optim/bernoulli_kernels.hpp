@@ -12,7 +12,7 @@
 //   tanh x  = sign(x)·(−m)/(2 + m),  m = expm1(−2|x|)   (no cancellation at small |x|)
 //
 // Each is within a few units in the last place of the correctly rounded value
-// (tests/torch/bayesbinn_fused_test.cpp measures them), and rounds the same on every instruction
+// (tests/torch/optim/bayesbinn_fused_test.cpp measures them), and rounds the same on every instruction
 // set (no FMA contraction). The uniforms of a training sample come from the counter-based
 // generator of the Gaussian passes (kernels.hpp), keyed by (seed, draw, parameter, chunk): the
 // noise does not depend on the number of threads.
@@ -152,7 +152,7 @@ struct RelaxedSampleArgs {
 };
 
 /// |x| from which tanh_kernel(x) is ±1 exactly (1 − tanh x ≈ 2e^{−2|x|} is below half an ulp of
-/// 1 from 9.0 in float and 19.1 in double; tests/torch/bayesbinn_fused_test.cpp checks the values).
+/// 1 from 9.0 in float and 19.1 in double; tests/torch/optim/bayesbinn_fused_test.cpp checks the values).
 template <class T>
 inline constexpr T kTanhSaturated = std::is_same_v<T, float> ? T(10) : T(20);
 

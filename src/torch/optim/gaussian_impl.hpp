@@ -17,25 +17,12 @@
 #include "blr/torch/optim/gaussian.hpp"
 #include "dispatch.hpp"
 #include "kernels.hpp"
+#include "noise_seed_option.hpp"
 #include "tensor_value.hpp"
 
 namespace blr::torch {
 
-/// Adds the `seed` option of a sampling optimizer to its table: the seed of the weight noise, by
-/// default the run's seed.
-template <class O>
-OptionTable<O>& with_noise_seed(OptionTable<O>& table) {
-  return table
-      .integer("seed", &O::seed, Range::between(0, 9007199254740992.0), "seed of the weight noise",
-               OptionScope::kOptimizer)
-      .default_from(DefaultFrom::kRunSeed);
-}
-
 namespace detail {
-
-/// The parameter as the out×in matrix its Kronecker factors act on (K-FAC and the Kronecker
-/// Laplace).
-inline ::at::Tensor as_matrix(const ::at::Tensor& t) { return t.reshape({t.size(0), -1}); }
 
 /// The averaged gradient and statistic of coordinate i (direct: the only sample's gradient and
 /// noise), as the rule's estimate reads them.

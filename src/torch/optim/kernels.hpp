@@ -75,7 +75,7 @@ BLR_KERNEL_INLINE uint32_t mix32(uint32_t x) {
 }
 
 /// Natural log of a positive normal x (the sampling passes take it of uniforms in (0, 1] and of
-/// u/(1 − u); tests/torch/bayesbinn_fused_test.cpp measures 10⁻³⁰ … 10³⁰): x = 2^e·m with
+/// u/(1 − u); tests/torch/optim/bayesbinn_fused_test.cpp measures 10⁻³⁰ … 10³⁰): x = 2^e·m with
 /// m ∈ [√½, √2) (found by integer arithmetic, without branches), log m = 2·atanh(s) =
 /// 2(s + s³/3 + s⁵/5 + …), s = (m−1)/(m+1), |s| ≤ 0.1716.
 template <class T>

@@ -12,7 +12,8 @@
 #include "blr/torch/optim/kronecker_gaussian.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "all_finite.hpp"
-#include "gaussian_impl.hpp"
+#include "kronecker_layout.hpp"
+#include "noise_seed_option.hpp"
 #include "state_archive.hpp"
 
 namespace blr::torch {

@@ -12,7 +12,8 @@
 
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
-#include "gaussian_impl.hpp"
+#include "kronecker_layout.hpp"
+#include "noise_seed_option.hpp"
 
 namespace blr::torch {
 

@@ -12,11 +12,18 @@
 #include "blr/core/error.hpp"
 #include "blr/rule/policy.hpp"
 #include "blr/torch/optim/registry.hpp"
-#include "gaussian_impl.hpp"
+#include "noise_seed_option.hpp"
 #include "tensor_value.hpp"
 #include "state_archive.hpp"
 
 namespace blr::torch {
+
+namespace {
+
+/// Version 1: the versioned header (state_archive.hpp); unversioned states still load.
+constexpr int64_t kMcDropoutFormatVersion = 1;
+
+}  // namespace
 
 using detail::param_key;
 using detail::shape_string;
@@ -290,10 +297,8 @@ std::vector<::at::Tensor> McDropout::slab_mean() const {
 void McDropout::save(::torch::serialize::OutputArchive& archive) const {
   check(!sampled_ && samples_ == 0,
         fmt::format("{}: the state can only be saved between steps (no sample pending).", name()));
-  archive.write("blr/optimizer", c10::IValue(name()));
-  archive.write("blr/step", c10::IValue(step_));
+  detail::write_state_header(archive, name(), kMcDropoutFormatVersion, step_, param_groups_);
   for (size_t g = 0; g < slots_.size(); ++g) {
-    archive.write(fmt::format("group{}/lr", g), c10::IValue(param_groups_[g].options().get_lr()));
     for (size_t i = 0; i < slots_[g].size(); ++i) {
       const Slot& s = slots_[g][i];
       archive.write(param_key(g, i, "mean"), s.mean);
@@ -306,9 +311,15 @@ void McDropout::save(::torch::serialize::OutputArchive& archive) const {
 void McDropout::load(::torch::serialize::InputArchive& archive) {
   check(!sampled_, fmt::format("{}: cannot load a state while the parameters hold a sample.", name()));
   c10::IValue value;
-  check(archive.try_read("blr/optimizer", value) && value.isString() &&
-            value.toStringRef() == name(),
-        fmt::format("The archive holds no {} optimizer state.", name()));
+  if (archive.try_read("blr/format_version", value)) {
+    detail::check_state_header(archive, name(), kMcDropoutFormatVersion, param_groups_);
+  } else {
+    // A state saved before the versioned header (2026-11-29): the name, step, learning rates and
+    // slots, without the group and parameter counts.
+    check(archive.try_read("blr/optimizer", value) && value.isString() &&
+              value.toStringRef() == name(),
+          fmt::format("The archive holds no {} optimizer state.", name()));
+  }
   ensure_slots();
   auto slots = slots_;
   for (size_t g = 0; g < param_groups_.size(); ++g) {

@@ -11,7 +11,7 @@
 #include "blr/torch/optim/registry.hpp"
 #include "all_finite.hpp"
 #include "dispatch.hpp"
-#include "gaussian_impl.hpp"
+#include "noise_seed_option.hpp"
 #include "kernels.hpp"
 #include "state_archive.hpp"
 #include "two_point_step.hpp"

@@ -7,10 +7,15 @@
 #include "blr/core/error.hpp"
 #include "binary_sign.hpp"
 #include "blr/torch/optim/registry.hpp"
+#include "state_archive.hpp"
 
 namespace blr::torch {
 
 namespace {
+
+/// Version 1: the versioned header (state_archive.hpp) with the step counter; unversioned states
+/// (the name, learning rates and latents only) still load.
+constexpr int64_t kSteFormatVersion = 1;
 
 using detail::binary_sign;
 
@@ -95,6 +100,7 @@ const SteOptions& Ste::options(size_t group) const {
     }
   }
   adam_->step();
+  ++step_;
   for (size_t g = 0; g < param_groups_.size(); ++g) {
     auto& params = param_groups_[g].params();
     for (size_t i = 0; i < params.size(); ++i) {
@@ -115,9 +121,8 @@ std::vector<::at::Tensor> Ste::latent() const {
 }
 
 void Ste::save(::torch::serialize::OutputArchive& archive) const {
-  archive.write("blr/optimizer", c10::IValue(std::string("STE")));
+  detail::write_state_header(archive, "STE", kSteFormatVersion, step_, param_groups_);
   for (size_t g = 0; g < latent_.size(); ++g) {
-    archive.write(fmt::format("group{}/lr", g), c10::IValue(param_groups_[g].options().get_lr()));
     for (size_t i = 0; i < latent_[g].size(); ++i) {
       archive.write(fmt::format("group{}/param{}/latent", g, i), latent_[g][i]);
     }
@@ -129,9 +134,18 @@ void Ste::save(::torch::serialize::OutputArchive& archive) const {
 
 void Ste::load(::torch::serialize::InputArchive& archive) {
   c10::IValue value;
-  check(archive.try_read("blr/optimizer", value) && value.isString() &&
-            value.toStringRef() == "STE",
-        "The archive holds no STE optimizer state.");
+  int64_t step = 0;
+  if (archive.try_read("blr/format_version", value)) {
+    detail::check_state_header(archive, "STE", kSteFormatVersion, param_groups_);
+    archive.read("blr/step", value);
+    step = value.toInt();
+  } else {
+    // A state saved before the versioned header (2026-11-29): the name, the learning rates and
+    // the latents, no step counter.
+    check(archive.try_read("blr/optimizer", value) && value.isString() &&
+              value.toStringRef() == "STE",
+          "The archive holds no STE optimizer state.");
+  }
   std::vector<std::vector<::at::Tensor>> latent(latent_.size());
   for (size_t g = 0; g < latent_.size(); ++g) {
     for (size_t i = 0; i < latent_[g].size(); ++i) {
@@ -156,6 +170,7 @@ void Ste::load(::torch::serialize::InputArchive& archive) {
     }
   }
   adam_->load(adam);
+  step_ = step;
 }
 
 BLR_REGISTER_OPTIMIZER(Ste, "ste",

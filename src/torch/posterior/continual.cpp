@@ -1,5 +1,5 @@
-// Continual learning with the posterior as the next prior (blr/torch/continual.hpp).
-#include "blr/torch/continual.hpp"
+// Continual learning with the posterior as the next prior (blr/torch/posterior/continual.hpp).
+#include "blr/torch/posterior/continual.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -18,7 +18,7 @@
 #include "blr/torch/nn/model.hpp"
 #include "blr/torch/nn/script_file.hpp"
 #include "blr/torch/optim/registry.hpp"
-#include "blr/torch/predictive.hpp"
+#include "blr/torch/predictive/predictive.hpp"
 
 namespace blr::torch {
 

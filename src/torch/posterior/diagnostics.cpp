@@ -1,4 +1,4 @@
-#include "blr/torch/posterior_diagnostics.hpp"
+#include "blr/torch/posterior/diagnostics.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 // The Laplace fit (laplace_fit.hpp): diagonal GGN / empirical Fisher over the training set, the
 // marginal likelihood of the prior precision and its maximiser.
-#include "blr/torch/laplace_fit.hpp"
+#include "blr/torch/posterior/laplace_fit.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -12,9 +12,9 @@
 #include <cstdint>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/optim/kronecker_factors.hpp"
+#include "blr/torch/curvature/kronecker_factors.hpp"
 #include "blr/torch/optim/kronecker_gaussian.hpp"
-#include "blr/torch/optim/squared_gradients.hpp"
+#include "blr/torch/curvature/squared_gradients.hpp"
 #include "blr/torch/train/likelihood.hpp"
 
 namespace blr::torch {

@@ -1,5 +1,5 @@
 // The linearised probit predictive of a Gaussian posterior (laplace_predictive.hpp).
-#include "blr/torch/laplace_predictive.hpp"
+#include "blr/torch/posterior/laplace_predictive.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -9,7 +9,7 @@
 #include <numbers>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/optim/squared_gradients.hpp"
+#include "blr/torch/curvature/squared_gradients.hpp"
 
 namespace blr::torch {
 

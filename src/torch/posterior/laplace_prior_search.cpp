@@ -1,5 +1,5 @@
 // The prior precision of a Laplace posterior by its validation NLL (laplace_prior_search.hpp).
-#include "blr/torch/laplace_prior_search.hpp"
+#include "blr/torch/posterior/laplace_prior_search.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/laplace_predictive.hpp"
-#include "blr/torch/predictive.hpp"
-#include "blr/torch/regression_metrics.hpp"
+#include "blr/torch/posterior/laplace_predictive.hpp"
+#include "blr/torch/predictive/predictive.hpp"
+#include "blr/torch/metrics/regression.hpp"
 
 namespace blr::torch {
 

@@ -1,4 +1,4 @@
-#include "blr/torch/merge.hpp"
+#include "blr/torch/posterior/merge.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -7,10 +7,10 @@
 #include <cmath>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/laplace_fit.hpp"
+#include "blr/torch/posterior/laplace_fit.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/variational.hpp"
-#include "blr/torch/predictive.hpp"
+#include "blr/torch/predictive/predictive.hpp"
 
 namespace blr::torch {
 namespace {

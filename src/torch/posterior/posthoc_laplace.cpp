@@ -1,5 +1,5 @@
 // The post-hoc Laplace pipeline (posthoc_laplace.hpp).
-#include "blr/torch/posthoc_laplace.hpp"
+#include "blr/torch/posterior/posthoc_laplace.hpp"
 
 #include <fmt/format.h>
 

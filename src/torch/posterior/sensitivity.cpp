@@ -1,5 +1,5 @@
-// The memory-perturbation equation for networks (see blr/torch/sensitivity.hpp).
-#include "blr/torch/sensitivity.hpp"
+// The memory-perturbation equation for networks (see blr/torch/posterior/sensitivity.hpp).
+#include "blr/torch/posterior/sensitivity.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -13,7 +13,7 @@
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/libtorch_state_key.hpp"
 #include "blr/torch/optim/registry.hpp"
-#include "blr/torch/optim/squared_gradients.hpp"
+#include "blr/torch/curvature/squared_gradients.hpp"
 
 namespace blr::torch {
 

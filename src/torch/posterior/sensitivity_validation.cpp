@@ -1,5 +1,5 @@
-// Retraining checks of the memory-perturbation estimates (see blr/torch/sensitivity_validation.hpp).
-#include "blr/torch/sensitivity_validation.hpp"
+// Retraining checks of the memory-perturbation estimates (see blr/torch/posterior/sensitivity_validation.hpp).
+#include "blr/torch/posterior/sensitivity_validation.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

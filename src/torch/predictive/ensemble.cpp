@@ -1,4 +1,4 @@
-#include "blr/torch/ensemble.hpp"
+#include "blr/torch/predictive/ensemble.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "blr/torch/predict_new_data.hpp"
+#include "blr/torch/predictive/new_data.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -7,12 +7,12 @@
 #include <cmath>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/laplace_predictive.hpp"
-#include "blr/torch/metrics.hpp"
+#include "blr/torch/posterior/laplace_predictive.hpp"
+#include "blr/torch/metrics/metrics.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/variational.hpp"
-#include "blr/torch/predictive.hpp"
-#include "blr/torch/regression_metrics.hpp"
+#include "blr/torch/predictive/predictive.hpp"
+#include "blr/torch/metrics/regression.hpp"
 
 namespace blr::torch {
 

@@ -1,4 +1,4 @@
-#include "blr/torch/predictive.hpp"
+#include "blr/torch/predictive/predictive.hpp"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "blr/core/error.hpp"
-#include "blr/torch/laplace_predictive.hpp"
+#include "blr/torch/posterior/laplace_predictive.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/optim/variational.hpp"
 

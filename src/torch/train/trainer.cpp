@@ -14,10 +14,10 @@
 #include "blr/torch/data/batches.hpp"
 #include "blr/torch/nn/script_file.hpp"
 #include "blr/torch/optim/registry.hpp"
-#include "blr/torch/optim/kronecker_factors.hpp"
-#include "blr/torch/optim/squared_gradients.hpp"
+#include "blr/torch/curvature/kronecker_factors.hpp"
+#include "blr/torch/curvature/squared_gradients.hpp"
 #include "blr/torch/optim/variational.hpp"
-#include "blr/torch/predictive.hpp"
+#include "blr/torch/predictive/predictive.hpp"
 #include "blr/torch/train/likelihood.hpp"
 
 namespace blr::torch {

@@ -9,7 +9,7 @@
 // wrong coefficient (e.g. β₂ for 1 − β₂, a missing debias) gives differences of 1e-4 or more.
 //
 // The rows have the core rows' form (blr/algorithms/table1.hpp), so `blr table1` can print them
-// beside the core's; tests/torch/table1_rows_test.cpp asserts that each passes.
+// beside the core's; tests/torch/checks/table1_rows_test.cpp asserts that each passes.
 #pragma once
 
 #include <vector>

@@ -1,7 +1,7 @@
 // Classifiers for the deep-learning side of blr: LibTorch modules mapping images (N×C×H×W) to
 // logits (N×classes), built from Linear and Conv2d layers (MLP, LeNet-5). Any other
 // torch::nn::Module or TorchScript module trains as well (nn/model.hpp); VOGN/OGN read the
-// per-example squared gradients of any of them from the autograd graph (optim/squared_gradients.hpp).
+// per-example squared gradients of any of them from the autograd graph (curvature/squared_gradients.hpp).
 #pragma once
 
 #include <torch/nn/module.h>

@@ -10,7 +10,7 @@
 //
 // Inputs are token ids (N, T) int64 with T ≤ context; the output is logits (N, T, vocabulary).
 // Built only from Linear (rank-3 inputs), Embedding, LayerNorm and parameter-free tensor ops, so
-// blr's per-example squared-gradient engine (optim/squared_gradients.hpp) covers it and VOGN/OGN
+// blr's per-example squared-gradient engine (curvature/squared_gradients.hpp) covers it and VOGN/OGN
 // train it; the position table is an Embedding indexed by (N, T) positions, so that it, too, has
 // the batch first. The tied matrix E is one parameter used twice (input and output); the engine
 // sums both uses per example before squaring. Initialisation as GPT-2: N(0, 0.02²) weights, zero

@@ -14,7 +14,7 @@
 //
 // Batch normalisation in training mode couples the examples of a minibatch, so per-example
 // gradients (VOGN, OGN) are not defined for this network: the squared-gradient engine refuses it
-// with one sentence before backward (optim/squared_gradients.hpp). IVON, AdamW and SGD train it.
+// with one sentence before backward (curvature/squared_gradients.hpp). IVON, AdamW and SGD train it.
 #pragma once
 
 #include <torch/nn/modules/batchnorm.h>

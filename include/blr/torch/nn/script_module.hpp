@@ -1,6 +1,6 @@
 // TorchScript modules (torch::jit::load of a model scripted in Python with
 // torch.jit.script(model).save(path)) as inputs of blr's optimizers and of the per-example
-// squared-gradient engine (blr/torch/optim/squared_gradients.hpp).
+// squared-gradient engine (blr/torch/curvature/squared_gradients.hpp).
 //
 // LibTorch 1.13's profiling executor runs a scripted function plainly on its first call, records
 // tensor types, and from the second call on runs an optimised plan in which runs of
@@ -14,7 +14,7 @@
 // attributes share.
 #pragma once
 
-#include "blr/torch/optim/squared_gradients.hpp"
+#include "blr/torch/curvature/squared_gradients.hpp"
 
 namespace torch::jit {
 struct Module;

@@ -35,7 +35,7 @@
 // parameter is isotropic, P₀ = s₀ + δ/N + γ (VOGN's start).
 //
 // Reduction: a bias-free 1×1 Linear layer, one example per batch, w = 1 and exact damping gives
-// A·G = (a·g)² = D̂, so every step equals VOGN's (tests/torch/kfac_test.cpp). The curvature is the
+// A·G = (a·g)² = D̂, so every step equals VOGN's (tests/torch/optim/kfac_test.cpp). The curvature is the
 // empirical Fisher (per-example gradients at the true labels, as VOGN's), not the sampled-label
 // Fisher of K-FAC.
 //
@@ -50,7 +50,7 @@
 
 #include "blr/algorithms/ogn_vogn.hpp"
 #include "blr/torch/optim/gaussian_posterior.hpp"
-#include "blr/torch/optim/kronecker_factors.hpp"
+#include "blr/torch/curvature/kronecker_factors.hpp"
 #include "blr/torch/optim/options.hpp"
 #include "blr/torch/optim/variational.hpp"
 

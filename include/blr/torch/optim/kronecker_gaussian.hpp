@@ -16,7 +16,7 @@
 
 #include <ATen/Tensor.h>
 
-#include "blr/torch/optim/kronecker_factors.hpp"
+#include "blr/torch/curvature/kronecker_factors.hpp"
 
 namespace blr::torch {
 

@@ -5,7 +5,7 @@
 //
 // θ* the trained weights (the MAP or any minimum), Ĝ_j = (1/N) Σ_i [curvature of example i]_jj the
 // per-example mean of the diagonal generalised Gauss–Newton diag(J_iᵀ Λ_i J_i) or of the empirical
-// Fisher (∇ℓ_i)² (blr/torch/laplace_fit.hpp computes both), N the training-set size (`ess`) and δ
+// Fisher (∇ℓ_i)² (blr/torch/posterior/laplace_fit.hpp computes both), N the training-set size (`ess`) and δ
 // the prior precision of N(0, δ⁻¹ I) (`blr laplace` chooses it by the Laplace marginal likelihood).
 // Weights outside the subset (all but the last layer with `subset last_layer`) stay at θ* (σ = 0).
 //

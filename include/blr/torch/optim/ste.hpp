@@ -50,6 +50,8 @@ class Ste : public ::torch::optim::Optimizer {
 
   /// The real latents w̃, parameter order.
   std::vector<::at::Tensor> latent() const;
+  /// Number of steps taken (saved with the state; 0 after loading a state saved before it was).
+  int64_t step_count() const { return step_; }
 
   void save(::torch::serialize::OutputArchive& archive) const override;
   void load(::torch::serialize::InputArchive& archive) override;
@@ -57,6 +59,7 @@ class Ste : public ::torch::optim::Optimizer {
  private:
   std::vector<std::vector<::at::Tensor>> latent_;
   std::unique_ptr<::torch::optim::Adam> adam_;
+  int64_t step_ = 0;
 };
 
 }  // namespace blr::torch

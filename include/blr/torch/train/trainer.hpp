@@ -18,7 +18,7 @@
 // run has one (held out, so an over-fitting network does not shrink it) or else on the training
 // split, floored at kMinNoiseStd. A fixed σ that is too small makes every predictive interval too
 // narrow and one too large makes them too wide; the fitted σ makes the intervals at the mean match
-// the residuals, which the coverage metrics check (train/regression_metrics.hpp). σ is stored in
+// the residuals, which the coverage metrics check (metrics/regression.hpp). σ is stored in
 // checkpoints, so a resumed run is bitwise the uninterrupted one. Metrics are in the targets'
 // original units. The predictive is the K-component Gaussian mixture (exact, not moment-matched).
 //
@@ -46,18 +46,18 @@
 #include <utility>
 #include <vector>
 
-#include "blr/torch/checkpoint.hpp"
+#include "blr/torch/checkpoint/checkpoint.hpp"
 #include "blr/torch/data/dataset.hpp"
 #include "blr/torch/distributed/data_parallel.hpp"
-#include "blr/torch/ensemble.hpp"
-#include "blr/torch/metrics.hpp"
-#include "blr/torch/predictive.hpp"
+#include "blr/torch/predictive/ensemble.hpp"
+#include "blr/torch/metrics/metrics.hpp"
+#include "blr/torch/predictive/predictive.hpp"
 #include "blr/torch/nn/classifier.hpp"
 #include "blr/torch/nn/model.hpp"
 #include "blr/torch/optim/registry.hpp"
-#include "blr/torch/posterior_diagnostics.hpp"
-#include "blr/torch/regression_metrics.hpp"
-#include "blr/torch/temperature_scaling.hpp"
+#include "blr/torch/posterior/diagnostics.hpp"
+#include "blr/torch/metrics/regression.hpp"
+#include "blr/torch/metrics/temperature_scaling.hpp"
 #include "blr/torch/train/config.hpp"
 
 namespace blr::torch {
@@ -77,7 +77,7 @@ struct EpochRecord {
   double noise_std = std::numeric_limits<double>::quiet_NaN();  ///< regression: σ (standardised)
   /// --grad-clip: the share of this epoch's gradients (samples × steps) that were clipped.
   double clipped_share = std::numeric_limits<double>::quiet_NaN();
-  /// What the posterior has learned (mean-field Gaussian optimizers; posterior_diagnostics.hpp).
+  /// What the posterior has learned (mean-field Gaussian optimizers; posterior/diagnostics.hpp).
   std::optional<PosteriorDiagnostics> posterior;
   /// The run's warning that its posterior has not moved, at the epoch it was first given.
   std::string warning;
@@ -99,7 +99,7 @@ struct Evaluation {
   ClassificationMetrics predictive;   ///< posterior predictive (= mean for point estimates)
   bool has_predictive = false;        ///< false for point-estimate optimizers
   int samples = 0;                    ///< K of the predictive (0 without one)
-  /// OOD detection by predictive entropy (AUROC, AUPR, FPR95: uncertainty_metrics.hpp), test vs
+  /// OOD detection by predictive entropy (AUROC, AUPR, FPR95: metrics/uncertainty.hpp), test vs
   /// the OOD split (the file's x_ood, or Fashion-MNIST's inverted test set), at the mean; NaN
   /// when the data set has no OOD split.
   OodMetrics ood_mean;
