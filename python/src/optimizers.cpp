@@ -135,7 +135,9 @@ class PyOptimizer {
             fmt::format("{} takes no given noise: only the Gaussian posteriors ({}) take "
                         "standard-normal draws.",
                         entry_->options->owner(),
-                        fmt::join(::blr::torch::gaussian_posterior_names(), ", ")));
+                        fmt::join(::blr::torch::optimizer_names_with(
+                                      &::blr::torch::OptimizerEntry::gaussian_posterior),
+                                  ", ")));
       gaussian->sample_given_noise(train, *standard_normal);
     } else {
       v.sample_parameters(train);
