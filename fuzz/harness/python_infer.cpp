@@ -4,8 +4,11 @@
 //            option, iteration cap and the sensitivities;
 //   kalman → StateSpaceModel::validate, kalman_filter, kalman_smooth;
 //   gmm    → EmOptions::validate, em, require_converged;
-//   merge  → GaussianFull's natural parameters, merge_natural, GaussianFull::from_natural.
-// The first byte picks the entry; the rest are its sizes, options and numbers. Numbers are drawn
+//   merge  → GaussianFull's natural parameters, merge_natural, GaussianFull::from_natural;
+//   conjugate → fit_conjugate and its summary (conjugate_summary.hpp): every likelihood, method
+//            and prior length, class counts and iteration caps.
+// The first byte picks the entry (240–254: conjugate, added after the corpus was grown; any other
+// byte b: the first four by b % 4, as the corpus was written); the rest are its sizes, options and numbers. Numbers are drawn
 // from a table of hostile values (0, ±1, ±inf, NaN, 1e±300, denormals) or as a scaled 16-bit
 // integer, so that singular, huge, tiny and non-finite inputs are common. A blr::Error is an
 // accepted refusal; a crash, a sanitizer report, another exception, or an accepted result that
@@ -22,6 +25,7 @@
 
 #include "blr/core/convergence.hpp"
 #include "blr/family/gaussian_full.hpp"
+#include "blr/inference/conjugate_summary.hpp"
 #include "blr/inference/glm_fit.hpp"
 #include "blr/inference/glm_summary.hpp"
 #include "blr/inference/gmm.hpp"
@@ -195,11 +199,46 @@ void merge(Bytes& in) {
   require(finite(merged.mean), "merge: the merged mean is not finite");
 }
 
+void conjugate(Bytes& in) {
+  static const char* kLikelihoods[] = {"bernoulli", "poisson", "categorical", "normal", "beta"};
+  static const char* kMethods[] = {"exact", "vmp", "svi", "laplace"};
+  blr::inference::ConjugateProblem p;
+  p.likelihood = kLikelihoods[in.pick(5)];
+  p.method = kMethods[in.pick(4)];
+  p.y = in.vector(in.pick(24));
+  if (in.flag()) p.y = p.y.array().round().abs().min(3.0);  // labels and counts that could pass
+  for (int k = in.pick(5); k > 0; --k) p.classes.push_back("c" + std::to_string(k));
+  for (int k = in.pick(6); k > 0; --k) p.prior.push_back(in.number());
+  p.vmp.max_iterations = 1 + in.pick(50);
+  p.svi.iterations = 1 + in.pick(40);
+  p.svi.batch_size = 1 + in.pick(8);
+  std::optional<blr::inference::ConjugateSummary> s;
+  if (!accepted([&] {
+        // The binding's checks (python/src/inference.cpp) before the fit.
+        if (p.method == "vmp") p.vmp.validate();
+        if (p.method == "svi") p.svi.validate();
+        s.emplace(blr::inference::fit_conjugate(p));
+      }))
+    return;
+  require(s->marginals().size() >= 1, "conjugate: an accepted posterior has no marginal");
+  // A finite prior and data may still overflow (1e300 concentrations): the doors refuse what is
+  // not finite; here the summary must not crash on it.
+  accepted([&] {
+    s->parameters(in.flag() ? 0.9 : in.number());
+    s->table();
+    s->to_json();
+  });
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   Bytes in(data + 1, size - 1);
+  if (data[0] >= 240 && data[0] < 255) {
+    conjugate(in);
+    return 0;
+  }
   switch (data[0] % 4) {
     case 0: glm(in); break;
     case 1: kalman(in); break;

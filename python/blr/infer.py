@@ -16,13 +16,18 @@
   products of rbf, matern32, matern52, linear, white and constant; ARD length-scales), the
   hyperparameters learned by L-BFGS on the evidence (``learn=True``), and predictions at
   ``x_new``: what ``blr infer gpr|gpc`` runs, equal to scikit-learn's evidence on the same kernel.
+* ``conjugate(y, likelihood, prior=None, method="exact")``: the exact posterior of a
+  Beta–Bernoulli, Gamma–Poisson, Dirichlet–categorical or Normal–Gamma model (one BLR step with
+  ρ = 1; VMP or SVI for the Normal–Gamma mean field), as ``blr infer conjugate``; returns a
+  ``ConjugateResult``.
 * ``merge(prior_mean, prior_precision, means, precisions, scale=1)``: Gaussian posteriors fitted
   from one prior merged in natural parameters, λ₀ + scale·Σ(λ_t − λ₀) (Daheim et al. 2024); for
   conjugate models on disjoint data the full-data posterior.
 
 ``methods()`` lists every inference method with its options (the registry ``blr methods``
 prints). ``glm`` returns a ``GlmResult``: ``summary()`` (a statsmodels-like table), ``interval(level)``,
-``predict(x)``, ``to_dict()`` and dict-style access to every entry (``r["mean"]``). The other
+``predict(x)``, ``to_dict()`` and dict-style access to every entry (``r["mean"]``); ``conjugate``
+a ``ConjugateResult`` (``summary()``, ``interval(level)``, ``to_dict()``). The other
 results are dicts of NumPy arrays and Python numbers.
 Arguments that do not fit (an array of the wrong dimension, a misspelled keyword, ...) raise
 ``blr.Error`` with one sentence naming the argument (``_arguments.py``).
@@ -48,7 +53,8 @@ def _check_level(level, name):
 
 
 class Summary:
-    """The text of ``GlmResult.summary()``; ``print`` it, or read ``as_text()``."""
+    """The text of ``GlmResult.summary()`` or ``ConjugateResult.summary()``; ``print`` it, or
+    read ``as_text()``."""
 
     def __init__(self, text):
         self._text = text
@@ -185,10 +191,108 @@ def glm(x, y, likelihood="logistic", method="laplace", prior_precision=1.0, prio
                           noise_prior, family, max_iterations, tolerance, sensitivities, names,
                           rho, seed, cvi_start))
 
+class ConjugateResult:
+    """A conjugate model's posterior (inference/conjugate_summary.hpp, what ``blr infer
+    conjugate`` prints and writes):
+
+    * ``summary(level=0.95)``: n, the log evidence (exact) or the ELBO (VMP, SVI), the posterior
+      in words and each quantity's mean, sd and exact equal-tailed interval, as a table;
+    * ``interval(level=0.95)``: a (k, 2) array of those intervals (Beta, Gamma, Student t or
+      Gaussian quantiles, each quantity's own law);
+    * ``to_dict(level=0.95)``: every number, the JSON ``blr infer conjugate --json`` writes
+      (less the file's column name); ``r[key]``, ``key in r`` and ``keys()`` read it at 0.95.
+    """
+
+    _ARRAYS = ("mean", "sd", "lower", "upper", "correlation")
+
+    def __init__(self, result):
+        self._result = result
+        self._dict = self.to_dict()
+
+    def to_dict(self, level=0.95):
+        _check_level(level, "ConjugateResult.to_dict()")
+        import numpy as np
+        d = _json.loads(self._result.to_json_text(level))
+        for key in self._ARRAYS:
+            if key in d:
+                d[key] = np.asarray(d[key], dtype=float)
+        return d
+
+    def summary(self, level=0.95):
+        _check_level(level, "ConjugateResult.summary()")
+        return Summary(self._result.table(level))
+
+    def interval(self, level=0.95):
+        import numpy as np
+        d = self.to_dict(level)
+        return np.column_stack([d["lower"], d["upper"]])
+
+    @property
+    def names(self):
+        return list(self._dict["names"])
+
+    @property
+    def mean(self):
+        return self._dict["mean"]
+
+    def __getitem__(self, key):
+        return self._dict[key]
+
+    def __contains__(self, key):
+        return key in self._dict
+
+    def keys(self):
+        return self._dict.keys()
+
+    def __repr__(self):
+        d = self._dict
+        fit = (f"log evidence {d['log_evidence']:.4f}" if "log_evidence" in d
+               else f"ELBO {d['elbo']:.4f}")
+        return (f"<blr.infer.ConjugateResult: {d['likelihood']} by {d['method']}, "
+                f"n = {d['observations']}, {fit}>")
+
+
+_conjugate = wrap(_infer.conjugate, "blr.infer.conjugate")
+
+
+def conjugate(y, likelihood, prior=None, method="exact", classes=None, max_iterations=1000,
+              tolerance=1e-10, batch_size=10, iterations=2000, seed=0, **unknown):
+    """The posterior of a conjugate model of the observations ``y`` (a 1-D array), what ``blr
+    infer conjugate`` computes: ``likelihood`` "bernoulli" (y of 0 and 1; prior (a, b) of
+    Beta(a, b), default (1, 1)), "poisson" (counts; prior (shape, rate), default (1, 1)),
+    "categorical" (labels; ``classes`` lists the K class names in index order, default the
+    distinct labels in order of first appearance; prior one concentration per class, default 1)
+    or "normal" (reals; prior (mu0, kappa0, alpha0, beta0) of the Normal–Gamma, default (0, 1, 1,
+    1)). ``method`` "exact" (one BLR step with ρ = 1, the log evidence exact); for "normal" also
+    "vmp" (mean-field VMP: ``max_iterations``, ``tolerance``; a run that stops unconverged
+    raises blr.Error) or "svi" (``iterations`` minibatch steps of ``batch_size`` drawn from
+    ``seed``). Returns a ``ConjugateResult``."""
+    if unknown:  # a misspelled keyword: the C++ signature's sentence, with "did you mean"
+        _conjugate(y, likelihood, **unknown)
+    import numpy as np
+    if likelihood == "categorical":
+        labels = [str(v) for v in np.asarray(y).ravel()]
+        if classes is None:
+            classes = list(dict.fromkeys(labels))
+        classes = [str(c) for c in classes]
+        index = {c: k for k, c in enumerate(classes)}
+        unknown_labels = [v for v in labels if v not in index]
+        if unknown_labels:
+            raise Error(f"blr.infer.conjugate: label '{unknown_labels[0]}' is not one of the "
+                        f"classes {classes}.")
+        y = np.asarray([index[v] for v in labels], dtype=float)
+    elif classes is not None:
+        raise Error(f"blr.infer.conjugate: classes applies only to likelihood='categorical'; got "
+                    f"likelihood='{likelihood}'.")
+    return ConjugateResult(_conjugate(y, likelihood, None if prior is None else list(prior),
+                                      method, classes or [], max_iterations, tolerance,
+                                      batch_size, iterations, seed))
+
+
 kalman = wrap(_infer.kalman, "blr.infer.kalman")
 gmm = wrap(_infer.gmm, "blr.infer.gmm")
 merge = wrap(_infer.merge, "blr.infer.merge")
 gp_regression = wrap(_infer.gp_regression, "blr.infer.gp_regression")
 gp_classification = wrap(_infer.gp_classification, "blr.infer.gp_classification")
 
-__all__ = ["methods", "glm", "GlmResult", "Summary", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]
+__all__ = ["methods", "glm", "GlmResult", "Summary", "conjugate", "ConjugateResult", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]

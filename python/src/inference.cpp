@@ -26,6 +26,7 @@
 #include "bindings.hpp"
 #include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
+#include "blr/inference/conjugate_summary.hpp"
 #include "blr/inference/fit_statistics.hpp"
 #include "blr/inference/glm_fit.hpp"
 #include "blr/inference/glm_summary.hpp"
@@ -244,6 +245,46 @@ py::dict kalman(const Matrix& y, const Matrix& transition, const Matrix& observa
   return out;
 }
 
+/// A conjugate posterior (inference/conjugate_summary.hpp) with its data's names kept.
+struct PyConjugateResult {
+  ::blr::inference::ConjugateSummary summary;
+};
+
+PyConjugateResult fit_conjugate_model(const Vector& y, const std::string& likelihood,
+                                      const std::optional<std::vector<double>>& prior,
+                                      const std::string& method,
+                                      const std::vector<std::string>& classes, int max_iterations,
+                                      double tolerance, int batch_size, int iterations,
+                                      uint64_t seed) {
+  ::blr::inference::ConjugateProblem problem;
+  problem.likelihood = likelihood;
+  problem.y = y;
+  problem.classes = classes;
+  problem.prior = prior.value_or(std::vector<double>{});
+  problem.method = method;
+  problem.vmp.max_iterations = max_iterations;
+  problem.vmp.tolerance = tolerance;
+  problem.svi.batch_size = batch_size;
+  problem.svi.iterations = iterations;
+  problem.svi.seed = seed;
+  if (method == "vmp") problem.vmp.validate();
+  if (method == "svi") problem.svi.validate();
+  PyConjugateResult out;
+  {
+    py::gil_scoped_release release;
+    out.summary = ::blr::inference::fit_conjugate(problem);
+  }
+  if (method == "vmp") {
+    check(std::isfinite(*out.summary.elbo()),
+          fmt::format("VMP's ELBO is not finite ({}); the data or the prior are beyond what double "
+                      "precision can represent (rescale them).",
+                      *out.summary.elbo()));
+    require_converged(out.summary.converged(), "VMP", out.summary.iterations(), max_iterations,
+                      "iterations", "raise max_iterations or loosen tolerance");
+  }
+  return out;
+}
+
 py::dict gmm(const Matrix& x, int components, const std::string& covariance, int max_iterations,
              double reg_covar, uint64_t seed) {
   EmOptions options;
@@ -443,6 +484,26 @@ void bind_inference(py::module_& m) {
           py::arg("smooth") = true,
           "Kalman filter (and RTS smoother) over the rows of y (T x p; NaN rows are missing, an "
           "infinite value raises blr.Error naming its row); row t of a *_cov matrix is vec(P_t).");
+  py::class_<PyConjugateResult>(
+      inf, "_ConjugateResult",
+      "The C++ side of blr.infer.ConjugateResult (inference/conjugate_summary.hpp).")
+      .def(
+          "to_json_text",
+          [](const PyConjugateResult& r, double level) { return r.summary.to_json(level).dump(); },
+          py::arg("level") = 0.95)
+      .def(
+          "table", [](const PyConjugateResult& r, double level) { return r.summary.table(level); },
+          py::arg("level") = 0.95);
+  inf.def("conjugate", &fit_conjugate_model, py::arg("y"), py::arg("likelihood"),
+          py::arg("prior") = py::none(), py::arg("method") = "exact",
+          py::arg("classes") = std::vector<std::string>{},
+          py::arg("max_iterations") = ::blr::inference::VmpOptions{}.max_iterations,
+          py::arg("tolerance") = ::blr::inference::VmpOptions{}.tolerance,
+          py::arg("batch_size") = ::blr::inference::SviOptions{}.batch_size,
+          py::arg("iterations") = ::blr::inference::SviOptions{}.iterations,
+          py::arg("seed") = 0,
+          "A conjugate posterior (the C++ behind blr.infer.conjugate, which wraps it in "
+          "ConjugateResult).");
   inf.def("gmm", &gmm, py::arg("x"), py::arg("components") = 2, py::arg("covariance") = "full",
           py::arg("max_iterations") = 1000, py::arg("reg_covar") = 1e-6, py::arg("seed") = 0,
           "Gaussian mixture by EM (the BLR with a mixture family; k-means++ start); a run that stops "

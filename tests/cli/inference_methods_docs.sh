@@ -21,7 +21,8 @@ entries = json.load(open(sys.argv[1]))
 pairs = {(e["model"], e["method"]) for e in entries}
 want = {("glm", m) for m in ("exact", "laplace", "cvi", "mixture-vi")} | {
     ("gpc", "laplace"), ("gpc", "cvi"), ("gpr", "exact"), ("gmm", "em"), ("gmm", "vmp"),
-    ("gmm", "svi"), ("kalman", "exact"), ("conjugate", "exact")}
+    ("gmm", "svi"), ("kalman", "exact"), ("conjugate", "exact"), ("conjugate", "vmp"),
+    ("conjugate", "svi")}
 assert pairs == want, pairs ^ want
 assert len(pairs) == len(entries), "a model/method pair is registered twice"
 for e in entries:

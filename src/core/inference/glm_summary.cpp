@@ -14,20 +14,12 @@
 #include "blr/family/special.hpp"
 #include "blr/inference/conjugate.hpp"
 #include "blr/inference/intervals.hpp"
+#include "summary_json.hpp"
 
 namespace blr::inference {
 namespace {
 
-nlohmann::json vector_json(const Vector& v) {
-  return std::vector<double>(v.data(), v.data() + v.size());
-}
-
-nlohmann::json matrix_json(const Matrix& m) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (Index i = 0; i < m.rows(); ++i) rows.push_back(vector_json(m.row(i).transpose()));
-  return rows;
-}
-
+using summary_json::tail_heading;
 std::string model_title(Likelihood l) {
   switch (l) {
     case Likelihood::gaussian:
@@ -66,11 +58,6 @@ NormalGammaFit normal_gamma(const GlmFit& f) {
   g.posterior_precision =
       (g.noise_rate / g.noise_shape) * Eigen::LLT<Matrix>(g.scale).solve(Matrix::Identity(d, d));
   return g;
-}
-
-/// "2.5%" for the lower tail of a 95 % interval.
-std::string tail_heading(double p) {
-  return fmt::format("{:g}%", 100 * p);
 }
 
 }  // namespace
@@ -284,12 +271,12 @@ nlohmann::json GlmSummary::to_json(double level) const {
                    {"features", names_},
                    {"level", level},
                    {"distribution", c.distribution},
-                   {"mean", vector_json(c.mean)},
-                   {"sd", vector_json(c.sd)},
-                   {"lower", vector_json(c.lower)},
-                   {"upper", vector_json(c.upper)},
-                   {"covariance", matrix_json(fit_.covariance)},
-                   {"correlation", matrix_json(correlation(fit_.covariance))},
+                   {"mean", summary_json::vector(c.mean)},
+                   {"sd", summary_json::vector(c.sd)},
+                   {"lower", summary_json::vector(c.lower)},
+                   {"upper", summary_json::vector(c.upper)},
+                   {"covariance", summary_json::matrix(fit_.covariance)},
+                   {"correlation", summary_json::matrix(correlation(fit_.covariance))},
                    {"iterations", fit_.iterations},
                    {"converged", fit_.converged},
                    {"assumptions", fit_.assumptions}};
@@ -305,10 +292,10 @@ nlohmann::json GlmSummary::to_json(double level) const {
     const GlmMixture& m = *fit_.mixture;
     nlohmann::json means = nlohmann::json::array(), covariances = nlohmann::json::array();
     for (std::size_t c = 0; c < m.means.size(); ++c) {
-      means.push_back(vector_json(m.means[c]));
-      covariances.push_back(matrix_json(m.covariances[c]));
+      means.push_back(summary_json::vector(m.means[c]));
+      covariances.push_back(summary_json::matrix(m.covariances[c]));
     }
-    j.update({{"weights", vector_json(m.weights)},
+    j.update({{"weights", summary_json::vector(m.weights)},
               {"means", means},
               {"covariances", covariances},
               {"elbo_se", m.elbo_se}});

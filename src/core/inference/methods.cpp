@@ -88,8 +88,19 @@ std::vector<InferenceMethod> make_registry() {
       {"conjugate", "exact",
        "a conjugate exponential-family posterior (Beta–Bernoulli, Gamma–Poisson, "
        "Dirichlet–categorical, Normal–Gamma) and its evidence",
-       "one BLR step with ρ = 1 (§5.1, eq. 54)", "conjugate_posterior (conjugate.hpp)",
-       "blr infer conjugate --likelihood L --prior P", "", nullptr},
+       "one BLR step with ρ = 1 (§5.1, eq. 54)", "fit_conjugate (conjugate_summary.hpp)",
+       "blr infer conjugate --likelihood L --prior P",
+       "blr.infer.conjugate(y, likelihood, prior)", nullptr},
+      {"conjugate", "vmp", "the Normal–Gamma model's mean-field posterior q(μ)q(τ) and its ELBO",
+       "variational message passing as the BLR with ρ = 1 per node (§5.3; Winn & Bishop 2005)",
+       "fit_conjugate (conjugate_summary.hpp)",
+       "blr infer conjugate --likelihood normal --method vmp",
+       "blr.infer.conjugate(y, \"normal\", method=\"vmp\")", &VmpOptions::table()},
+      {"conjugate", "svi", "the Normal–Gamma model's mean-field posterior from minibatches",
+       "stochastic VI (Hoffman et al. 2013): the BLR with ρ_t = (t + τ)^(−κ) (§5.3)",
+       "fit_conjugate (conjugate_summary.hpp)",
+       "blr infer conjugate --likelihood normal --method svi",
+       "blr.infer.conjugate(y, \"normal\", method=\"svi\")", &SviOptions::table()},
   };
 }
 
