@@ -2,13 +2,14 @@
 // functions their bindings call (python/src/inference.cpp):
 //   glm    → inference::fit_glm (glm_fit.hpp): every likelihood, method, family, prior, noise
 //            option, iteration cap and the sensitivities;
-//   kalman → StateSpaceModel::validate, kalman_filter, kalman_smooth;
+//   kalman → StateSpaceModel::validate, kalman_filter, kalman_smooth, KalmanSummary;
+//   structural → structural_model (given or fitted variances) and its summary;
 //   gmm    → EmOptions::validate, em, require_converged;
 //   merge  → GaussianFull's natural parameters, merge_natural, GaussianFull::from_natural;
 //   conjugate → fit_conjugate and its summary (conjugate_summary.hpp): every likelihood, method
 //            and prior length, class counts and iteration caps.
-// The first byte picks the entry (240–254: conjugate, added after the corpus was grown; any other
-// byte b: the first four by b % 4, as the corpus was written); the rest are its sizes, options and numbers. Numbers are drawn
+// The first byte picks the entry (240–247: conjugate, 248–254: structural, added after the
+// corpus was grown; any other byte b: the first four by b % 4, as the corpus was written); the rest are its sizes, options and numbers. Numbers are drawn
 // from a table of hostile values (0, ±1, ±inf, NaN, 1e±300, denormals) or as a scaled 16-bit
 // integer, so that singular, huge, tiny and non-finite inputs are common. A blr::Error is an
 // accepted refusal; a crash, a sanitizer report, another exception, or an accepted result that
@@ -30,6 +31,7 @@
 #include "blr/inference/glm_summary.hpp"
 #include "blr/inference/gmm.hpp"
 #include "blr/inference/kalman.hpp"
+#include "blr/inference/kalman_summary.hpp"
 #include "blr/inference/merge.hpp"
 #include "fuzz_check.hpp"
 
@@ -149,6 +151,47 @@ void kalman(Bytes& in) {
   require(std::isfinite(r.log_likelihood), "kalman: the log-likelihood is not finite");
   require(finite(r.filtered_mean), "kalman: a filtered mean is not finite");
   if (smooth) require(finite(r.smoothed_mean), "kalman: a smoothed mean is not finite");
+  // The binding wraps the run in the summary (kalman_summary.hpp): bands, forecasts, the table
+  // and the JSON at a hostile level and horizon (read after the bytes above, so that the corpus
+  // keeps its meaning).
+  std::optional<blr::inference::KalmanSummary> s;
+  if (!accepted([&] { s.emplace(model, y); })) return;
+  accepted([&] {
+    const double level = in.flag() ? 0.9 : in.number();
+    s->smoothed(in.pick(4), level);
+    s->forecast(in.pick(40) - 2, level);
+    s->table(level);
+    s->to_json(level);
+  });
+}
+
+/// blr.infer.structural: a local-level or trend model of one series, given or fitted.
+void structural(Bytes& in) {
+  blr::inference::StructuralModelRequest r;
+  static const char* kKinds[] = {"local-level", "local-linear-trend", "arima"};
+  r.kind = kKinds[in.pick(3)];
+  const Matrix y = in.matrix(1 + in.pick(20), in.flag() ? 1 : 2);
+  if (in.flag()) r.obs_var = in.number();
+  if (in.flag()) r.state_var = in.number();
+  if (in.flag()) r.slope_var = in.number();
+  if (in.flag()) r.init_mean = in.number();
+  if (in.flag()) r.init_var = in.number();
+  r.fit = in.flag();
+  r.nelder_mead.max_evaluations = 1 + in.pick(200);
+  std::optional<blr::inference::StructuralModel> m;
+  std::optional<blr::inference::KalmanSummary> s;
+  if (!accepted([&] {
+        m.emplace(blr::inference::structural_model(r, y));
+        if (m->fit) {
+          blr::require_converged(m->fit->converged, "Nelder–Mead", m->fit->evaluations,
+                                 r.nelder_mead.max_evaluations, "evaluations", "raise it");
+        }
+        s.emplace(m->model, y, m->states);
+      }))
+    return;
+  require(std::isfinite(m->obs_var) && m->obs_var > 0, "structural: V is not positive and finite");
+  require(finite(s->result().smoothed_mean) || !finite(y),
+          "structural: finite data gave a smoothed mean that is not finite");
 }
 
 void gmm(Bytes& in) {
@@ -236,7 +279,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   Bytes in(data + 1, size - 1);
   if (data[0] >= 240 && data[0] < 255) {
-    conjugate(in);
+    if (data[0] < 248) conjugate(in);
+    else structural(in);
     return 0;
   }
   switch (data[0] % 4) {

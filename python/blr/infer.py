@@ -9,7 +9,10 @@
   ``noise_precision`` is given: the exact Normal–Gamma posterior (Student-t coefficients), as
   ``blr infer linreg``; ``assumptions`` says in words what was assumed.
 * ``kalman(y, transition, observation, state_noise, obs_noise, init_mean, init_cov)``: the Kalman
-  filter and RTS smoother (the BLR's conjugate Gaussian updates, §5.1).
+  filter and RTS smoother (the BLR's conjugate Gaussian updates, §5.1); ``structural(y,
+  model="local-level"|"local-linear-trend", obs_var, state_var, fit=False)`` the structural models
+  of ``blr infer kalman``, variances given or fitted by maximum likelihood. Both return a
+  ``KalmanResult`` (``summary()``, ``interval(level)``, ``forecast(steps)``, dict-style access).
 * ``gmm(x, components, covariance)``: a Gaussian mixture by EM (the BLR with a mixture family).
 * ``gp_regression(x, y, kernel="rbf", ard=False, ...)`` and ``gp_classification(x, y, kernel,
   ard, method="laplace"|"cvi", ...)``: Gaussian processes with kernel expressions (sums of
@@ -289,10 +292,105 @@ def conjugate(y, likelihood, prior=None, method="exact", classes=None, max_itera
                                       batch_size, iterations, seed))
 
 
-kalman = wrap(_infer.kalman, "blr.infer.kalman")
+class KalmanResult:
+    """A state-space posterior (inference/kalman_summary.hpp, what ``blr infer kalman`` prints and
+    writes):
+
+    * ``summary(level=0.95)``: steps, observed steps, states, outputs, the log-likelihood and the
+      first state's smoothed marginals, as text;
+    * ``interval(level=0.95, state=0, smoothed=True)``: a (T, 2) array of the state's
+      equal-tailed intervals m ± z·sd (filtered with ``smoothed=False``);
+    * ``bands(state=0, level=0.95, smoothed=True)``: that state's mean, sd, lower and upper;
+    * ``forecast(steps, level=0.95)``: every output's predictive mean, sd, lower and upper
+      ``steps`` steps past the data (arrays of steps × outputs);
+    * ``to_dict()``: filtered, predicted and smoothed moments (row t of a ``*_cov`` matrix is
+      vec(P_t)), the log-likelihood, the state names and, for ``structural``, the model's
+      variances, the assumptions taken and the fit's evaluations; ``r[key]``, ``key in r`` and
+      ``keys()`` read it.
+    """
+
+    def __init__(self, result):
+        self._result = result
+        self._dict = result.to_dict()
+
+    def to_dict(self):
+        return dict(self._dict)
+
+    def summary(self, level=0.95):
+        _check_level(level, "KalmanResult.summary()")
+        return Summary(self._result.table(level))
+
+    def bands(self, state=0, level=0.95, smoothed=True):
+        _check_level(level, "KalmanResult.bands()")
+        return call(self._result.bands, "KalmanResult.bands", state, level, smoothed)
+
+    def interval(self, level=0.95, state=0, smoothed=True):
+        import numpy as np
+        b = self.bands(state, level, smoothed)
+        return np.column_stack([b["lower"], b["upper"]])
+
+    def forecast(self, steps, level=0.95):
+        _check_level(level, "KalmanResult.forecast()")
+        return call(self._result.forecast, "KalmanResult.forecast", steps, level)
+
+    @property
+    def log_likelihood(self):
+        return self._dict["log_likelihood"]
+
+    def __getitem__(self, key):
+        return self._dict[key]
+
+    def __contains__(self, key):
+        return key in self._dict
+
+    def keys(self):
+        return self._dict.keys()
+
+    def __repr__(self):
+        d = self._dict
+        return (f"<blr.infer.KalmanResult: {d['filtered_mean'].shape[0]} steps, states "
+                f"{d['states']}, log-likelihood {d['log_likelihood']:.4f}>")
+
+
+_kalman = wrap(_infer.kalman, "blr.infer.kalman")
+_structural = wrap(_infer.structural, "blr.infer.structural")
+
+
+def kalman(y, transition, observation, state_noise, obs_noise, init_mean, init_cov, smooth=True,
+           states=None, **unknown):
+    """The Kalman filter and RTS smoother (the BLR's conjugate Gaussian updates, §5.1) of the
+    linear-Gaussian model x_t = A x_{t-1} + N(0, Q), y_t = C x_t + N(0, R), x_1 ~ N(m_1, P_1)
+    over the rows of y (T x p; a NaN row is missing, an infinite value raises blr.Error naming
+    its row); ``states`` names the states. Returns a ``KalmanResult``."""
+    if unknown:  # a misspelled keyword: the C++ signature's sentence, with "did you mean"
+        _kalman(y, transition, observation, state_noise, obs_noise, init_mean, init_cov, **unknown)
+    return KalmanResult(_kalman(y, transition, observation, state_noise, obs_noise, init_mean,
+                                init_cov, smooth, states))
+
+
+def structural(y, model="local-level", obs_var=None, state_var=None, slope_var=None,
+               init_mean=None, init_var=None, fit=False, max_evaluations=4000, **unknown):
+    """A structural time-series model of the series ``y`` (1-D; NaN: missing), what ``blr infer
+    kalman --model`` runs: ``model`` "local-level" (y_t = mu_t + N(0, obs_var), mu_{t+1} = mu_t +
+    N(0, state_var)) or "local-linear-trend" (a slope with variance ``slope_var``). The variances
+    are given, or with ``fit=True`` fitted by maximum likelihood (Nelder–Mead on log variances,
+    started from the given ones; a fit that stops at ``max_evaluations`` raises blr.Error). The
+    initial level defaults to the first observation and its variance to 1e7 (a diffuse start),
+    as ``assumptions`` says. Returns a ``KalmanResult`` (with the variances in ``r["obs_var"]``,
+    ...)."""
+    if unknown:  # a misspelled keyword: the C++ signature's sentence, with "did you mean"
+        _structural(y, **unknown)
+    import numpy as np
+    y = np.asarray(y, dtype=float)
+    if y.ndim == 1:
+        y = y.reshape(-1, 1)
+    return KalmanResult(_structural(y, model, obs_var, state_var, slope_var, init_mean, init_var,
+                                    fit, max_evaluations))
+
+
 gmm = wrap(_infer.gmm, "blr.infer.gmm")
 merge = wrap(_infer.merge, "blr.infer.merge")
 gp_regression = wrap(_infer.gp_regression, "blr.infer.gp_regression")
 gp_classification = wrap(_infer.gp_classification, "blr.infer.gp_classification")
 
-__all__ = ["methods", "glm", "GlmResult", "Summary", "conjugate", "ConjugateResult", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]
+__all__ = ["methods", "glm", "GlmResult", "Summary", "conjugate", "ConjugateResult", "KalmanResult", "structural", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]

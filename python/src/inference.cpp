@@ -33,6 +33,7 @@
 #include "blr/inference/gmm.hpp"
 #include "blr/inference/gp_fit.hpp"
 #include "blr/inference/kalman.hpp"
+#include "blr/inference/kalman_summary.hpp"
 #include "blr/inference/merge.hpp"
 #include "blr/inference/methods.hpp"
 #include "blr/inference/sensitivity.hpp"
@@ -47,13 +48,10 @@ using ::blr::inference::EmOptions;
 using ::blr::inference::EmResult;
 using ::blr::inference::GlmFit;
 using ::blr::inference::GlmFitRequest;
-using ::blr::inference::KalmanResult;
 using ::blr::inference::Likelihood;
 using ::blr::inference::Sensitivity;
 using ::blr::inference::StateSpaceModel;
 using ::blr::inference::em;
-using ::blr::inference::kalman_filter;
-using ::blr::inference::kalman_smooth;
 using ::blr::inference::merge_natural;
 
 /// blr.infer.glm's result: the library's posterior summary (inference/glm_summary.hpp) and the
@@ -218,30 +216,102 @@ py::dict glm_predict(const PyGlmResult& r, const Matrix& x, double level,
   return out;
 }
 
-py::dict kalman(const Matrix& y, const Matrix& transition, const Matrix& observation,
-                const Matrix& state_noise, const Matrix& obs_noise, const Vector& init_mean,
-                const Matrix& init_cov, bool smooth) {
-  StateSpaceModel model{transition, observation, state_noise, obs_noise, init_mean, init_cov};
-  model.validate();
-  check(y.cols() == model.obs_dim(),
-        fmt::format("y has {} columns but the observation matrix has {} rows; they must match.",
-                    y.cols(), model.obs_dim()));
-  KalmanResult r;
-  {
-    py::gil_scoped_release release;
-    r = kalman_filter(model, y);
-    if (smooth) kalman_smooth(model, y, r);
-  }
+/// A state-space posterior (inference/kalman_summary.hpp) and, for a structural model, how it
+/// was built.
+struct PyKalmanResult {
+  ::blr::inference::KalmanSummary summary;
+  bool smooth = true;
+  std::optional<::blr::inference::StructuralModel> structural;
+};
+
+py::dict kalman_dict(const PyKalmanResult& k) {
+  const auto& r = k.summary.result();
   py::dict out;
   out["filtered_mean"] = r.filtered_mean;
   out["filtered_cov"] = r.filtered_cov;
   out["predicted_mean"] = r.predicted_mean;
   out["predicted_cov"] = r.predicted_cov;
-  if (smooth) {
+  if (k.smooth) {
     out["smoothed_mean"] = r.smoothed_mean;
     out["smoothed_cov"] = r.smoothed_cov;
   }
   out["log_likelihood"] = r.log_likelihood;
+  out["states"] = k.summary.states();
+  out["observed_steps"] = k.summary.observed_steps();
+  if (k.structural) {
+    const auto& s = *k.structural;
+    out["model"] = s.trend ? "local-linear-trend" : "local-level";
+    out["obs_var"] = s.obs_var;
+    out["state_var"] = s.state_var;
+    if (s.trend) out["slope_var"] = s.slope_var;
+    out["init_mean"] = s.init_mean;
+    out["init_var"] = s.init_var;
+    out["assumptions"] = s.assumptions;
+    out["converged"] = s.fit ? s.fit->converged : true;
+    out["iterations"] = s.fit ? s.fit->evaluations : 1;
+  }
+  return out;
+}
+
+PyKalmanResult kalman(const Matrix& y, const Matrix& transition, const Matrix& observation,
+                      const Matrix& state_noise, const Matrix& obs_noise, const Vector& init_mean,
+                      const Matrix& init_cov, bool smooth,
+                      const std::optional<std::vector<std::string>>& states) {
+  StateSpaceModel model{transition, observation, state_noise, obs_noise, init_mean, init_cov};
+  model.validate();
+  check(y.cols() == model.obs_dim(),
+        fmt::format("y has {} columns but the observation matrix has {} rows; they must match.",
+                    y.cols(), model.obs_dim()));
+  py::gil_scoped_release release;
+  return {::blr::inference::KalmanSummary(std::move(model), y,
+                                          states.value_or(std::vector<std::string>{})),
+          smooth, std::nullopt};
+}
+
+PyKalmanResult structural(const Matrix& y, const std::string& kind,
+                          std::optional<double> obs_var, std::optional<double> state_var,
+                          std::optional<double> slope_var, std::optional<double> init_mean,
+                          std::optional<double> init_var, bool fit, int max_evaluations) {
+  ::blr::inference::StructuralModelRequest request{kind,      obs_var,  state_var, slope_var,
+                                                   init_mean, init_var, fit,       {}};
+  request.nelder_mead.max_evaluations = max_evaluations;
+  request.nelder_mead.validate();
+  std::optional<::blr::inference::StructuralModel> s;
+  {
+    py::gil_scoped_release release;
+    s = ::blr::inference::structural_model(request, y);
+  }
+  if (s->fit) {
+    require_converged(s->fit->converged, "Maximum likelihood by Nelder–Mead", s->fit->evaluations,
+                      max_evaluations, "evaluations",
+                      "raise max_evaluations or give obs_var and state_var");
+  }
+  py::gil_scoped_release release;
+  return {::blr::inference::KalmanSummary(s->model, y, s->states), true, std::move(s)};
+}
+
+py::dict kalman_forecast(const PyKalmanResult& k, Index steps, double level) {
+  const auto f = k.summary.forecast(steps, level);
+  py::dict out;
+  out["mean"] = f.mean;
+  out["sd"] = f.sd;
+  out["lower"] = f.lower;
+  out["upper"] = f.upper;
+  out["level"] = level;
+  return out;
+}
+
+py::dict kalman_bands(const PyKalmanResult& k, Index state, double level, bool smoothed) {
+  check(smoothed ? k.smooth : true,
+        "This result was run with smooth=False; it has no smoothed marginals.");
+  const auto b = smoothed ? k.summary.smoothed(state, level) : k.summary.filtered(state, level);
+  py::dict out;
+  out["state"] = b.state;
+  out["mean"] = b.mean;
+  out["sd"] = b.sd;
+  out["lower"] = b.lower;
+  out["upper"] = b.upper;
+  out["level"] = level;
   return out;
 }
 
@@ -479,11 +549,27 @@ void bind_inference(py::module_& m) {
   inf.def(
       "_methods_json", [] { return ::blr::inference::inference_methods_json().dump(); },
       "The registry of inference methods (inference/methods.hpp) as JSON text.");
+  py::class_<PyKalmanResult>(
+      inf, "_KalmanResult", "The C++ side of blr.infer.KalmanResult (inference/kalman_summary.hpp).")
+      .def("to_dict", &kalman_dict)
+      .def(
+          "table", [](const PyKalmanResult& r, double level) { return r.summary.table(level); },
+          py::arg("level") = 0.95)
+      .def("forecast", &kalman_forecast, py::arg("steps"), py::arg("level") = 0.95)
+      .def("bands", &kalman_bands, py::arg("state") = 0, py::arg("level") = 0.95,
+           py::arg("smoothed") = true);
   inf.def("kalman", &kalman, py::arg("y"), py::arg("transition"), py::arg("observation"),
           py::arg("state_noise"), py::arg("obs_noise"), py::arg("init_mean"), py::arg("init_cov"),
-          py::arg("smooth") = true,
+          py::arg("smooth") = true, py::arg("states") = py::none(),
           "Kalman filter (and RTS smoother) over the rows of y (T x p; NaN rows are missing, an "
           "infinite value raises blr.Error naming its row); row t of a *_cov matrix is vec(P_t).");
+  inf.def("structural", &structural, py::arg("y"), py::arg("model") = "local-level",
+          py::arg("obs_var") = py::none(), py::arg("state_var") = py::none(),
+          py::arg("slope_var") = py::none(), py::arg("init_mean") = py::none(),
+          py::arg("init_var") = py::none(), py::arg("fit") = false,
+          py::arg("max_evaluations") = ::blr::inference::NelderMeadOptions{}.max_evaluations,
+          "A local-level or local-linear-trend model of the series y (T x 1), its variances "
+          "given or fitted by maximum likelihood, filtered and smoothed.");
   py::class_<PyConjugateResult>(
       inf, "_ConjugateResult",
       "The C++ side of blr.infer.ConjugateResult (inference/conjugate_summary.hpp).")

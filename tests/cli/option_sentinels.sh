@@ -62,7 +62,7 @@ expect_fail max-iterations-0 "--max-iterations: it must be at least 1; got 0" \
   "${faithful[@]}" --max-iterations 0
 refused init-mean-nan "Option '--init-mean' must be finite; got nan." \
   "${nile[@]}" --obs-var 15000 --state-var 1400 --init-mean nan
-refused obs-var-nan-fit "Option 'obs-var' must be a positive finite number; got nan." \
+refused obs-var-nan-fit "Option '--obs-var' must be a positive finite number; got nan." \
   "${nile[@]}" --fit --obs-var nan
 refused state-var-0-fit "Option '--state-var' is where --fit starts, on log variances, and must be positive; got 0." \
   "${nile[@]}" --fit --state-var 0

@@ -81,9 +81,11 @@ std::vector<InferenceMethod> make_registry() {
       {"kalman", "exact",
        "a linear-Gaussian state-space model's filtered and smoothed states and log-likelihood",
        "the Kalman filter and RTS smoother as conjugate BLR updates (§5.1)",
-       "kalman_filter, kalman_smooth (kalman.hpp)", "blr infer kalman",
+       "KalmanSummary, structural_model (kalman_summary.hpp) over kalman_filter, kalman_smooth "
+       "(kalman.hpp)",
+       "blr infer kalman",
        "blr.infer.kalman(y, transition, observation, state_noise, obs_noise, init_mean, "
-       "init_cov)",
+       "init_cov), blr.infer.structural(y, model, obs_var, state_var, fit)",
        nullptr},
       {"conjugate", "exact",
        "a conjugate exponential-family posterior (Beta–Bernoulli, Gamma–Poisson, "
