@@ -4,7 +4,7 @@
 //            option, iteration cap and the sensitivities;
 //   kalman → StateSpaceModel::validate, kalman_filter, kalman_smooth, KalmanSummary;
 //   structural → structural_model (given or fitted variances) and its summary;
-//   gmm    → EmOptions::validate, em, require_converged;
+//   gmm    → EmOptions::validate, fit_mixture (em), require_converged, MixtureSummary;
 //   merge  → GaussianFull's natural parameters, merge_natural, GaussianFull::from_natural;
 //   conjugate → fit_conjugate and its summary (conjugate_summary.hpp): every likelihood, method
 //            and prior length, class counts and iteration caps.
@@ -33,6 +33,7 @@
 #include "blr/inference/kalman.hpp"
 #include "blr/inference/kalman_summary.hpp"
 #include "blr/inference/merge.hpp"
+#include "blr/inference/mixture_summary.hpp"
 #include "fuzz_check.hpp"
 
 namespace {
@@ -204,18 +205,31 @@ void gmm(Bytes& in) {
   options.max_iterations = in.pick(120) - 5;
   options.reg_covar = in.flag() ? in.number() : 1e-6;
   options.seed = in.u8();
-  blr::inference::EmResult r;
+  // The binding (python/src/inference.cpp): the options' table, then fit_mixture
+  // (mixture_summary.hpp), which runs em.
+  blr::inference::MixtureRequest request;
+  request.em = options;
+  std::optional<blr::inference::MixtureSummary> s;
   if (!accepted([&] {
         options.validate();
-        r = blr::inference::em(x, options);
-        blr::require_converged(r.converged, "EM", r.iterations, options.max_iterations,
+        s.emplace(blr::inference::fit_mixture(x, request));
+        blr::require_converged(s->converged(), "EM", s->iterations(), options.max_iterations,
                                "iterations", "raise max_iterations");
       }))
     return;
-  require(finite(r.mixture.weights) && finite(r.mixture.means),
-          "gmm: the mixture is not finite");
-  require(std::abs(r.mixture.weights.sum() - 1.0) < 1e-9, "gmm: the weights do not sum to one");
-  require(std::isfinite(r.log_likelihood), "gmm: the log-likelihood is not finite");
+  const auto& g = s->mixture();
+  require(finite(g.weights) && finite(g.means), "gmm: the mixture is not finite");
+  require(std::abs(g.weights.sum() - 1.0) < 1e-9, "gmm: the weights do not sum to one");
+  require(std::isfinite(s->log_likelihood()), "gmm: the log-likelihood is not finite");
+  // New rows, read after the bytes above so that the corpus keeps its meaning.
+  const Matrix rows = in.matrix(1 + in.pick(4), in.flag() ? d : d + 1);
+  accepted([&] {
+    s->predict_proba(rows);
+    s->predict(rows);
+    s->log_density(rows);
+    s->table();
+    s->to_json();
+  });
 }
 
 void merge(Bytes& in) {

@@ -13,7 +13,9 @@
   model="local-level"|"local-linear-trend", obs_var, state_var, fit=False)`` the structural models
   of ``blr infer kalman``, variances given or fitted by maximum likelihood. Both return a
   ``KalmanResult`` (``summary()``, ``interval(level)``, ``forecast(steps)``, dict-style access).
-* ``gmm(x, components, covariance)``: a Gaussian mixture by EM (the BLR with a mixture family).
+* ``gmm(x, components, covariance, method="em"|"vmp"|"svi")``: a Gaussian mixture by EM (the BLR
+  with a mixture family) or a Bayesian mixture's mean-field posterior; returns a
+  ``MixtureResult`` (``summary()``, ``predict(x)``, ``predict_proba(x)``, dict-style access).
 * ``gp_regression(x, y, kernel="rbf", ard=False, ...)`` and ``gp_classification(x, y, kernel,
   ard, method="laplace"|"cvi", ...)``: Gaussian processes with kernel expressions (sums of
   products of rbf, matern32, matern52, linear, white and constant; ARD length-scales), the
@@ -388,9 +390,74 @@ def structural(y, model="local-level", obs_var=None, state_var=None, slope_var=N
                                     fit, max_evaluations))
 
 
-gmm = wrap(_infer.gmm, "blr.infer.gmm")
+class MixtureResult:
+    """A Gaussian-mixture fit (inference/mixture_summary.hpp, what ``blr infer gmm`` prints and
+    writes):
+
+    * ``summary(columns=None)``: the method, n, the free parameters, iterations, convergence,
+      the log-likelihood (EM: AIC and BIC, as scikit-learn's GaussianMixture.aic/.bic; VMP/SVI:
+      the ELBO) and each component's weight, means and sds, as text;
+    * ``predict(x)``: each row's most probable component; ``predict_proba(x)``: the
+      responsibilities π_k N(x | μ_k, Σ_k) / Σ_j π_j N(x | μ_j, Σ_j); ``log_density(x)``;
+    * ``to_dict()``: weights, means (K, D), covariances, the training rows' responsibilities,
+      log_likelihood, iterations, converged, observations, parameters, aic and bic (EM) or elbo;
+      ``r[key]``, ``key in r`` and ``keys()`` read it.
+    """
+
+    def __init__(self, result):
+        self._result = result
+        self._dict = result.to_dict()
+
+    def to_dict(self):
+        return dict(self._dict)
+
+    def summary(self, columns=None):
+        return Summary(call(self._result.table, "MixtureResult.summary", list(columns or [])))
+
+    def predict(self, x):
+        import numpy as np
+        return np.asarray(call(self._result.predict, "MixtureResult.predict", x))
+
+    def predict_proba(self, x):
+        return call(self._result.predict_proba, "MixtureResult.predict_proba", x)
+
+    def log_density(self, x):
+        return call(self._result.log_density, "MixtureResult.log_density", x)
+
+    def __getitem__(self, key):
+        return self._dict[key]
+
+    def __contains__(self, key):
+        return key in self._dict
+
+    def keys(self):
+        return self._dict.keys()
+
+    def __repr__(self):
+        d = self._dict
+        return (f"<blr.infer.MixtureResult: {len(d['weights'])} components by {d['method']}, "
+                f"n = {d['observations']}, log-likelihood {d['log_likelihood']:.4f}>")
+
+
+_gmm = wrap(_infer.gmm, "blr.infer.gmm")
+
+
+def gmm(x, components=2, covariance="full", max_iterations=1000, reg_covar=1e-6, seed=0,
+        method="em", tolerance=None, alpha0=None, batch_size=10, iterations=2000, **unknown):
+    """A Gaussian mixture of the rows of x, what ``blr infer gmm`` fits: ``method`` "em" (the
+    maximum-likelihood mixture by EM, the BLR with a mixture family; k-means++ start from
+    ``seed``; ``covariance`` "full" or "diag"), "vmp" (the mean-field posterior of a Bayesian
+    mixture, Dirichlet(``alpha0``, default 1/K) weights and Normal–Wishart components) or "svi"
+    (the same from ``iterations`` minibatches of ``batch_size``). A run that stops at
+    ``max_iterations`` unconverged raises blr.Error. Returns a ``MixtureResult``."""
+    if unknown:  # a misspelled keyword: the C++ signature's sentence, with "did you mean"
+        _gmm(x, **unknown)
+    return MixtureResult(_gmm(x, components, covariance, max_iterations, reg_covar, seed, method,
+                              tolerance, alpha0, batch_size, iterations))
+
+
 merge = wrap(_infer.merge, "blr.infer.merge")
 gp_regression = wrap(_infer.gp_regression, "blr.infer.gp_regression")
 gp_classification = wrap(_infer.gp_classification, "blr.infer.gp_classification")
 
-__all__ = ["methods", "glm", "GlmResult", "Summary", "conjugate", "ConjugateResult", "KalmanResult", "structural", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]
+__all__ = ["methods", "glm", "GlmResult", "Summary", "conjugate", "ConjugateResult", "KalmanResult", "structural", "MixtureResult", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]

@@ -35,6 +35,7 @@
 #include "blr/inference/kalman.hpp"
 #include "blr/inference/kalman_summary.hpp"
 #include "blr/inference/merge.hpp"
+#include "blr/inference/mixture_summary.hpp"
 #include "blr/inference/methods.hpp"
 #include "blr/inference/sensitivity.hpp"
 
@@ -45,13 +46,11 @@ namespace {
 // Named one by one, not `using namespace`: in a unity build the names would reach the next files.
 using ::blr::inference::CovarianceType;
 using ::blr::inference::EmOptions;
-using ::blr::inference::EmResult;
 using ::blr::inference::GlmFit;
 using ::blr::inference::GlmFitRequest;
 using ::blr::inference::Likelihood;
 using ::blr::inference::Sensitivity;
 using ::blr::inference::StateSpaceModel;
-using ::blr::inference::em;
 using ::blr::inference::merge_natural;
 
 /// blr.infer.glm's result: the library's posterior summary (inference/glm_summary.hpp) and the
@@ -355,9 +354,18 @@ PyConjugateResult fit_conjugate_model(const Vector& y, const std::string& likeli
   return out;
 }
 
-py::dict gmm(const Matrix& x, int components, const std::string& covariance, int max_iterations,
-             double reg_covar, uint64_t seed) {
-  EmOptions options;
+/// A Gaussian-mixture fit (inference/mixture_summary.hpp).
+struct PyMixtureResult {
+  ::blr::inference::MixtureSummary summary;
+};
+
+PyMixtureResult gmm(const Matrix& x, int components, const std::string& covariance,
+                    int max_iterations, double reg_covar, uint64_t seed, const std::string& method,
+                    std::optional<double> tolerance, std::optional<double> alpha0, int batch_size,
+                    int iterations) {
+  ::blr::inference::MixtureRequest request;
+  request.method = method;
+  EmOptions& options = request.em;
   options.components = components;
   check(covariance == "full" || covariance == "diag",
         fmt::format("Option 'covariance' must be one of full, diag; got '{}'.", covariance));
@@ -365,21 +373,48 @@ py::dict gmm(const Matrix& x, int components, const std::string& covariance, int
   options.max_iterations = max_iterations;
   options.reg_covar = reg_covar;
   options.seed = seed;
-  EmResult r;
+  if (tolerance) options.tolerance = *tolerance;
+  if (alpha0) request.prior.alpha0 = *alpha0;
+  request.vmp.max_iterations = max_iterations;
+  if (tolerance) request.vmp.tolerance = *tolerance;
+  request.svi.batch_size = batch_size;
+  request.svi.iterations = iterations;
+  request.svi.seed = seed;
+  // Each method's table first, so that a range names the keyword as the table spells it.
+  if (method == "em") options.validate();
+  if (method == "vmp") request.vmp.validate();
+  if (method == "svi") request.svi.validate();
+  std::optional<::blr::inference::MixtureSummary> s;
   {
     py::gil_scoped_release release;
-    r = em(x, options);
+    s = ::blr::inference::fit_mixture(x, request);
   }
-  require_converged(r.converged, "EM", r.iterations, options.max_iterations, "iterations",
-                    "raise max_iterations");
+  if (method != "svi") {
+    require_converged(s->converged(), method == "em" ? "EM" : "VMP", s->iterations(),
+                      max_iterations, "iterations", "raise max_iterations");
+  }
+  return {std::move(*s)};
+}
+
+py::dict gmm_dict(const PyMixtureResult& r) {
+  const auto& s = r.summary;
   py::dict out;
-  out["weights"] = r.mixture.weights;
-  out["means"] = r.mixture.means;
-  out["covariances"] = r.mixture.covariances;
-  out["responsibilities"] = r.responsibilities;
-  out["log_likelihood"] = r.log_likelihood;
-  out["iterations"] = r.iterations;
-  out["converged"] = r.converged;
+  out["method"] = s.method();
+  out["weights"] = s.mixture().weights;
+  out["means"] = s.mixture().means;
+  out["covariances"] = s.mixture().covariances;
+  out["responsibilities"] = s.responsibilities();
+  out["log_likelihood"] = s.log_likelihood();
+  out["iterations"] = s.iterations();
+  out["converged"] = s.converged();
+  out["observations"] = s.observations();
+  out["parameters"] = s.parameters();
+  if (s.method() == "em") {
+    out["aic"] = s.aic();
+    out["bic"] = s.bic();
+  } else {
+    out["elbo"] = *s.elbo();
+  }
   return out;
 }
 
@@ -590,10 +625,31 @@ void bind_inference(py::module_& m) {
           py::arg("seed") = 0,
           "A conjugate posterior (the C++ behind blr.infer.conjugate, which wraps it in "
           "ConjugateResult).");
+  py::class_<PyMixtureResult>(
+      inf, "_MixtureResult",
+      "The C++ side of blr.infer.MixtureResult (inference/mixture_summary.hpp).")
+      .def("to_dict", &gmm_dict)
+      .def(
+          "table",
+          [](const PyMixtureResult& r, const std::vector<std::string>& columns) {
+            return r.summary.table(columns);
+          },
+          py::arg("columns") = std::vector<std::string>{})
+      .def("predict_proba",
+           [](const PyMixtureResult& r, const Matrix& x) { return r.summary.predict_proba(x); })
+      .def("predict",
+           [](const PyMixtureResult& r, const Matrix& x) { return r.summary.predict(x); })
+      .def("log_density",
+           [](const PyMixtureResult& r, const Matrix& x) { return r.summary.log_density(x); });
   inf.def("gmm", &gmm, py::arg("x"), py::arg("components") = 2, py::arg("covariance") = "full",
           py::arg("max_iterations") = 1000, py::arg("reg_covar") = 1e-6, py::arg("seed") = 0,
-          "Gaussian mixture by EM (the BLR with a mixture family; k-means++ start); a run that stops "
-          "at max_iterations unconverged raises blr.Error.");
+          py::arg("method") = "em", py::arg("tolerance") = py::none(),
+          py::arg("alpha0") = py::none(),
+          py::arg("batch_size") = ::blr::inference::SviOptions{}.batch_size,
+          py::arg("iterations") = ::blr::inference::SviOptions{}.iterations,
+          "Gaussian mixture by EM (the BLR with a mixture family; k-means++ start), or the "
+          "Bayesian mixture's mean-field posterior by VMP or SVI; a run that stops at "
+          "max_iterations unconverged raises blr.Error.");
   inf.def("gp_regression", &gp_regression, py::arg("x"), py::arg("y"), py::arg("kernel") = "rbf",
           py::arg("ard") = false, py::arg("lengthscale") = 1.0, py::arg("variance") = 1.0,
           py::arg("noise_variance") = 1.0, py::arg("learn") = true, py::arg("x_new") = py::none(),
