@@ -232,14 +232,6 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
 nlohmann::json run_regression(const Options& o, PredictionTable* predictions);
 /// The kernel of --kernel, --lengthscale, --variance and --ard over `columns` features.
 inference::Kernel kernel_of(const Options& o, Index columns);
-/// The kernel's hyperparameters by name (Kernel::parameter_names), for the JSON; a single base
-/// kernel also as "lengthscale" and "variance".
-nlohmann::json kernel_json(const inference::Kernel& kernel);
-/// Writes kernel_json as "kernel_parameters", and a single stationary kernel's ℓ and σ² as
-/// "lengthscale" and "variance" (the keys of single-kernel runs).
-void put_kernel(nlohmann::json& j, const inference::Kernel& kernel);
-/// The JSON of a hyperparameter search from `start` (infer_gpr.cpp).
-nlohmann::json search_json(const inference::Kernel& start, const inference::GpLearned& h);
 /// A GP plot's frame: the training data, names and the grid (one input: 200 points; two: 80×80).
 GpPlot gp_plot_frame(const Supervised& s, const Options& o, bool classification);
 /// The grid's inputs as rows (one input: n×1; two: row r·nx + c is (grid_x[c], grid_y[r])).

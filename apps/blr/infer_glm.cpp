@@ -22,6 +22,7 @@
 #include "blr/inference/glm_summary.hpp"
 #include "blr/inference/waic.hpp"
 #include "blr/inference/gp_fit.hpp"
+#include "blr/inference/gp_summary.hpp"
 #include "blr/inference/kernels.hpp"
 #include "checked_result.hpp"
 #include "infer_common.hpp"
@@ -497,13 +498,6 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions, InferPlot
   if (o.tolerance > 0) lo.tolerance = o.tolerance;
   lo.validate();
   const bool laplace = method == "laplace";
-  nlohmann::json j{{"method", method},
-                   {"family", "gaussian-full"},
-                   {"kernel", kernel.expression()},
-                   {"ard", o.ard},
-                   {"features", s.names},
-                   {"learned_hyperparameters", o.learn_hyperparameters}};
-  if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
   fmt::print("blr infer gpc — {}, full Gaussian over {} latent values; kernel {}\n",
              laplace ? "Laplace (GPML Alg. 3.1)" : "CVI", s.x_train.rows(), kernel.expression());
   inference::GpLearnOptions learn;
@@ -523,36 +517,34 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions, InferPlot
         laplace ? "log marginal likelihood" : "ELBO", kernel.describe(), h.initial_value,
         h.iterations, h.evaluations, h.gradient.cwiseAbs().maxCoeff(), h.converged ? "yes" : "no");
     if (!h.converged) fmt::print("note: {}\n", h.stop);
-    j["hyperparameter_search"] = search_json(kernel, h);
   }
   fmt::print("{}\n", fit.kernel.describe());
-  put_kernel(j, fit.kernel);
   if (laplace) {
     require_converged(fit.converged, "Newton's method to the GP's Laplace mode", fit.iterations,
                       lo.max_iterations, "iterations", kRaiseCap);
     fmt::print("{} Newton iterations, converged: {}; log marginal likelihood {:.9g}\n",
                fit.iterations, fit.converged ? "yes" : "no", fit.objective);
-    j.update({{"log_marginal_likelihood", fit.objective},
-              {"iterations", fit.iterations},
-              {"converged", fit.converged}});
   } else {
     require_converged(fit.converged, "CVI", fit.iterations, co.max_iterations, "iterations",
                       kRaiseCap);
     fmt::print("{} iterations, converged: {}; ELBO {:.9g} ({} Gauss–Hermite nodes)\n",
                fit.iterations, fit.converged ? "yes" : "no", fit.objective, co.quadrature_nodes);
-    j.update({{"elbo", fit.objective}, {"iterations", fit.iterations}, {"converged", fit.converged}});
   }
   const Vector& gradient = fit.gradient;
   fmt::print("its gradient in the log hyperparameters ({}): ({:.6g})\n",
              fmt::join(fit.kernel.parameter_names(), ", "),
              fmt::join(gradient.data(), gradient.data() + gradient.size(), ", "));
-  j["hyperparameter_gradient"] = to_json(gradient);
-  const auto latent = fit.fitted();
-  const Vector& mean = latent.mean;
-  const Vector sd = latent.variance.cwiseMax(0.0).cwiseSqrt();
+  const inference::GpSummary summary(fit, kernel);
+  const auto latent = summary.latent(o.level);
   fmt::print("latent f at the training inputs: mean in [{:.4g}, {:.4g}], sd in [{:.4g}, {:.4g}]\n",
-             mean.minCoeff(), mean.maxCoeff(), sd.minCoeff(), sd.maxCoeff());
-  Marginals::gaussian(mean, sd, o.level).to(j);
+             latent.mean.minCoeff(), latent.mean.maxCoeff(), latent.sd.minCoeff(),
+             latent.sd.maxCoeff());
+  nlohmann::json j = summary.to_json(o.level);
+  j.update({{"family", "gaussian-full"},
+            {"ard", o.ard},
+            {"features", s.names},
+            {"learned_hyperparameters", o.learn_hyperparameters}});
+  if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
   if (plots != nullptr) {
     if (s.x_train.cols() <= 2) {
       GpPlot p = gp_plot_frame(s, o, true);
@@ -585,19 +577,13 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions, InferPlot
     }
   }
   if (s.has_test) {
-    const auto [tm, tv] = fit.predict(s.x_test);
-    const auto p =
-        inference::predict_latent(Likelihood::logistic, tm, tv, s.y_test, predictive_options(o));
-    const auto t = inference::test_metrics(Likelihood::logistic, p, s.y_test);
+    const auto t = summary.score(s.x_test, s.y_test, predictive_options(o));
     print_test(Likelihood::logistic, t, o.test);
     j["test"] = test_json(Likelihood::logistic, t);
   }
   if (s.has_predict) {
-    const auto [pm, pv] = fit.predict(s.x_predict);
-    const auto p =
-        inference::predict_latent(Likelihood::logistic, pm, pv, Vector(), predictive_options(o));
-    *predictions = prediction_table(Likelihood::logistic, Vector::Ones(1), pm, pv, p.mean, 0.0,
-                                    o.level, s.predict_lines, s.classes);
+    *predictions = with_lines(summary.predict(s.x_predict, o.level, predictive_options(o)),
+                              Likelihood::logistic, s.predict_lines, s.classes);
     j["predict"] = report_predictions(o, Likelihood::logistic, *predictions, s.classes);
   }
   return j;

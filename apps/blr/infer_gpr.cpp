@@ -12,6 +12,7 @@
 #include "blr/core/error.hpp"
 #include "blr/inference/glm.hpp"
 #include "blr/inference/gp_fit.hpp"
+#include "blr/inference/gp_summary.hpp"
 #include "blr/inference/kernels.hpp"
 #include "infer_common.hpp"
 
@@ -36,36 +37,6 @@ inference::Kernel kernel_of(const Options& o, Index columns) {
   if (o.ard) kernel = kernel.with_ard(columns);
   kernel.validate();
   return kernel;
-}
-
-nlohmann::json kernel_json(const inference::Kernel& kernel) {
-  nlohmann::json j = nlohmann::json::object();
-  const auto names = kernel.parameter_names();
-  const Vector values = kernel.parameters();
-  for (size_t i = 0; i < names.size(); ++i) j[names[i]] = values[static_cast<Index>(i)];
-  return j;
-}
-
-nlohmann::json search_json(const inference::Kernel& start, const inference::GpLearned& h) {
-  nlohmann::json j = {{"initial_kernel", kernel_json(start)},
-                      {"initial_objective", h.initial_value},
-                      {"iterations", h.iterations},
-                      {"evaluations", h.evaluations},
-                      {"gradient", to_json(h.gradient)},
-                      {"converged", h.converged}};
-  if (start.is_single() && inference::is_stationary(start.kind())) {
-    j["initial_lengthscale"] = start.lengthscale();
-    j["initial_variance"] = start.variance();
-  }
-  return j;
-}
-
-void put_kernel(nlohmann::json& j, const inference::Kernel& kernel) {
-  if (kernel.is_single() && inference::is_stationary(kernel.kind())) {
-    j["lengthscale"] = kernel.lengthscale();
-    j["variance"] = kernel.variance();
-  }
-  j["kernel_parameters"] = kernel_json(kernel);
 }
 
 namespace {
@@ -109,7 +80,7 @@ Matrix gp_plot_inputs(const GpPlot& p) {
 }
 
 nlohmann::json run_gpr(const Options& o, PredictionTable* predictions, InferPlots* plots) {
-  const std::string method = resolve_method(o, {"exact"});
+  resolve_method(o, {"exact"});
   check(parse_family(o.family) == 0,
         "Model 'gpr' has an exact Gaussian posterior; --family does not apply.");
   check(!o.noise_precision,
@@ -124,13 +95,6 @@ nlohmann::json run_gpr(const Options& o, PredictionTable* predictions, InferPlot
       "blr infer gpr — exact GP regression (GPML Alg. 2.1) on {} ({} rows); kernel {}; the GP "
       "models y − {:.6g} (the training mean)\n",
       o.train, s.x_train.rows(), kernel.expression(), y_mean);
-  nlohmann::json j{{"method", method},
-                   {"kernel", kernel.expression()},
-                   {"ard", o.ard},
-                   {"features", s.names},
-                   {"y_mean", y_mean},
-                   {"learned_hyperparameters", o.learn_hyperparameters}};
-  if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
   const auto fit = inference::fit_gp_regression(s.x_train, s.y_train, kernel, o.noise_variance,
                                                 o.learn_hyperparameters);
   if (fit.search) {
@@ -145,27 +109,23 @@ nlohmann::json run_gpr(const Options& o, PredictionTable* predictions, InferPlot
         kernel.describe(), o.noise_variance, h.initial_value, h.iterations, h.evaluations,
         h.gradient.cwiseAbs().maxCoeff(), h.converged ? "yes" : "no");
     if (!h.converged) fmt::print("note: {}\n", h.stop);
-    j["hyperparameter_search"] = search_json(kernel, h);
-    j["hyperparameter_search"]["initial_noise_variance"] = o.noise_variance;
   }
+  const inference::GpSummary summary(fit, kernel, o.noise_variance);
   fmt::print("{}, σₙ² = {:.6g}\n", fit.kernel.describe(), fit.noise_variance);
   fmt::print("log marginal likelihood {:.9g}\n", fit.log_marginal_likelihood);
   fmt::print("its gradient in the log hyperparameters ({}, noise_variance): ({:.6g})\n",
              fmt::join(fit.kernel.parameter_names(), ", "),
              fmt::join(fit.gradient.data(), fit.gradient.data() + fit.gradient.size(), ", "));
-  const auto latent = fit.fitted();
-  const Vector& mean = latent.mean;
-  const Vector sd = latent.variance.cwiseSqrt();
+  const auto latent = summary.latent(o.level);
   fmt::print("latent f at the training inputs: mean in [{:.6g}, {:.6g}], sd in [{:.4g}, {:.4g}]\n",
-             mean.minCoeff(), mean.maxCoeff(), sd.minCoeff(), sd.maxCoeff());
-  put_kernel(j, fit.kernel);
+             latent.mean.minCoeff(), latent.mean.maxCoeff(), latent.sd.minCoeff(),
+             latent.sd.maxCoeff());
+  nlohmann::json j = summary.to_json(o.level);
+  j.update({{"ard", o.ard},
+            {"features", s.names},
+            {"learned_hyperparameters", o.learn_hyperparameters}});
+  if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
   const double noise = fit.noise_variance;
-  j.update({{"noise_variance", noise},
-            {"log_marginal_likelihood", fit.log_marginal_likelihood},
-            {"hyperparameter_gradient", to_json(fit.gradient)},
-            {"iterations", 1},
-            {"converged", true}});
-  Marginals::gaussian(mean, sd, o.level).to(j);
   if (plots != nullptr && plottable_inputs(s, "gpr")) {
     GpPlot p = gp_plot_frame(s, o, false);
     p.title = fmt::format("blr infer gpr — {}, σₙ² = {:.4g}", fit.kernel.describe(), noise);
@@ -186,17 +146,13 @@ nlohmann::json run_gpr(const Options& o, PredictionTable* predictions, InferPlot
     plots->gp = std::move(p);
   }
   if (s.has_test) {
-    const auto [tm, tv] = fit.predict(s.x_test);
-    const auto p = inference::predict_latent(inference::Likelihood::gaussian, tm, tv, s.y_test, {},
-                                             1.0 / noise);  // y* ~ N(m*, v* + σₙ²)
-    const auto t = inference::test_metrics(inference::Likelihood::gaussian, p, s.y_test);
+    const auto t = summary.score(s.x_test, s.y_test);
     fmt::print("test ({}, {} rows): NLL {:.6f}, RMSE {:.6f}\n", o.test, t.n, t.nll, t.rmse);
     j["test"] = {{"n", t.n}, {"nll", t.nll}, {"rmse", t.rmse}};
   }
   if (s.has_predict) {
-    const auto [pm, pv] = fit.predict(s.x_predict);
-    *predictions = prediction_table(inference::Likelihood::gaussian, Vector::Ones(1), pm, pv,
-                                    Vector(), noise, o.level, s.predict_lines, s.classes);
+    *predictions = with_lines(summary.predict(s.x_predict, o.level),
+                              inference::Likelihood::gaussian, s.predict_lines, s.classes);
     j["predict"] = report_predictions(o, inference::Likelihood::gaussian, *predictions, s.classes);
   }
   return j;

@@ -20,7 +20,9 @@
   ard, method="laplace"|"cvi", ...)``: Gaussian processes with kernel expressions (sums of
   products of rbf, matern32, matern52, linear, white and constant; ARD length-scales), the
   hyperparameters learned by L-BFGS on the evidence (``learn=True``), and predictions at
-  ``x_new``: what ``blr infer gpr|gpc`` runs, equal to scikit-learn's evidence on the same kernel.
+  ``x_new``: what ``blr infer gpr|gpc`` runs, equal to scikit-learn's evidence on the same kernel;
+  they return a ``GpResult`` (``summary()``, ``interval(level)``, ``predict(x)``, dict-style
+  access to the keys they always returned).
 * ``conjugate(y, likelihood, prior=None, method="exact")``: the exact posterior of a
   Beta–Bernoulli, Gamma–Poisson, Dirichlet–categorical or Normal–Gamma model (one BLR step with
   ρ = 1; VMP or SVI for the Normal–Gamma mean field), as ``blr infer conjugate``; returns a
@@ -457,7 +459,84 @@ def gmm(x, components=2, covariance="full", max_iterations=1000, reg_covar=1e-6,
 
 
 merge = wrap(_infer.merge, "blr.infer.merge")
-gp_regression = wrap(_infer.gp_regression, "blr.infer.gp_regression")
-gp_classification = wrap(_infer.gp_classification, "blr.infer.gp_classification")
+class GpResult:
+    """A Gaussian-process fit (inference/gp_summary.hpp, what ``blr infer gpr|gpc`` prints and
+    writes):
 
-__all__ = ["methods", "glm", "GlmResult", "Summary", "conjugate", "ConjugateResult", "KalmanResult", "structural", "MixtureResult", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]
+    * ``summary(level=0.95)``: the kernel with its hyperparameters, σₙ² and ȳ (regression), the
+      log marginal likelihood or the ELBO and its gradient, the hyperparameter search, and the
+      range of the latent marginals at the training inputs, as text;
+    * ``interval(level=0.95)``: an (n, 2) array of the latent f's intervals at the training
+      inputs;
+    * ``predict(x, level=0.95, predictive="quadrature")``: the predictive of new inputs, a dict of
+      columns: mean, sd, lower, upper of y* (regression, noise included), or probability, lower,
+      upper (classification: E[σ(f*)] and σ of f*'s interval);
+    * ``to_dict(level=0.95)``: every number, the JSON ``blr infer gpr|gpc --json`` writes (less
+      the file's names); ``r[key]``, ``key in r`` and ``keys()`` read the dict these functions
+      returned before they returned this (parameters, log_marginal_likelihood or elbo, gradient,
+      fitted_mean, fitted_variance and, with ``x_new``, mean, variance, predictive_variance or
+      probability).
+    """
+
+    _ARRAYS = ("mean", "sd", "lower", "upper", "hyperparameter_gradient")
+
+    def __init__(self, legacy, result):
+        self._dict = legacy
+        self._result = result
+
+    def to_dict(self, level=0.95):
+        _check_level(level, "GpResult.to_dict()")
+        import numpy as np
+        d = _json.loads(self._result.to_json_text(level))
+        for key in self._ARRAYS:
+            if key in d:
+                d[key] = np.asarray(d[key], dtype=float)
+        return d
+
+    def summary(self, level=0.95):
+        _check_level(level, "GpResult.summary()")
+        return Summary(self._result.table(level))
+
+    def interval(self, level=0.95):
+        import numpy as np
+        d = self.to_dict(level)
+        return np.column_stack([d["lower"], d["upper"]])
+
+    def predict(self, x, level=0.95, predictive="quadrature", samples=2000, seed=0,
+                quadrature_nodes=32):
+        _check_level(level, "GpResult.predict()")
+        return call(self._result.predict, "GpResult.predict", x, level, predictive, samples,
+                    seed, quadrature_nodes)
+
+    def __getitem__(self, key):
+        return self._dict[key]
+
+    def __contains__(self, key):
+        return key in self._dict
+
+    def keys(self):
+        return self._dict.keys()
+
+    def __repr__(self):
+        d = self._dict
+        objective = ("log marginal likelihood", d["log_marginal_likelihood"]) \
+            if "log_marginal_likelihood" in d else ("ELBO", d["elbo"])
+        return f"<blr.infer.GpResult: {d['kernel_description']}, {objective[0]} {objective[1]:.4f}>"
+
+
+_gp_regression = wrap(_infer.gp_regression, "blr.infer.gp_regression")
+_gp_classification = wrap(_infer.gp_classification, "blr.infer.gp_classification")
+
+
+def gp_regression(*args, **kwargs):
+    return GpResult(*_gp_regression(*args, **kwargs))
+
+
+def gp_classification(*args, **kwargs):
+    return GpResult(*_gp_classification(*args, **kwargs))
+
+
+gp_regression.__doc__ = _infer.gp_regression.__doc__ + "\nReturns a ``GpResult``."
+gp_classification.__doc__ = _infer.gp_classification.__doc__ + "\nReturns a ``GpResult``."
+
+__all__ = ["methods", "glm", "GlmResult", "Summary", "conjugate", "ConjugateResult", "KalmanResult", "structural", "MixtureResult", "GpResult", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]

@@ -32,6 +32,7 @@
 #include "blr/inference/glm_summary.hpp"
 #include "blr/inference/gmm.hpp"
 #include "blr/inference/gp_fit.hpp"
+#include "blr/inference/gp_summary.hpp"
 #include "blr/inference/kalman.hpp"
 #include "blr/inference/kalman_summary.hpp"
 #include "blr/inference/merge.hpp"
@@ -188,21 +189,21 @@ py::dict glm_dict(const PyGlmResult& r, double level) {
   return out;
 }
 
-/// The predictive table of new rows as a dict of columns (predictive_table.hpp).
-py::dict glm_predict(const PyGlmResult& r, const Matrix& x, double level,
-                     const std::string& predictive, int samples, std::uint64_t seed,
-                     int quadrature_nodes) {
+/// How a logistic probability E[σ(a*)] is computed, from the Python keywords.
+::blr::inference::PredictiveOptions predictive_options(const std::string& predictive, int samples,
+                                                       std::uint64_t seed, int quadrature_nodes) {
   ::blr::inference::PredictiveOptions options;
   options.method = ::blr::inference::parse_predictive_method(predictive);
   check(samples >= 1, fmt::format("samples must be at least 1; got {}.", samples));
   options.samples = samples;
   options.seed = seed;
   options.quadrature_nodes = quadrature_nodes;
-  ::blr::inference::PredictiveTable t;
-  {
-    py::gil_scoped_release release;
-    t = r.summary.predict(x, level, options);
-  }
+  return options;
+}
+
+/// A predictive table (predictive_table.hpp) as a dict of columns; a row that is not finite is
+/// refused in one sentence.
+py::dict table_dict(const ::blr::inference::PredictiveTable& t) {
   for (Index i = 0; i < t.values.rows(); ++i)
     for (Index j = 0; j < t.values.cols(); ++j)
       check(std::isfinite(t.values(i, j)),
@@ -213,6 +214,19 @@ py::dict glm_predict(const PyGlmResult& r, const Matrix& x, double level,
   for (std::size_t j = 0; j < t.columns.size(); ++j)
     out[py::str(t.columns[j])] = Vector(t.values.col(static_cast<Index>(j)));
   return out;
+}
+
+/// The predictive table of new rows as a dict of columns (predictive_table.hpp).
+py::dict glm_predict(const PyGlmResult& r, const Matrix& x, double level,
+                     const std::string& predictive, int samples, std::uint64_t seed,
+                     int quadrature_nodes) {
+  const auto options = predictive_options(predictive, samples, seed, quadrature_nodes);
+  ::blr::inference::PredictiveTable t;
+  {
+    py::gil_scoped_release release;
+    t = r.summary.predict(x, level, options);
+  }
+  return table_dict(t);
 }
 
 /// A state-space posterior (inference/kalman_summary.hpp) and, for a structural model, how it
@@ -474,6 +488,23 @@ py::dict merge(const Vector& prior_mean, const Matrix& prior_precision,
 }
 
 /// The kernel and, when learned, the search, as dict entries.
+/// A GP fit's summary (inference/gp_summary.hpp).
+struct PyGpResult {
+  ::blr::inference::GpSummary summary;
+};
+
+py::dict gp_predict(const PyGpResult& r, const Matrix& x, double level,
+                    const std::string& predictive, int samples, uint64_t seed,
+                    int quadrature_nodes) {
+  const auto options = predictive_options(predictive, samples, seed, quadrature_nodes);
+  ::blr::inference::PredictiveTable t;
+  {
+    py::gil_scoped_release release;
+    t = r.summary.predict(x, level, options);
+  }
+  return table_dict(t);
+}
+
 void put_gp_kernel(py::dict& out, const ::blr::inference::Kernel& kernel,
                    const std::optional<::blr::inference::GpLearned>& search) {
   out["kernel"] = kernel.expression();
@@ -500,12 +531,12 @@ void check_search(const std::optional<::blr::inference::GpLearned>& search) {
   }
 }
 
-py::dict gp_regression(const Matrix& x, const Vector& y, const std::string& kernel, bool ard,
+py::tuple gp_regression(const Matrix& x, const Vector& y, const std::string& kernel, bool ard,
                        const std::variant<double, Vector>& lengthscale, double variance,
                        double noise_variance, bool learn,
                        const std::optional<Matrix>& x_new) {
-  const auto fit = ::blr::inference::fit_gp_regression(
-      x, y, gp_kernel(kernel, ard, lengthscale, variance, x.cols()), noise_variance, learn);
+  const auto start = gp_kernel(kernel, ard, lengthscale, variance, x.cols());
+  const auto fit = ::blr::inference::fit_gp_regression(x, y, start, noise_variance, learn);
   check_search(fit.search);
   py::dict out;
   put_gp_kernel(out, fit.kernel, fit.search);
@@ -522,10 +553,10 @@ py::dict gp_regression(const Matrix& x, const Vector& y, const std::string& kern
     out["variance"] = p.variance;
     out["predictive_variance"] = Vector(p.variance.array() + fit.noise_variance);
   }
-  return out;
+  return py::make_tuple(out, PyGpResult{::blr::inference::GpSummary(fit, start, noise_variance)});
 }
 
-py::dict gp_classification(const Matrix& x, const Vector& y, const std::string& kernel, bool ard,
+py::tuple gp_classification(const Matrix& x, const Vector& y, const std::string& kernel, bool ard,
                            const std::variant<double, Vector>& lengthscale, double variance,
                            const std::string& method,
                            bool learn, const std::optional<Matrix>& x_new) {
@@ -534,8 +565,9 @@ py::dict gp_classification(const Matrix& x, const Vector& y, const std::string& 
   const bool laplace = method == "laplace";
   ::blr::inference::GpLearnOptions options;
   if (!laplace) options.cvi = ::blr::inference::learning_cvi();  // 100 nodes, as `blr infer gpc`
+  const auto start = gp_kernel(kernel, ard, lengthscale, variance, x.cols());
   const auto fit = ::blr::inference::fit_gp_classification(
-      x, y, gp_kernel(kernel, ard, lengthscale, variance, x.cols()),
+      x, y, start,
       laplace ? ::blr::inference::GpcMethod::laplace : ::blr::inference::GpcMethod::cvi, learn,
       options);
   check_search(fit.search);
@@ -557,7 +589,7 @@ py::dict gp_classification(const Matrix& x, const Vector& y, const std::string& 
     out["probability"] =
         ::blr::inference::predict_latent(Likelihood::logistic, p.mean, p.variance, Vector()).mean;
   }
-  return out;
+  return py::make_tuple(out, PyGpResult{::blr::inference::GpSummary(fit, start)});
 }
 
 }  // namespace
@@ -650,6 +682,18 @@ void bind_inference(py::module_& m) {
           "Gaussian mixture by EM (the BLR with a mixture family; k-means++ start), or the "
           "Bayesian mixture's mean-field posterior by VMP or SVI; a run that stops at "
           "max_iterations unconverged raises blr.Error.");
+  py::class_<PyGpResult>(inf, "_GpResult",
+                         "The C++ side of blr.infer.GpResult (inference/gp_summary.hpp).")
+      .def(
+          "to_json_text",
+          [](const PyGpResult& r, double level) { return r.summary.to_json(level).dump(); },
+          py::arg("level") = 0.95)
+      .def(
+          "table", [](const PyGpResult& r, double level) { return r.summary.table(level); },
+          py::arg("level") = 0.95)
+      .def("predict", &gp_predict, py::arg("x"), py::arg("level") = 0.95,
+           py::arg("predictive") = "quadrature", py::arg("samples") = 2000, py::arg("seed") = 0,
+           py::arg("quadrature_nodes") = 32);
   inf.def("gp_regression", &gp_regression, py::arg("x"), py::arg("y"), py::arg("kernel") = "rbf",
           py::arg("ard") = false, py::arg("lengthscale") = 1.0, py::arg("variance") = 1.0,
           py::arg("noise_variance") = 1.0, py::arg("learn") = true, py::arg("x_new") = py::none(),

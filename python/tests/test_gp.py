@@ -111,3 +111,52 @@ def test_misuse_is_one_sentence(faithful):
         blr.infer.gp_regression(x, y, learn=False, x_new=np.ones((2, 3)))
     with pytest.raises(blr.Error, match="noise-variance"):
         blr.infer.gp_regression(x, y, noise_variance=0.0)
+
+
+def test_summary_equals_the_command_json_and_prediction_file(faithful, tmp_path):
+    # Issue 31, item 2: the GP summary (inference/gp_summary.hpp) is what the command writes, so
+    # to_dict() equals its JSON (less the file's names) and predict() its --predict-out file.
+    x, y = faithful
+    ran = command(tmp_path, "gpr", "--train", str(DATA / "faithful.csv"), "--label", "waiting",
+                  "--features", "eruptions", "--kernel", "rbf", "--learn-hyperparameters",
+                  "--level", "0.9", "--predict", str(DATA / "faithful.csv"), "--predict-out",
+                  str(tmp_path / "p.csv"))
+    fit = blr.infer.gp_regression(x, y, kernel="rbf")
+    d = fit.to_dict(0.9)
+    for key in ("kernel", "method", "iterations", "converged", "level"):
+        assert d[key] == ran[key], key
+    for key in ("noise_variance", "y_mean", "log_marginal_likelihood", "lengthscale", "variance"):
+        assert relative(d[key], ran[key]) <= 1e-12, key
+    for key in ("mean", "sd", "lower", "upper", "hyperparameter_gradient"):
+        assert np.allclose(d[key], ran[key], rtol=1e-12, atol=0), key
+    search, ran_search = d["hyperparameter_search"], ran["hyperparameter_search"]
+    assert search["iterations"] == ran_search["iterations"]
+    assert search["initial_noise_variance"] == ran_search["initial_noise_variance"] == 1.0
+    assert np.allclose(fit.interval(0.9), np.column_stack([ran["lower"], ran["upper"]]),
+                       rtol=1e-12, atol=0)
+    rows = list(csv.DictReader(open(tmp_path / "p.csv")))
+    p = fit.predict(x, level=0.9)
+    for column in ("mean", "sd", "lower", "upper"):
+        # The file holds 9 significant digits.
+        assert np.allclose(p[column], [float(r[column]) for r in rows], rtol=1e-8, atol=0), column
+    assert "Gaussian process regression" in fit.summary().as_text()
+
+
+def test_classification_summary_predicts_probabilities(tmp_path):
+    if not CLI.is_file():
+        pytest.skip(f"the blr command is not at {CLI} (set BLR_CLI)")
+    train = table("synth_train.csv", ["xs", "ys", "yc"])
+    test = table("synth_test.csv", ["xs", "ys", "yc"])
+    ran = command(tmp_path, "gpc", "--train", str(DATA / "synth_train.csv"), "--label", "yc",
+                  "--method", "cvi", "--lengthscale", "0.5")
+    fit = blr.infer.gp_classification(train[:, :2], train[:, 2], lengthscale=0.5, method="cvi",
+                                      learn=False, x_new=test[:, :2])
+    d = fit.to_dict()
+    assert d["method"] == "cvi" and relative(d["elbo"], ran["elbo"]) <= 1e-12
+    assert np.allclose(d["mean"], ran["mean"], rtol=1e-10, atol=1e-12)
+    p = fit.predict(test[:, :2], predictive="probit")
+    assert np.all((p["lower"] <= p["probability"]) & (p["probability"] <= p["upper"]))
+    q = fit.predict(test[:, :2])
+    assert np.allclose(q["probability"], fit["probability"], rtol=1e-12, atol=0)
+    with pytest.raises(blr.Error, match="3 columns but the GP was fitted on 2"):
+        fit.predict(np.ones((2, 3)))
