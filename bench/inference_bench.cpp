@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include <Eigen/Cholesky>
+#include <Eigen/LU>
 #include <cmath>
 #include <map>
 #include <numbers>

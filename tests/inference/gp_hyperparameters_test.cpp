@@ -3,6 +3,8 @@
 // raise the evidence and stop at a stationary point that is a local maximum; bad options.
 #include <gtest/gtest.h>
 
+#include <Eigen/LU>
+
 #include <cmath>
 #include <numbers>
 

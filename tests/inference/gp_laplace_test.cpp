@@ -6,6 +6,8 @@
 // and its gradient equal scikit-learn's.
 #include <gtest/gtest.h>
 
+#include <Eigen/LU>
+
 #include <cmath>
 #include <numbers>
 

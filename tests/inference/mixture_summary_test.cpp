@@ -5,6 +5,8 @@
 // the densities written out), and VMP/SVI report the posterior means and the ELBO.
 #include <gtest/gtest.h>
 
+#include <Eigen/LU>
+
 #include <cmath>
 #include <functional>
 #include <numbers>

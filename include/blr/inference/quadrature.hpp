@@ -7,27 +7,17 @@
 // mass of N(0, 1) being 1). Exact for polynomials of degree ≤ 2n − 1.
 #pragma once
 
-#include <Eigen/Eigenvalues>
 #include <cmath>
 
-#include "blr/core/error.hpp"
 #include "blr/core/types.hpp"
 
 namespace blr::inference {
 
 class GaussHermite {
  public:
-  explicit GaussHermite(int nodes = 32) {
-    check(nodes >= 1 && nodes <= 200,
-          "Option 'quadrature-nodes' must lie in [1, 200]; got " + std::to_string(nodes) + ".");
-    Matrix jacobi = Matrix::Zero(nodes, nodes);
-    for (int k = 1; k < nodes; ++k) {
-      jacobi(k, k - 1) = jacobi(k - 1, k) = std::sqrt(static_cast<double>(k));
-    }
-    const Eigen::SelfAdjointEigenSolver<Matrix> eig(jacobi);
-    nodes_ = eig.eigenvalues();
-    weights_ = eig.eigenvectors().row(0).transpose().array().square();
-  }
+  /// The rule of `nodes` points (1 ≤ nodes ≤ 200); the eigen-decomposition lives in
+  /// quadrature.cpp, so that including this header does not instantiate Eigen's eigensolver.
+  explicit GaussHermite(int nodes = 32);
 
   const Vector& nodes() const { return nodes_; }
   const Vector& weights() const { return weights_; }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <Eigen/Cholesky>
+#include <Eigen/LU>
 #include <cmath>
 #include <tuple>
 
