@@ -118,6 +118,7 @@ TEST(MixtureSummary, BadRequestsAreSentences) {
   r = {};
   const auto s = fit_mixture(x, r);
   refused([&] { s.predict(Matrix::Zero(2, 3)); }, "3 columns but the mixture was fitted on 2");
+  refused([&] { s.table({"only one"}); }, "given 1 column names but the mixture has 2");
 }
 
 }  // namespace

@@ -74,6 +74,9 @@ Vector MixtureSummary::log_density(const Matrix& x) const {
 std::string MixtureSummary::table(const std::vector<std::string>& columns) const {
   const Index k = mixture_.components(), d = mixture_.dimension();
   std::vector<std::string> names = columns;
+  check(names.empty() || static_cast<Index>(names.size()) == d,
+        fmt::format("The summary was given {} column names but the mixture has {} columns.",
+                    names.size(), d));
   if (names.empty())
     for (Index q = 0; q < d; ++q) names.push_back(fmt::format("x{}", q));
   std::string out = fmt::format(
