@@ -4,12 +4,15 @@
 //            option, iteration cap and the sensitivities;
 //   kalman → StateSpaceModel::validate, kalman_filter, kalman_smooth, KalmanSummary;
 //   structural → structural_model (given or fitted variances) and its summary;
+//   gp     → Kernel::parse (with ARD), fit_gp_regression / fit_gp_classification (given or learned
+//            hyperparameters), GpSummary's bands, predictions, table and JSON;
 //   gmm    → EmOptions::validate, fit_mixture (em), require_converged, MixtureSummary;
 //   merge  → GaussianFull's natural parameters, merge_natural, GaussianFull::from_natural;
 //   conjugate → fit_conjugate and its summary (conjugate_summary.hpp): every likelihood, method
 //            and prior length, class counts and iteration caps.
-// The first byte picks the entry (240–247: conjugate, 248–254: structural, added after the
-// corpus was grown; any other byte b: the first four by b % 4, as the corpus was written); the rest are its sizes, options and numbers. Numbers are drawn
+// The first byte picks the entry (240–247: conjugate, 248–251: structural, 252–254: gp, added
+// after the corpus was grown; any other byte b: the first four by b % 4, as the corpus was
+// written); the rest are its sizes, options and numbers. Numbers are drawn
 // from a table of hostile values (0, ±1, ±inf, NaN, 1e±300, denormals) or as a scaled 16-bit
 // integer, so that singular, huge, tiny and non-finite inputs are common. A blr::Error is an
 // accepted refusal; a crash, a sanitizer report, another exception, or an accepted result that
@@ -29,6 +32,7 @@
 #include "blr/inference/conjugate_summary.hpp"
 #include "blr/inference/glm_fit.hpp"
 #include "blr/inference/glm_summary.hpp"
+#include "blr/inference/gp_summary.hpp"
 #include "blr/inference/gmm.hpp"
 #include "blr/inference/kalman.hpp"
 #include "blr/inference/kalman_summary.hpp"
@@ -287,6 +291,52 @@ void conjugate(Bytes& in) {
   });
 }
 
+/// blr.infer.gp_regression / gp_classification: a small GP with a hostile kernel expression,
+/// data and hyperparameters.
+void gp(Bytes& in) {
+  static const char* kExpressions[] = {"rbf",          "matern32*linear", "rbf(l=2)+white(v=0.1)",
+                                       "matern52+constant", "linear",     "rbf*",
+                                       "cubic"};
+  const bool classification = in.flag();
+  const Index n = 1 + in.pick(12), d = 1 + in.pick(3);
+  const Matrix x = in.matrix(n, d);
+  Vector y = in.vector(n);
+  if (classification) y = y.array().round().abs().min(1.0);
+  const std::string expression = kExpressions[in.pick(7)];
+  const double lengthscale = in.positive(), variance = in.positive();
+  const bool ard = in.flag(), learn = in.flag();
+  const double noise = in.number();
+  const auto method = in.flag() ? blr::inference::GpcMethod::laplace
+                                : blr::inference::GpcMethod::cvi;
+  blr::inference::GpLearnOptions options;
+  options.lbfgs.max_iterations = 1 + in.pick(20);
+  std::optional<blr::inference::GpSummary> s;
+  if (!accepted([&] {
+        auto kernel = blr::inference::Kernel::parse(expression, lengthscale, variance);
+        if (ard) kernel = kernel.with_ard(d);
+        kernel.validate();
+        if (classification) {
+          s.emplace(blr::inference::fit_gp_classification(x, y, kernel, method, learn, options),
+                    kernel);
+        } else {
+          blr::check_positive("noise_variance", noise);
+          s.emplace(blr::inference::fit_gp_regression(x, y, kernel, noise, learn, options), kernel,
+                    noise);
+        }
+      }))
+    return;
+  require(std::isfinite(s->objective()), "gp: an accepted fit has an objective that is not finite");
+  require(finite(s->latent().mean), "gp: an accepted fit has a latent mean that is not finite");
+  const Matrix x_new = in.matrix(1 + in.pick(4), in.flag() ? d : d + 1);
+  accepted([&] {
+    const double level = in.flag() ? 0.9 : in.number();
+    s->latent(level);
+    s->predict(x_new, level);
+    s->table(level);
+    s->to_json(level);
+  });
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -294,7 +344,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Bytes in(data + 1, size - 1);
   if (data[0] >= 240 && data[0] < 255) {
     if (data[0] < 248) conjugate(in);
-    else structural(in);
+    else if (data[0] < 252) structural(in);
+    else gp(in);
     return 0;
   }
   switch (data[0] % 4) {

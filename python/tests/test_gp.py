@@ -160,3 +160,12 @@ def test_classification_summary_predicts_probabilities(tmp_path):
     assert np.allclose(q["probability"], fit["probability"], rtol=1e-12, atol=0)
     with pytest.raises(blr.Error, match="3 columns but the GP was fitted on 2"):
         fit.predict(np.ones((2, 3)))
+
+
+def test_an_overflowing_fit_is_refused():
+    # Found by the python_infer fuzz harness (fuzz/corpus/python_infer/gp-overflow-1e300): one
+    # response of 1e300 gave a log marginal likelihood of -inf, returned as if it were a number.
+    x = np.array([[1.0], [2.0], [3.0]])
+    with pytest.raises(blr.Error, match="log marginal likelihood, its gradient or the latent mean "
+                                        "is not finite"):
+        blr.infer.gp_regression(x, np.array([2.0, 1e300, 4.0]), learn=False)

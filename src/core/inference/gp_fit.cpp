@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "blr/core/error.hpp"
 
 namespace blr::inference {
@@ -17,6 +19,21 @@ GpLatentPrediction GpRegressionFit::predict(const Matrix& x_new) const {
   p.mean.array() += y_mean;
   return p;
 }
+
+namespace {
+
+/// A fit whose objective, gradient or latent mean overflowed is refused, not returned (found by
+/// the python_infer fuzz harness: one response of 1e300 gave a log marginal likelihood of −inf).
+void require_finite_fit(const char* what, double objective, const Vector& gradient,
+                        const Vector& latent_mean) {
+  check(std::isfinite(objective) && gradient.allFinite() && latent_mean.allFinite(),
+        fmt::format("{}, its gradient or the latent mean is not finite (the objective is {}); "
+                    "the inputs or responses are beyond what double precision can represent "
+                    "(rescale them).",
+                    what, objective));
+}
+
+}  // namespace
 
 GpRegressionFit fit_gp_regression(const Matrix& x, const Vector& y, const Kernel& kernel,
                                   double noise_variance, bool learn,
@@ -43,6 +60,8 @@ GpRegressionFit fit_gp_regression(const Matrix& x, const Vector& y, const Kernel
   fit.log_marginal_likelihood = e.value;
   fit.gradient = e.gradient;
   fit.posterior = gp_regression(fit.kernel.matrix(x), centred, fit.noise_variance);
+  require_finite_fit("GP regression's log marginal likelihood", fit.log_marginal_likelihood,
+                     fit.gradient, fit.fitted().mean);
   return fit;
 }
 
@@ -99,6 +118,9 @@ GpClassificationFit fit_gp_classification(const Matrix& x, const Vector& y, cons
     fit.iterations = fit.cvi->iterations;
     fit.converged = fit.cvi->converged;
   }
+  require_finite_fit(method == GpcMethod::laplace ? "GP classification's log marginal likelihood"
+                                                  : "GP classification's ELBO",
+                     fit.objective, fit.gradient, fit.fitted().mean);
   return fit;
 }
 
