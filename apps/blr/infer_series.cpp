@@ -85,16 +85,8 @@ nlohmann::json run_gmm(const Options& o, InferPlots* plots) {
     fmt::print("{} {}, ELBO {:.9g}\n", s.iterations(),
                method == "vmp" ? "sweeps" : "minibatch steps", *s.elbo());
   }
+  fmt::print("{}", s.components_table(cols));
   const auto& g = s.mixture();
-  fmt::print("{:>9}  {:>8}  {}\n", "component", "weight", "mean (sd) per column");
-  for (Index c = 0; c < k; ++c) {
-    std::string row;
-    for (Index q = 0; q < x.cols(); ++q) {
-      row += fmt::format("  {}: {:.5g} ({:.4g})", cols[q], g.means(c, q),
-                         std::sqrt(g.covariances[c](q, q)));
-    }
-    fmt::print("{:>9}  {:>8.4f}{}\n", c + 1, g.weights[c], row);
-  }
   if (plots != nullptr) {
     plots->mixture = MixturePlot{
         cols, x, g.weights, g.means, g.covariances,

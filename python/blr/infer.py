@@ -75,7 +75,46 @@ class Summary:
     __repr__ = __str__
 
 
-class GlmResult:
+class _DictAccess:
+    """``r[key]``, ``key in r`` and ``keys()`` over the result's dict (``self._dict``)."""
+
+    def __getitem__(self, key):
+        return self._dict[key]
+
+    def __contains__(self, key):
+        return key in self._dict
+
+    def keys(self):
+        return self._dict.keys()
+
+
+class _JsonSummary(_DictAccess):
+    """A result whose C++ side writes the command's JSON (``to_json_text(level)``) and a table
+    (``table(level)``): ``to_dict``, ``summary`` and ``interval`` from them; ``_ARRAYS`` are the
+    keys returned as NumPy arrays."""
+
+    _ARRAYS = ()
+
+    def to_dict(self, level=0.95):
+        _check_level(level, f"{type(self).__name__}.to_dict()")
+        import numpy as np
+        d = _json.loads(self._result.to_json_text(level))
+        for key in self._ARRAYS:
+            if key in d:
+                d[key] = np.asarray(d[key], dtype=float)
+        return d
+
+    def summary(self, level=0.95):
+        _check_level(level, f"{type(self).__name__}.summary()")
+        return Summary(self._result.table(level))
+
+    def interval(self, level=0.95):
+        import numpy as np
+        d = self.to_dict(level)
+        return np.column_stack([d["lower"], d["upper"]])
+
+
+class GlmResult(_DictAccess):
     """A Bayesian GLM posterior with what a statistician reads off it (inference/glm_summary.hpp,
     the summary ``blr infer linreg|logistic|poisson`` prints):
 
@@ -151,14 +190,6 @@ class GlmResult:
     def fit_statistics(self):
         return dict(self._dict["fit_statistics"])
 
-    def __getitem__(self, key):
-        return self._dict[key]
-
-    def __contains__(self, key):
-        return key in self._dict
-
-    def keys(self):
-        return self._dict.keys()
 
     def __repr__(self):
         f = self._dict["fit_statistics"]
@@ -198,7 +229,7 @@ def glm(x, y, likelihood="logistic", method="laplace", prior_precision=1.0, prio
                           noise_prior, family, max_iterations, tolerance, sensitivities, names,
                           rho, seed, cvi_start))
 
-class ConjugateResult:
+class ConjugateResult(_JsonSummary):
     """A conjugate model's posterior (inference/conjugate_summary.hpp, what ``blr infer
     conjugate`` prints and writes):
 
@@ -216,24 +247,6 @@ class ConjugateResult:
         self._result = result
         self._dict = self.to_dict()
 
-    def to_dict(self, level=0.95):
-        _check_level(level, "ConjugateResult.to_dict()")
-        import numpy as np
-        d = _json.loads(self._result.to_json_text(level))
-        for key in self._ARRAYS:
-            if key in d:
-                d[key] = np.asarray(d[key], dtype=float)
-        return d
-
-    def summary(self, level=0.95):
-        _check_level(level, "ConjugateResult.summary()")
-        return Summary(self._result.table(level))
-
-    def interval(self, level=0.95):
-        import numpy as np
-        d = self.to_dict(level)
-        return np.column_stack([d["lower"], d["upper"]])
-
     @property
     def names(self):
         return list(self._dict["names"])
@@ -242,14 +255,6 @@ class ConjugateResult:
     def mean(self):
         return self._dict["mean"]
 
-    def __getitem__(self, key):
-        return self._dict[key]
-
-    def __contains__(self, key):
-        return key in self._dict
-
-    def keys(self):
-        return self._dict.keys()
 
     def __repr__(self):
         d = self._dict
@@ -296,7 +301,7 @@ def conjugate(y, likelihood, prior=None, method="exact", classes=None, max_itera
                                       batch_size, iterations, seed))
 
 
-class KalmanResult:
+class KalmanResult(_DictAccess):
     """A state-space posterior (inference/kalman_summary.hpp, what ``blr infer kalman`` prints and
     writes):
 
@@ -341,14 +346,6 @@ class KalmanResult:
     def log_likelihood(self):
         return self._dict["log_likelihood"]
 
-    def __getitem__(self, key):
-        return self._dict[key]
-
-    def __contains__(self, key):
-        return key in self._dict
-
-    def keys(self):
-        return self._dict.keys()
 
     def __repr__(self):
         d = self._dict
@@ -392,7 +389,7 @@ def structural(y, model="local-level", obs_var=None, state_var=None, slope_var=N
                                     fit, max_evaluations))
 
 
-class MixtureResult:
+class MixtureResult(_DictAccess):
     """A Gaussian-mixture fit (inference/mixture_summary.hpp, what ``blr infer gmm`` prints and
     writes):
 
@@ -426,14 +423,6 @@ class MixtureResult:
     def log_density(self, x):
         return call(self._result.log_density, "MixtureResult.log_density", x)
 
-    def __getitem__(self, key):
-        return self._dict[key]
-
-    def __contains__(self, key):
-        return key in self._dict
-
-    def keys(self):
-        return self._dict.keys()
 
     def __repr__(self):
         d = self._dict
@@ -459,7 +448,7 @@ def gmm(x, components=2, covariance="full", max_iterations=1000, reg_covar=1e-6,
 
 
 merge = wrap(_infer.merge, "blr.infer.merge")
-class GpResult:
+class GpResult(_JsonSummary):
     """A Gaussian-process fit (inference/gp_summary.hpp, what ``blr infer gpr|gpc`` prints and
     writes):
 
@@ -484,38 +473,12 @@ class GpResult:
         self._dict = legacy
         self._result = result
 
-    def to_dict(self, level=0.95):
-        _check_level(level, "GpResult.to_dict()")
-        import numpy as np
-        d = _json.loads(self._result.to_json_text(level))
-        for key in self._ARRAYS:
-            if key in d:
-                d[key] = np.asarray(d[key], dtype=float)
-        return d
-
-    def summary(self, level=0.95):
-        _check_level(level, "GpResult.summary()")
-        return Summary(self._result.table(level))
-
-    def interval(self, level=0.95):
-        import numpy as np
-        d = self.to_dict(level)
-        return np.column_stack([d["lower"], d["upper"]])
-
     def predict(self, x, level=0.95, predictive="quadrature", samples=2000, seed=0,
                 quadrature_nodes=32):
         _check_level(level, "GpResult.predict()")
         return call(self._result.predict, "GpResult.predict", x, level, predictive, samples,
                     seed, quadrature_nodes)
 
-    def __getitem__(self, key):
-        return self._dict[key]
-
-    def __contains__(self, key):
-        return key in self._dict
-
-    def keys(self):
-        return self._dict.keys()
 
     def __repr__(self):
         d = self._dict

@@ -216,10 +216,12 @@ py::dict table_dict(const ::blr::inference::PredictiveTable& t) {
   return out;
 }
 
-/// The predictive table of new rows as a dict of columns (predictive_table.hpp).
-py::dict glm_predict(const PyGlmResult& r, const Matrix& x, double level,
-                     const std::string& predictive, int samples, std::uint64_t seed,
-                     int quadrature_nodes) {
+/// The predictive table of new rows as a dict of columns (predictive_table.hpp), from a result
+/// whose summary predicts (GlmSummary, GpSummary).
+template <class Result>
+py::dict predict_table(const Result& r, const Matrix& x, double level,
+                       const std::string& predictive, int samples, std::uint64_t seed,
+                       int quadrature_nodes) {
   const auto options = predictive_options(predictive, samples, seed, quadrature_nodes);
   ::blr::inference::PredictiveTable t;
   {
@@ -487,24 +489,12 @@ py::dict merge(const Vector& prior_mean, const Matrix& prior_precision,
   return kernel;
 }
 
-/// The kernel and, when learned, the search, as dict entries.
 /// A GP fit's summary (inference/gp_summary.hpp).
 struct PyGpResult {
   ::blr::inference::GpSummary summary;
 };
 
-py::dict gp_predict(const PyGpResult& r, const Matrix& x, double level,
-                    const std::string& predictive, int samples, uint64_t seed,
-                    int quadrature_nodes) {
-  const auto options = predictive_options(predictive, samples, seed, quadrature_nodes);
-  ::blr::inference::PredictiveTable t;
-  {
-    py::gil_scoped_release release;
-    t = r.summary.predict(x, level, options);
-  }
-  return table_dict(t);
-}
-
+/// The kernel and, when learned, the search, as dict entries.
 void put_gp_kernel(py::dict& out, const ::blr::inference::Kernel& kernel,
                    const std::optional<::blr::inference::GpLearned>& search) {
   out["kernel"] = kernel.expression();
@@ -601,7 +591,7 @@ void bind_inference(py::module_& m) {
       .def("to_dict", &glm_dict, py::arg("level") = 0.95)
       .def("table", [](const PyGlmResult& r, double level) { return r.summary.table(level); },
            py::arg("level") = 0.95)
-      .def("predict", &glm_predict, py::arg("x"), py::arg("level") = 0.95,
+      .def("predict", &predict_table<PyGlmResult>, py::arg("x"), py::arg("level") = 0.95,
            py::arg("predictive") = "quadrature", py::arg("samples") = 2000, py::arg("seed") = 0,
            py::arg("quadrature_nodes") = 32);
   inf.def("glm", &fit_glm, py::arg("x"), py::arg("y"), py::arg("likelihood") = "logistic",
@@ -691,7 +681,7 @@ void bind_inference(py::module_& m) {
       .def(
           "table", [](const PyGpResult& r, double level) { return r.summary.table(level); },
           py::arg("level") = 0.95)
-      .def("predict", &gp_predict, py::arg("x"), py::arg("level") = 0.95,
+      .def("predict", &predict_table<PyGpResult>, py::arg("x"), py::arg("level") = 0.95,
            py::arg("predictive") = "quadrature", py::arg("samples") = 2000, py::arg("seed") = 0,
            py::arg("quadrature_nodes") = 32);
   inf.def("gp_regression", &gp_regression, py::arg("x"), py::arg("y"), py::arg("kernel") = "rbf",

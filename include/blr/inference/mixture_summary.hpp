@@ -58,7 +58,10 @@ class MixtureSummary {
   std::vector<int> predict(const Matrix& x) const;
   /// log Σ_k π_k N(x_i | μ_k, Σ_k) of each row.
   Vector log_density(const Matrix& x) const;
-  /// `columns` names the D columns (default x0, x1, ...).
+  /// Each component's weight and each column's mean (sd), one line per component; `columns`
+  /// names the D columns (default x0, x1, ...).
+  std::string components_table(const std::vector<std::string>& columns = {}) const;
+  /// The fit's statistics, then components_table.
   std::string table(const std::vector<std::string>& columns = {}) const;
   /// method, components, covariance, observations, weights, means, covariances, iterations,
   /// converged, fit_statistics (observations, parameters, log_likelihood; EM: aic, bic); EM:

@@ -71,7 +71,7 @@ Vector MixtureSummary::log_density(const Matrix& x) const {
   return log_sum_exp_rows(mixture_.log_joint(x));
 }
 
-std::string MixtureSummary::table(const std::vector<std::string>& columns) const {
+std::string MixtureSummary::components_table(const std::vector<std::string>& columns) const {
   const Index k = mixture_.components(), d = mixture_.dimension();
   std::vector<std::string> names = columns;
   check(names.empty() || static_cast<Index>(names.size()) == d,
@@ -79,16 +79,7 @@ std::string MixtureSummary::table(const std::vector<std::string>& columns) const
                     names.size(), d));
   if (names.empty())
     for (Index q = 0; q < d; ++q) names.push_back(fmt::format("x{}", q));
-  std::string out = fmt::format(
-      "Gaussian mixture, {} ({} components, {} covariances)\n", method_ == "em" ? "EM" : method_,
-      k, mixture_.type == CovarianceType::full ? "full" : "diagonal");
-  out += fmt::format("Observations: {}   Parameters: {}   Iterations: {}   Converged: {}\n",
-                     observations_, parameters(), iterations_,
-                     method_ == "svi" ? "fixed count" : converged_ ? "yes" : "no");
-  out += fmt::format("Log-likelihood: {:.4f}", log_likelihood_);
-  if (method_ == "em") out += fmt::format("   AIC: {:.3f}   BIC: {:.3f}", aic(), bic());
-  if (elbo_) out += fmt::format("   ELBO: {:.4f}", *elbo_);
-  out += fmt::format("\n{:>9}  {:>8}  {}\n", "component", "weight", "mean (sd) per column");
+  std::string out = fmt::format("{:>9}  {:>8}  {}\n", "component", "weight", "mean (sd) per column");
   for (Index c = 0; c < k; ++c) {
     std::string row;
     for (Index q = 0; q < d; ++q) {
@@ -99,6 +90,19 @@ std::string MixtureSummary::table(const std::vector<std::string>& columns) const
     out += fmt::format("{:>9}  {:>8.4f}{}\n", c + 1, mixture_.weights[c], row);
   }
   return out;
+}
+
+std::string MixtureSummary::table(const std::vector<std::string>& columns) const {
+  std::string out = fmt::format(
+      "Gaussian mixture, {} ({} components, {} covariances)\n", method_ == "em" ? "EM" : method_,
+      mixture_.components(), mixture_.type == CovarianceType::full ? "full" : "diagonal");
+  out += fmt::format("Observations: {}   Parameters: {}   Iterations: {}   Converged: {}\n",
+                     observations_, parameters(), iterations_,
+                     method_ == "svi" ? "fixed count" : converged_ ? "yes" : "no");
+  out += fmt::format("Log-likelihood: {:.4f}", log_likelihood_);
+  if (method_ == "em") out += fmt::format("   AIC: {:.3f}   BIC: {:.3f}", aic(), bic());
+  if (elbo_) out += fmt::format("   ELBO: {:.4f}", *elbo_);
+  return out + "\n" + components_table(columns);
 }
 
 nlohmann::json MixtureSummary::to_json() const {
