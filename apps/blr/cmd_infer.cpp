@@ -10,11 +10,11 @@
 
 #include "blr/core/error.hpp"
 #include "blr/core/option_table.hpp"
+#include "blr/io/design.hpp"
 #include "checked_result.hpp"
 #include "command.hpp"
-#include "json_output.hpp"
 #include "infer_common.hpp"
-#include "blr/io/design.hpp"
+#include "json_output.hpp"
 
 namespace blr::cli::infer {
 
@@ -109,15 +109,19 @@ void Marginals::to(nlohmann::json& j) const {
             {"upper", to_json(upper)}});
 }
 
-std::string lower_heading(double level) { return fmt::format("{:g}%", 50 * (1 - level)); }
-std::string upper_heading(double level) { return fmt::format("{:g}%", 50 * (1 + level)); }
+std::string lower_heading(double level) {
+  return fmt::format("{:g}%", 50 * (1 - level));
+}
+std::string upper_heading(double level) {
+  return fmt::format("{:g}%", 50 * (1 + level));
+}
 
 void print_table(const std::vector<std::string>& names, const Marginals& m,
                  const std::string& title) {
   std::size_t width = 9;
   for (const auto& n : names) width = std::max(width, n.size());
-  fmt::print("{}\n{:<{}}  {:>12}  {:>12}  {:>12}  {:>12}\n", title, "parameter", width, "mean", "sd",
-             lower_heading(m.level), upper_heading(m.level));
+  fmt::print("{}\n{:<{}}  {:>12}  {:>12}  {:>12}  {:>12}\n", title, "parameter", width, "mean",
+             "sd", lower_heading(m.level), upper_heading(m.level));
   for (std::size_t i = 0; i < names.size(); ++i) {
     const auto k = static_cast<Index>(i);
     fmt::print("{:<{}}  {:>12.6g}  {:>12.6g}  {:>12.6g}  {:>12.6g}\n", names[i], width, m.mean[k],
@@ -181,8 +185,8 @@ Supervised load_supervised(const Options& o, Response response, bool intercept) 
     s.has_test = true;
   }
   if (!o.predict.empty()) {
-    const auto predict = handle_missing(o, io::CsvTable::read(o.predict), features, "predict",
-                                        s.dropped);
+    const auto predict =
+        handle_missing(o, io::CsvTable::read(o.predict), features, "predict", s.dropped);
     s.x_predict = encoder.transform(predict);
     for (Index i = 0; i < predict.rows(); ++i) s.predict_lines.push_back(predict.line_of(i));
     s.has_predict = true;
@@ -200,11 +204,12 @@ Supervised load_supervised(const Options& o, Response response, bool intercept) 
       const auto classes = train.distinct(label, 2);  // stops at a third class
       std::string list;
       for (std::size_t i = 0; i < classes.size(); ++i) list += (i ? ", " : "") + classes[i];
-      check(classes.size() == 2,
-            fmt::format("The label column '{}' of '{}' must hold exactly two classes; it holds {} "
-                        "({}).",
-                        label, o.train, classes.size() > 2 ? "more" : std::to_string(classes.size()),
-                        classes.size() > 2 ? list + ", ..." : list));
+      check(
+          classes.size() == 2,
+          fmt::format("The label column '{}' of '{}' must hold exactly two classes; it holds {} "
+                      "({}).",
+                      label, o.train, classes.size() > 2 ? "more" : std::to_string(classes.size()),
+                      classes.size() > 2 ? list + ", ..." : list));
       std::string positive = o.positive;
       if (positive.empty()) {
         const bool zero_one =
@@ -230,9 +235,10 @@ Supervised load_supervised(const Options& o, Response response, bool intercept) 
 }
 
 void add_prior_options(CLI::App* cmd, Options& o) {
-  cmd->add_option("--prior-precision", o.prior_precision,
-                  "Gaussian prior precision δ of the coefficients (default 1; linreg with the noise "
-                  "estimated: in units of the noise precision, w | τ ~ N(0, (δτ)⁻¹)).");
+  cmd->add_option(
+      "--prior-precision", o.prior_precision,
+      "Gaussian prior precision δ of the coefficients (default 1; linreg with the noise "
+      "estimated: in units of the noise precision, w | τ ~ N(0, (δτ)⁻¹)).");
   cmd->add_option("--intercept-prior-precision", o.intercept_prior_precision,
                   fmt::format("Prior precision of the intercept (default {:g}: weak, a prior sd of "
                               "1000, so the intercept is not shrunk towards 0 like the "
@@ -260,8 +266,9 @@ void check_output_options(const Options& o) {
   check(o.categorical.empty() || supervised(o.model),
         "Option '--categorical' applies to the models with --train (linreg, logistic, poisson, "
         "gpc, gpr).");
-  check(o.predict.empty() || supervised(o.model),
-        "Option '--predict' applies to linreg, logistic, poisson, gpc and gpr.");
+  check(o.predict.empty() || supervised(o.model) || o.model == "gmm",
+        "Option '--predict' applies to linreg, logistic, poisson, gpc, gpr and gmm.");
+  check(!o.forecast || o.model == "kalman", "Option '--forecast' applies only to model 'kalman'.");
   check(o.predict.empty() == o.predict_out.empty(),
         o.predict.empty() ? "Option '--predict-out' needs '--predict FILE' (the inputs to predict)."
                           : "Option '--predict' needs '--predict-out FILE' (where the CSV goes).");
@@ -309,7 +316,7 @@ ResultDocument run_model(const Options& o, PredictionTable* predictions, InferPl
   } else if (o.model == "gpr") {
     out = run_gpr(o, predictions, plots);
   } else if (o.model == "gmm") {
-    out = run_gmm(o, plots);
+    out = run_gmm(o, predictions, plots);
   } else if (o.model == "conjugate") {
     out = run_conjugate(o);
   } else {
@@ -326,13 +333,16 @@ void write_pictures(const Options& o, const nlohmann::json& fields, InferPlots& 
       const auto v = fields.at(key).get<std::vector<double>>();
       return Vector(Eigen::Map<const Vector>(v.data(), static_cast<Index>(v.size())));
     };
-    plots.forest = ForestPlot{
-        fields.at("features").get<std::vector<std::string>>(), vec("mean"), vec("lower"),
-        vec("upper"), o.level,
-        fmt::format("blr infer {} — {} on {}", o.model, fields.value("method", std::string()),
-                    o.train),
-        o.standardize ? " (standardised features)"
-                      : " (each feature on its own scale; --standardize compares them)"};
+    plots.forest =
+        ForestPlot{fields.at("features").get<std::vector<std::string>>(),
+                   vec("mean"),
+                   vec("lower"),
+                   vec("upper"),
+                   o.level,
+                   fmt::format("blr infer {} — {} on {}", o.model,
+                               fields.value("method", std::string()), o.train),
+                   o.standardize ? " (standardised features)"
+                                 : " (each feature on its own scale; --standardize compares them)"};
   }
   if (plots.empty()) {
     fmt::print(stderr, "blr: note: model '{}' has no picture; --out wrote nothing.\n", o.model);
@@ -347,7 +357,7 @@ void write_pictures(const Options& o, const nlohmann::json& fields, InferPlots& 
 int run(const Options& o) {
   check_output_options(o);
   predictive_method(o.predictive);  // a misspelled --predictive is refused even where unused
-  HeldStdout tables;  // shown only once the results are known to be finite
+  HeldStdout tables;                // shown only once the results are known to be finite
   PredictionTable predictions;
   InferPlots plots;
   ResultDocument out = run_model(o, &predictions, o.out.empty() ? nullptr : &plots);
@@ -409,21 +419,27 @@ void setup_infer(CLI::App& app, int& exit_code) {
                   "Credible level of every interval, in (0, 1) (equal-tailed; exact quantiles of "
                   "each posterior).")
       ->capture_default_str();
-  cmd->add_option("--predict", o->predict,
-                  "CSV of inputs without labels (the feature columns): writes the predictive of "
-                  "every row to --predict-out (linreg, logistic, poisson, gpc, gpr).");
+  cmd->add_option(
+      "--predict", o->predict,
+      "CSV of inputs without labels (the feature columns): writes the predictive of "
+      "every row to --predict-out (linreg, logistic, poisson, gpc, gpr); gmm: each "
+      "row's component (numbered from 1), every component's posterior probability "
+      "p_k and the mixture's log density (of the standardised row with --standardize).");
   cmd->add_option("--predict-out", o->predict_out, "Where --predict writes its CSV.");
   cmd->add_option("--out", o->out,
                   "Directory for the pictures, drawn by gnuplot: coefficients.png (linreg, "
                   "logistic, poisson: a forest plot of the intervals), series.png (kalman), gp.png "
                   "(gpr, gpc on one or two inputs), mixture.png (gmm); their data and script in "
                   "DIR/plot-data.");
-  cmd->add_option("--json", o->json, "Write the results as JSON to this file ('-' = stdout, the table then goes to stderr).");
+  cmd->add_option(
+      "--json", o->json,
+      "Write the results as JSON to this file ('-' = stdout, the table then goes to stderr).");
   // priors and solver
   add_prior_options(cmd, *o);
-  cmd->add_flag("--optimize-evidence", o->optimize_evidence,
-                "linreg: maximise the evidence over δ and β (MacKay's fixed point; --prior-precision "
-                "and --noise-precision give the start).");
+  cmd->add_flag(
+      "--optimize-evidence", o->optimize_evidence,
+      "linreg: maximise the evidence over δ and β (MacKay's fixed point; --prior-precision "
+      "and --noise-precision give the start).");
   cmd->add_option("--seed", o->seed, "Random seed (k-means++, Monte Carlo, minibatches).")
       ->capture_default_str();
   cmd->add_option("--max-iterations", o->max_iterations,
@@ -463,6 +479,9 @@ void setup_infer(CLI::App& app, int& exit_code) {
   cmd->add_option("--init-var", o->init_var,
                   "kalman: prior variance of the first state (default 1e7).");
   cmd->add_flag("--fit", o->fit, "kalman: maximum-likelihood noise variances (Nelder–Mead).");
+  cmd->add_option("--forecast", o->forecast,
+                  "kalman: forecast every output this many steps past the data (mean, sd and the "
+                  "interval at --level; the prediction recursion from the last filtered state).");
   cmd->add_option("--model-file", o->model_file,
                   "kalman: a general linear-Gaussian model from JSON: A, C, Q, R (arrays of rows), "
                   "init_mean, init_cov, optional states (names); --column lists one column per "

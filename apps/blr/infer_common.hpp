@@ -7,21 +7,21 @@
 
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "blr/core/types.hpp"
-#include "blr/inference/gp_hyperparameters.hpp"
-#include "blr/inference/kernels.hpp"
-#include "infer_plots.hpp"
 #include "blr/inference/conjugate.hpp"
 #include "blr/inference/glm.hpp"
+#include "blr/inference/gp_hyperparameters.hpp"
 #include "blr/inference/intervals.hpp"
+#include "blr/inference/kernels.hpp"
 #include "blr/inference/lbfgs.hpp"
 #include "blr/inference/predictive_table.hpp"
 #include "blr/io/csv.hpp"
+#include "infer_plots.hpp"
 #include "result_document.hpp"
 
 namespace CLI {
@@ -40,22 +40,23 @@ struct Options {
   std::vector<std::string> categorical;  ///< features to one-hot code (repeatable, comma lists)
   std::string missing = "error";         ///< error or drop
   std::string predict, predict_out;      ///< --predict FILE --predict-out FILE
+  std::optional<int> forecast;           ///< kalman: outputs forecast this many steps ahead
   double level = 0.95;                   ///< credible level of every interval
   // priors and solver (empty: not given, the default assumed and said so in the output)
   std::optional<double> prior_precision;            ///< δ (default 1)
   std::optional<double> intercept_prior_precision;  ///< default inference::kInterceptPriorPrecision
   std::optional<double> noise_precision;  ///< linreg: a known β (default: the noise estimated)
-  std::string noise_prior;                ///< linreg: "A,B", Gamma(A, rate B) on τ (default Jeffreys)
+  std::string noise_prior;  ///< linreg: "A,B", Gamma(A, rate B) on τ (default Jeffreys)
   bool optimize_evidence = false;
   std::uint64_t seed = 0;
-  int max_iterations = 0;                 ///< 0: not given (the method's default)
-  double tolerance = 0;                   ///< 0: not given (the method's default)
+  int max_iterations = 0;  ///< 0: not given (the method's default)
+  double tolerance = 0;    ///< 0: not given (the method's default)
   // An option that is not given is empty here (std::optional), never an in-range sentinel: every
   // value given is checked and used (the reliability audit's D12).
   std::optional<double> parameter_tolerance;  ///< em (default 1e-9; 0: no parameter condition)
   std::optional<int> fixed_iterations;        ///< em: exactly this many steps
   std::optional<double> rho;                  ///< the method's default: 1; mixture VI 0.1
-  std::string predictive = "quadrature";  ///< quadrature, monte-carlo, probit
+  std::string predictive = "quadrature";      ///< quadrature, monte-carlo, probit
   int samples = 2000;
   int quadrature_nodes = 32;
   std::string cvi_start;  ///< cvi (GLMs, Gaussian family): prior or laplace (empty: poisson
@@ -77,8 +78,8 @@ struct Options {
   // gpc
   std::string kernel = "rbf";  ///< an expression of base kernels (inference/kernels.hpp)
   double lengthscale = 1.0, variance = 1.0;
-  bool ard = false;  ///< one length-scale per feature in every stationary factor
-  std::string out;   ///< --out DIR: the pictures (infer_plots.hpp)
+  bool ard = false;                    ///< one length-scale per feature in every stationary factor
+  std::string out;                     ///< --out DIR: the pictures (infer_plots.hpp)
   bool learn_hyperparameters = false;  ///< maximise the evidence (laplace, gpr) or the ELBO (cvi)
   double noise_variance = 1.0;         ///< gpr: σₙ²
   // conjugate
@@ -148,8 +149,8 @@ inference::PredictiveMethod predictive_method(const std::string& name);
 /// One row per predicted input: named numeric columns and, for classification, a class label.
 struct PredictionTable {
   std::vector<std::string> columns;
-  std::vector<long> lines;  ///< file line of each row
-  Matrix values;            ///< rows × columns
+  std::vector<long> lines;             ///< file line of each row
+  Matrix values;                       ///< rows × columns
   std::vector<std::string> predicted;  ///< classification: the more probable class per row
 };
 /// The predictive of each row from its latent a* ~ Σ_k w_k N(m_ik, v_ik) (one column per
@@ -167,7 +168,8 @@ PredictionTable with_lines(inference::PredictiveTable t, inference::Likelihood l
 std::string probability_method(const Options& o);
 /// Prints one line on what was predicted and returns the JSON "predict" object.
 nlohmann::json report_predictions(const Options& o, inference::Likelihood l,
-                                  const PredictionTable& t, const std::vector<std::string>& classes);
+                                  const PredictionTable& t,
+                                  const std::vector<std::string>& classes);
 /// Throws naming the line and column of the first entry that is not finite.
 void require_finite_predictions(const PredictionTable& t, const std::string& file);
 /// Writes the table as CSV ("line" first); throws naming the file when it cannot be written.
@@ -192,9 +194,9 @@ struct RegressionProblem {
   Supervised data;
   inference::Glm model;  ///< with Noise::normal_gamma/plug_in: conditional on τ = E[τ | y]
   Noise noise = Noise::none;
-  double delta = 1;                     ///< --prior-precision (the slopes')
-  std::optional<double> intercept;      ///< the intercept's prior precision (with an intercept)
-  Vector precisions;                    ///< δ per column, the intercept's first (units of τ: NG)
+  double delta = 1;                 ///< --prior-precision (the slopes')
+  std::optional<double> intercept;  ///< the intercept's prior precision (with an intercept)
+  Vector precisions;                ///< δ per column, the intercept's first (units of τ: NG)
   inference::NormalGammaRegression normal_gamma;  ///< Noise::normal_gamma and plug_in
   std::vector<std::string> assumptions;  ///< one sentence per default assumed (printed, JSON)
   std::vector<std::string> warnings;     ///< e.g. a value that swamps its column (stderr, JSON)
@@ -224,8 +226,7 @@ struct GaussianPosterior {
 /// The exact, Laplace or CVI (full or diagonal) posterior; prints its summary lines and adds
 /// method, evidence or ELBO, iterations and convergence to `j`. Evidence maximisation stores the
 /// learned precisions in `p.model`.
-GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
-                                         nlohmann::json& j);
+GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p, nlohmann::json& j);
 
 // ---- runners: each prints its human-readable report and returns the JSON object --------------
 /// linreg, logistic, poisson; with --predict, fills `predictions`.
@@ -236,12 +237,11 @@ inference::Kernel kernel_of(const Options& o, Index columns);
 GpPlot gp_plot_frame(const Supervised& s, const Options& o, bool classification);
 /// The grid's inputs as rows (one input: n×1; two: row r·nx + c is (grid_x[c], grid_y[r])).
 Matrix gp_plot_inputs(const GpPlot& p);
-nlohmann::json run_gpc(const Options& o, PredictionTable* predictions,
-                       InferPlots* plots = nullptr);
+nlohmann::json run_gpc(const Options& o, PredictionTable* predictions, InferPlots* plots = nullptr);
 nlohmann::json run_gpr(const Options& o, PredictionTable* predictions,
-                       InferPlots* plots = nullptr);  ///< infer_gpr.cpp
+                       InferPlots* plots = nullptr);                       ///< infer_gpr.cpp
 ResultDocument run_kalman(const Options& o, InferPlots* plots = nullptr);  ///< arrays stay Eigen
-nlohmann::json run_gmm(const Options& o, InferPlots* plots = nullptr);
+nlohmann::json run_gmm(const Options& o, PredictionTable* predictions, InferPlots* plots = nullptr);
 nlohmann::json run_conjugate(const Options& o);
 
 }  // namespace blr::cli::infer

@@ -4,7 +4,6 @@
 // (io/state_space.hpp). Intervals of each state are Gaussian: m ± z·√P.
 #include <fmt/format.h>
 
-
 #include <utility>
 
 #include "blr/core/convergence.hpp"
@@ -60,11 +59,34 @@ Matrix observations(const Options& o, const io::CsvTable& t, const std::vector<s
     check(missing < t.rows(),
           fmt::format("Every step of '{}' has a missing observation; there is nothing to filter.",
                       t.source()));
-    fmt::print("--missing drop: {} of {} steps of '{}' have a missing observation (no update there)\n",
-               missing, t.rows(), t.source());
+    fmt::print(
+        "--missing drop: {} of {} steps of '{}' have a missing observation (no update there)\n",
+        missing, t.rows(), t.source());
     j["missing_steps"] = missing;
   }
   return y;
+}
+
+/// --forecast H: a table of every output's forecast h = 1..H steps past the data (the first and
+/// last five steps of a long one), and its JSON: steps, level, outputs and per step the rows of
+/// mean, sd, lower and upper (one entry per output, as blr.infer's KalmanResult.forecast).
+nlohmann::json report_forecast(const inference::Forecast& f,
+                               const std::vector<std::string>& outputs) {
+  const Index steps = f.mean.rows();
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const auto c = static_cast<Index>(k);
+    fmt::print("forecast of '{}' past the data:\n{:>6}  {:>12}  {:>10}  {:>12}  {:>12}\n",
+               outputs[k], "h", "mean", "sd", lower_heading(f.level), upper_heading(f.level));
+    for (Index h = 0; h < steps; ++h) {
+      if (steps > 12 && h == 5) fmt::print("{:>6}\n", "...");
+      if (steps > 12 && h >= 5 && h < steps - 5) continue;
+      fmt::print("{:>6}  {:>12.6g}  {:>10.4g}  {:>12.6g}  {:>12.6g}\n", h + 1, f.mean(h, c),
+                 f.sd(h, c), f.lower(h, c), f.upper(h, c));
+    }
+  }
+  return {{"steps", steps},           {"level", f.level},    {"outputs", outputs},
+          {"mean", to_json(f.mean)},  {"sd", to_json(f.sd)}, {"lower", to_json(f.lower)},
+          {"upper", to_json(f.upper)}};
 }
 
 }  // namespace
@@ -81,6 +103,7 @@ ResultDocument run_kalman(const Options& o, InferPlots* plots) {
   std::string title;
   int evaluations = 0;
   bool converged = true;
+  std::vector<std::string> outputs;  ///< the observed columns
   if (general) {
     check(o.ssm == "local-level" && !o.obs_var && !o.state_var && !o.slope_var && !o.init_mean &&
               !o.init_var && !o.fit,
@@ -90,6 +113,7 @@ ResultDocument run_kalman(const Options& o, InferPlots* plots) {
     model = file.model;
     states = file.states;
     const auto cols = observation_columns(o, table, model.obs_dim());
+    outputs = cols;
     y = observations(o, table, cols, j);
     j.update({{"state_model", "file"}, {"model_file", o.model_file}, {"columns", cols}});
     if (cols.size() == 1) j["column"] = cols[0];
@@ -99,8 +123,9 @@ ResultDocument run_kalman(const Options& o, InferPlots* plots) {
   } else {
     const bool trend = o.ssm == "local-linear-trend";
     const std::string col = observation_columns(o, table, 1)[0];
+    outputs = {col};
     y = observations(o, table, {col}, j);
-    inference::StructuralModelRequest request{o.ssm,      o.obs_var,  o.state_var, o.slope_var,
+    inference::StructuralModelRequest request{o.ssm,       o.obs_var,  o.state_var, o.slope_var,
                                               o.init_mean, o.init_var, o.fit,       {}};
     if (o.max_iterations > 0) request.nelder_mead.max_evaluations = o.max_iterations;
     const auto s = inference::structural_model(request, y);
@@ -140,15 +165,17 @@ ResultDocument run_kalman(const Options& o, InferPlots* plots) {
   for (Index t = 0; t < T; ++t) {
     if (T > 12 && t == 5) fmt::print("{:>6}\n", "...");
     if (T > 12 && t >= 5 && t < T - 5) continue;
-    fmt::print("{:>6}  {:>12.6g}  {:>12.6g}  {:>10.4g}  {:>12.6g}  {:>10.4g}  {:>12.6g}  {:>12.6g}\n",
-               t + 1, y(t, 0), filtered.mean[t], filtered.sd[t], smoothed.mean[t], smoothed.sd[t],
-               smoothed.lower[t], smoothed.upper[t]);
+    fmt::print(
+        "{:>6}  {:>12.6g}  {:>12.6g}  {:>10.4g}  {:>12.6g}  {:>10.4g}  {:>12.6g}  {:>12.6g}\n",
+        t + 1, y(t, 0), filtered.mean[t], filtered.sd[t], smoothed.mean[t], smoothed.sd[t],
+        smoothed.lower[t], smoothed.upper[t]);
   }
   j.update(summary.fields(o.level));
   j.update({{"converged", converged}, {"iterations", o.fit ? evaluations : 1}});
+  if (o.forecast) j["forecast"] = report_forecast(summary.forecast(*o.forecast, o.level), outputs);
   if (plots != nullptr) {
-    plots->series = SeriesPlot{y.col(0),      filtered.mean, smoothed.mean, smoothed.lower,
-                               smoothed.upper, o.level,      title};
+    plots->series = SeriesPlot{y.col(0),       filtered.mean, smoothed.mean, smoothed.lower,
+                               smoothed.upper, o.level,       title};
   }
   // The per-step arrays stay Eigen vectors beside the small fields (result_document.hpp).
   ResultDocument doc(std::move(j));

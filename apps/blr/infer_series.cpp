@@ -1,8 +1,10 @@
 // `blr infer gmm|conjugate`: EM/VMP/SVI for Gaussian mixtures, and one-step conjugate posteriors
-// (with VMP/SVI for the Normal–Gamma model) with exact credible intervals. Kalman: infer_kalman.cpp.
+// (with VMP/SVI for the Normal–Gamma model) with exact credible intervals. Kalman:
+// infer_kalman.cpp.
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
@@ -24,9 +26,35 @@ std::string series_column(const Options& o, const io::CsvTable& t) {
   return c;
 }
 
+/// --predict: each row's most probable component (numbered from 1, as the components table),
+/// the posterior probability of every component (MixtureSummary::predict_proba) and the log
+/// density of the mixture, the rows read with the training columns and standardisation.
+PredictionTable mixture_predictions(const Options& o, const inference::MixtureSummary& s,
+                                    const std::vector<std::string>& cols,
+                                    const std::optional<io::Standardizer>& standardizer,
+                                    nlohmann::json& dropped) {
+  const auto table = handle_missing(o, io::CsvTable::read(o.predict), cols, "predict", dropped);
+  Matrix x = table.numeric_columns(cols);
+  if (standardizer) x = standardizer->transform(x);
+  const Matrix proba = s.predict_proba(x);
+  const Vector log_density = s.log_density(x);
+  const std::vector<int> best = s.predict(x);
+  PredictionTable t;
+  for (Index c = 0; c < proba.cols(); ++c) t.columns.push_back(fmt::format("p_{}", c + 1));
+  t.columns.push_back("log_density");
+  t.columns.push_back("component");
+  t.values.resize(x.rows(), proba.cols() + 1);
+  t.values << proba, log_density;
+  for (Index i = 0; i < x.rows(); ++i) {
+    t.lines.push_back(table.line_of(i));
+    t.predicted.push_back(std::to_string(best[static_cast<std::size_t>(i)] + 1));
+  }
+  return t;
+}
+
 }  // namespace
 
-nlohmann::json run_gmm(const Options& o, InferPlots* plots) {
+nlohmann::json run_gmm(const Options& o, PredictionTable* predictions, InferPlots* plots) {
   inference::MixtureRequest request;
   request.method = resolve_method(o, {"em", "vmp", "svi"});
   nlohmann::json dropped;
@@ -34,7 +62,11 @@ nlohmann::json run_gmm(const Options& o, InferPlots* plots) {
   const auto cols = o.features.empty() ? raw.columns() : split_list(o.features);
   const auto table = handle_missing(o, std::move(raw), cols, "data", dropped);
   Matrix x = table.numeric_columns(cols);
-  if (o.standardize) x = io::Standardizer::fit(x, cols).transform(x);
+  std::optional<io::Standardizer> standardizer;
+  if (o.standardize) {
+    standardizer = io::Standardizer::fit(x, cols);
+    x = standardizer->transform(x);
+  }
   check(o.covariance == "full" || o.covariance == "diag",
         fmt::format("Option '--covariance' must be full or diag; got '{}'.", o.covariance));
   auto& eo = request.em;
@@ -86,12 +118,27 @@ nlohmann::json run_gmm(const Options& o, InferPlots* plots) {
                method == "vmp" ? "sweeps" : "minibatch steps", *s.elbo());
   }
   fmt::print("{}", s.components_table(cols));
+  if (!o.predict.empty()) {
+    *predictions = mixture_predictions(o, s, cols, standardizer, dropped);
+    j["predict"] = {{"file", o.predict},
+                    {"rows", predictions->values.rows()},
+                    {"columns", predictions->columns}};
+    if (!dropped.empty()) j["dropped_rows"] = dropped;
+    fmt::print(
+        "predicted: the component of each of the {} rows of '{}' (its posterior "
+        "probabilities and the mixture's log density) to '{}'\n",
+        predictions->values.rows(), o.predict, o.predict_out);
+  }
   const auto& g = s.mixture();
   if (plots != nullptr) {
-    plots->mixture = MixturePlot{
-        cols, x, g.weights, g.means, g.covariances,
-        fmt::format("blr infer gmm — {} on {}: {} components{}", method, o.data, k,
-                    o.standardize ? " (standardised columns)" : "")};
+    plots->mixture =
+        MixturePlot{cols,
+                    x,
+                    g.weights,
+                    g.means,
+                    g.covariances,
+                    fmt::format("blr infer gmm — {} on {}: {} components{}", method, o.data, k,
+                                o.standardize ? " (standardised columns)" : "")};
   }
   return j;
 }
@@ -143,9 +190,10 @@ nlohmann::json run_conjugate(const Options& o) {
   const auto y = problem.y;
   const std::string& method = problem.method;
   if (lik == "bernoulli") {
-    fmt::print("blr infer conjugate — Beta–Bernoulli on '{}' ({} observations, {} successes): "
-               "posterior {}\n",
-               col, y.size(), y.sum(), s.description());
+    fmt::print(
+        "blr infer conjugate — Beta–Bernoulli on '{}' ({} observations, {} successes): "
+        "posterior {}\n",
+        col, y.size(), y.sum(), s.description());
   } else if (lik == "poisson") {
     fmt::print("blr infer conjugate — Gamma–Poisson on '{}' ({} counts): posterior {}\n", col,
                y.size(), s.description());
