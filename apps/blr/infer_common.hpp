@@ -15,11 +15,13 @@
 #include "blr/core/types.hpp"
 #include "blr/inference/conjugate.hpp"
 #include "blr/inference/glm.hpp"
+#include "blr/inference/gmm.hpp"
 #include "blr/inference/gp_hyperparameters.hpp"
 #include "blr/inference/intervals.hpp"
 #include "blr/inference/kernels.hpp"
 #include "blr/inference/lbfgs.hpp"
 #include "blr/inference/predictive_table.hpp"
+#include "blr/inference/vmp.hpp"
 #include "blr/io/csv.hpp"
 #include "infer_plots.hpp"
 #include "result_document.hpp"
@@ -57,8 +59,10 @@ struct Options {
   std::optional<int> fixed_iterations;        ///< em: exactly this many steps
   std::optional<double> rho;                  ///< the method's default: 1; mixture VI 0.1
   std::string predictive = "quadrature";      ///< quadrature, monte-carlo, probit
-  int samples = 2000;
-  int quadrature_nodes = 32;
+  // The defaults of flags that set a field of an option table are the table's (the library's and
+  // Python's), never a copy: tests/cli/infer_defaults.sh compares every shown default with them.
+  int samples = inference::PredictiveOptions{}.samples;
+  int quadrature_nodes = inference::PredictiveOptions{}.quadrature_nodes;
   std::string cvi_start;  ///< cvi (GLMs, Gaussian family): prior or laplace (empty: poisson
                           ///< laplace, the others prior)
   // kalman
@@ -70,10 +74,11 @@ struct Options {
   bool fit = false;
   std::string model_file;  ///< general A, C, Q, R (JSON)
   // gmm
-  int components = 2;
+  int components = inference::EmOptions{}.components;
   std::string covariance = "full";
-  int batch_size = 20, iterations = 2000;
-  double reg_covar = 1e-6;
+  int batch_size = inference::SviOptions{}.batch_size;
+  int iterations = inference::SviOptions{}.iterations;  ///< svi; mixture VI's steps too
+  double reg_covar = inference::EmOptions{}.reg_covar;
   std::optional<double> alpha0;  ///< vmp/svi (default 1/K)
   // gpc
   std::string kernel = "rbf";  ///< an expression of base kernels (inference/kernels.hpp)
