@@ -14,6 +14,8 @@
 #include "checked_result.hpp"
 #include "command.hpp"
 #include "infer_common.hpp"
+#include "table_flags.hpp"
+#include "blr/inference/methods.hpp"
 #include "json_output.hpp"
 
 namespace blr::cli::infer {
@@ -70,10 +72,6 @@ int parse_family(const std::string& family) {
   }
   throw Error(fmt::format(
       "Option '--family' must be gaussian-full, gaussian-diag or mixture:K; got '{}'.", family));
-}
-
-inference::PredictiveMethod predictive_method(const std::string& name) {
-  return inference::parse_predictive_method(name);
 }
 
 nlohmann::json to_json(const Vector& v) {
@@ -286,24 +284,19 @@ void check_output_options(const Options& o) {
         "Option '--intercept-prior-precision' applies to models linreg, logistic and poisson.");
   check(!o.optimize_evidence || o.model == "linreg",
         "Option '--optimize-evidence' applies only to linreg with --method exact.");
-  check(!o.rho || supervised(o.model),
-        "Option '--rho' applies to models linreg, logistic, poisson and gpc (their laplace and cvi "
-        "methods).");
-  if (o.rho) check_range("--rho", *o.rho, 0, 1, /*open_low=*/true);
   check(o.cvi_start.empty() || o.cvi_start == "prior" || o.cvi_start == "laplace",
         fmt::format("Option '--cvi-start' must be prior or laplace; got '{}'.", o.cvi_start));
-  const bool em = o.model == "gmm" && (o.method.empty() || o.method == "em");
-  check(!o.parameter_tolerance || em,
-        "Option '--parameter-tolerance' applies only to model 'gmm' with method em.");
-  if (o.parameter_tolerance) check_nonnegative("--parameter-tolerance", *o.parameter_tolerance);
-  check(!o.fixed_iterations || em,
-        "Option '--fixed-iterations' applies only to model 'gmm' with method em.");
-  check(!o.fixed_iterations || *o.fixed_iterations > 0,
-        fmt::format("Option '--fixed-iterations' must be a positive number of EM steps; got {}.",
-                    o.fixed_iterations.value_or(0)));
-  check(!o.fixed_iterations || o.max_iterations == 0,
-        "Options '--fixed-iterations' and '--max-iterations' exclude each other: a fixed count "
-        "has no limit to stop at.");
+}
+
+/// The tables whose keys are `blr infer`'s method flags: every method's (with its preset) and the
+/// predictive's.
+std::vector<FlagSource> method_flag_sources() {
+  std::vector<FlagSource> out;
+  for (const auto& m : inference::inference_methods())
+    if (m.options != nullptr) out.push_back({m.model + " " + m.method, m.options, m.preset});
+  for (const auto& shared : inference::inference_shared_options())
+    if (shared.name == "predictive") out.push_back({shared.name, shared.options});
+  return out;
 }
 
 ResultDocument run_model(const Options& o, PredictionTable* predictions, InferPlots* plots) {
@@ -356,11 +349,11 @@ void write_pictures(const Options& o, const nlohmann::json& fields, InferPlots& 
 
 int run(const Options& o) {
   check_output_options(o);
-  predictive_method(o.predictive);  // a misspelled --predictive is refused even where unused
   HeldStdout tables;                // shown only once the results are known to be finite
   PredictionTable predictions;
   InferPlots plots;
   ResultDocument out = run_model(o, &predictions, o.out.empty() ? nullptr : &plots);
+  o.flags.require_taken(fmt::format("blr infer {}", o.model));  // each runner checks before its fit
   require_finite(out, fmt::format("blr infer {}", o.model));
   if (!o.predict.empty()) require_finite_predictions(predictions, o.predict);
   tables.release();
@@ -440,28 +433,6 @@ void setup_infer(CLI::App& app, int& exit_code) {
       "--optimize-evidence", o->optimize_evidence,
       "linreg: maximise the evidence over δ and β (MacKay's fixed point; --prior-precision "
       "and --noise-precision give the start).");
-  cmd->add_option("--seed", o->seed, "Random seed (k-means++, Monte Carlo, minibatches).")
-      ->capture_default_str();
-  cmd->add_option("--max-iterations", o->max_iterations,
-                  "Iteration limit, a positive integer (default: the method's).");
-  cmd->add_option("--tolerance", o->tolerance,
-                  "Convergence tolerance, a positive number (default: the method's; em: on the "
-                  "change of the mean log-likelihood per point, 1e-10).");
-  cmd->add_option("--parameter-tolerance", o->parameter_tolerance,
-                  "em: also stop only when no weight, mean or covariance entry moves by more "
-                  "than this, relative to its block (default 1e-9; 0: no parameter condition).");
-  cmd->add_option("--fixed-iterations", o->fixed_iterations,
-                  "em: run exactly this many EM steps, with no stopping rule.");
-  cmd->add_option("--rho", o->rho,
-                  "BLR step size ρ ∈ (0, 1] (default: 1 for laplace and cvi, 0.1 for mixture VI).");
-  cmd->add_option("--predictive", o->predictive, "quadrature, monte-carlo or probit (logistic).")
-      ->capture_default_str();
-  cmd->add_option("--samples", o->samples,
-                  "Monte Carlo draws of the predictive (--predictive monte-carlo; mixture VI's own "
-                  "draws per step are its option table's).")
-      ->capture_default_str();
-  cmd->add_option("--quadrature-nodes", o->quadrature_nodes, "Gauss–Hermite nodes.")
-      ->capture_default_str();
   cmd->add_option("--cvi-start", o->cvi_start,
                   "cvi for linreg/logistic/poisson with a Gaussian family: start from the "
                   "Laplace posterior (laplace, the default: a few Newton steps) or from the prior "
@@ -487,14 +458,6 @@ void setup_infer(CLI::App& app, int& exit_code) {
                   "init_mean, init_cov, optional states (names); --column lists one column per "
                   "row of C.");
   // gmm
-  cmd->add_option("--components", o->components, "gmm: number of components K.")
-      ->capture_default_str();
-  cmd->add_option("--covariance", o->covariance, "gmm: full or diag.")->capture_default_str();
-  cmd->add_option("--batch-size", o->batch_size, "svi: minibatch size.")->capture_default_str();
-  cmd->add_option("--iterations", o->iterations, "svi and mixture VI: number of steps.")
-      ->capture_default_str();
-  cmd->add_option("--reg-covar", o->reg_covar, "em: added to covariance diagonals.")
-      ->capture_default_str();
   cmd->add_option("--alpha0", o->alpha0, "vmp/svi: Dirichlet concentration (default 1/K).");
   // gpc
   cmd->add_option("--kernel", o->kernel,
@@ -527,6 +490,11 @@ void setup_infer(CLI::App& app, int& exit_code) {
   cmd->add_option("--prior", o->prior,
                   "conjugate: prior hyperparameters — bernoulli a,b; poisson shape,rate; normal "
                   "mu0,kappa0,alpha0,beta0; categorical α₁,…,α_K.");
+  // The methods' options, one flag per key of their tables (table_flags.hpp); --family has its
+  // own flag (it also names mixture VI), and the evidence's start is --prior-precision and
+  // --noise-precision.
+  o->flags.add_to(cmd, method_flag_sources(), {"family", "alpha", "beta"},
+                  "Options of the inference methods (blr methods lists them per method)");
   cmd->callback([o, &exit_code] {
     // The option tables' messages name this command's flags (--max-iterations, not
     // max_iterations): every table key the command takes is a flag of that spelling.

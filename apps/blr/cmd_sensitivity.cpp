@@ -10,6 +10,8 @@
 
 #include "blr/core/error.hpp"
 #include "blr/core/option_table.hpp"
+#include "blr/inference/methods.hpp"
+#include "table_flags.hpp"
 #include "blr/inference/sensitivity.hpp"
 #include "checked_result.hpp"
 #include "command.hpp"
@@ -53,6 +55,11 @@ nlohmann::json run_sensitivity(const Options& so) {
   check(so.top >= 1, "Option '--top' must be a positive integer; got {}.", so.top);
   const infer::Options& o = so.fit;
   infer::RegressionProblem p = infer::prepare_regression(o, "sensitivity");
+  inference::SensitivityOptions sopt;
+  sopt.sites =
+      p.method == "cvi" ? inference::SiteEvaluation::expected : inference::SiteEvaluation::at_mean;
+  o.flags.apply(inference::SensitivityOptions::table(), sopt);
+  o.flags.require_taken(p.run);
   nlohmann::json j{{"method", p.method}, {"features", p.data.names}};
   const infer::GaussianPosterior post = infer::fit_gaussian_posterior(o, p, j);
   check(!j.contains("converged") || j["converged"].get<bool>(),
@@ -60,16 +67,11 @@ nlohmann::json run_sensitivity(const Options& so) {
         "(raise --max-iterations).",
         p.method);
 
-  inference::SensitivityOptions sopt;
-  sopt.sites =
-      p.method == "cvi" ? inference::SiteEvaluation::expected : inference::SiteEvaluation::at_mean;
-  sopt.quadrature_nodes = o.quadrature_nodes;
   // Normal–Gamma (linreg's default): the Gaussian conditional on τ = E[τ | y], N(m, S), whose
   // model p.model is (prepare_regression/fit_gaussian_posterior).
   const Matrix& cov = post.normal_gamma ? post.normal_gamma->scale : post.covariance;
   const auto s = inference::glm_sensitivity(p.model, post.mean, cov, sopt);
-  inference::PredictiveOptions popt;
-  popt.quadrature_nodes = o.quadrature_nodes;
+  const inference::PredictiveOptions& popt = p.options.predictive;
   const auto loo = inference::loo_estimate(p.model, s, popt);
   const auto in_sample = inference::test_metrics(
       p.likelihood,
@@ -173,13 +175,16 @@ void setup_sensitivity(CLI::App& app, int& exit_code) {
                   "those kept).")
       ->capture_default_str();
   infer::add_prior_options(cmd, f);
-  cmd->add_option("--max-iterations", f.max_iterations,
-                  "Iteration limit of Laplace or CVI, a positive integer (default: the method's).");
-  cmd->add_option("--tolerance", f.tolerance,
-                  "Convergence tolerance, a positive number (default: the method's).");
-  cmd->add_option("--quadrature-nodes", f.quadrature_nodes,
-                  "Gauss–Hermite nodes (CVI and the leave-one-out predictive).")
-      ->capture_default_str();
+  // The fit's, the sensitivities' and the leave-one-out predictive's options, one flag per key of
+  // their tables (table_flags.hpp), as `blr infer` has them.
+  std::vector<FlagSource> sources;
+  for (const auto& m : inference::inference_methods())
+    if (m.model == "glm" && m.method != "mixture-vi" && m.options != nullptr)
+      sources.push_back({m.model + " " + m.method, m.options, m.preset});
+  for (const auto& shared : inference::inference_shared_options())
+    sources.push_back({shared.name, shared.options});
+  f.flags.add_to(cmd, sources, {"family", "alpha", "beta"},
+                 "Options of the fit, the sensitivities and the predictive (blr methods)");
   cmd->add_option("--top", o->top, "How many of the most influential rows to list.")
       ->capture_default_str();
   cmd->add_option("--json", f.json,

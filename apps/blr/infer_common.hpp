@@ -20,10 +20,12 @@
 #include "blr/inference/intervals.hpp"
 #include "blr/inference/kernels.hpp"
 #include "blr/inference/lbfgs.hpp"
+#include "blr/inference/mixture_vi.hpp"
 #include "blr/inference/predictive_table.hpp"
 #include "blr/inference/vmp.hpp"
 #include "blr/io/csv.hpp"
 #include "infer_plots.hpp"
+#include "table_flags.hpp"
 #include "result_document.hpp"
 
 namespace CLI {
@@ -50,19 +52,9 @@ struct Options {
   std::optional<double> noise_precision;  ///< linreg: a known β (default: the noise estimated)
   std::string noise_prior;  ///< linreg: "A,B", Gamma(A, rate B) on τ (default Jeffreys)
   bool optimize_evidence = false;
-  std::uint64_t seed = 0;
-  int max_iterations = 0;  ///< 0: not given (the method's default)
-  double tolerance = 0;    ///< 0: not given (the method's default)
-  // An option that is not given is empty here (std::optional), never an in-range sentinel: every
-  // value given is checked and used (the reliability audit's D12).
-  std::optional<double> parameter_tolerance;  ///< em (default 1e-9; 0: no parameter condition)
-  std::optional<int> fixed_iterations;        ///< em: exactly this many steps
-  std::optional<double> rho;                  ///< the method's default: 1; mixture VI 0.1
-  std::string predictive = "quadrature";      ///< quadrature, monte-carlo, probit
-  // The defaults of flags that set a field of an option table are the table's (the library's and
-  // Python's), never a copy: tests/cli/infer_defaults.sh compares every shown default with them.
-  int samples = inference::PredictiveOptions{}.samples;
-  int quadrature_nodes = inference::PredictiveOptions{}.quadrature_nodes;
+  /// The options of the inference methods' tables, one flag per key (table_flags.hpp): the
+  /// runners apply them to the tables of the method that runs and refuse the rest.
+  TableFlags flags;
   std::string cvi_start;  ///< cvi (GLMs, Gaussian family): prior or laplace (empty: poisson
                           ///< laplace, the others prior)
   // kalman
@@ -74,11 +66,6 @@ struct Options {
   bool fit = false;
   std::string model_file;  ///< general A, C, Q, R (JSON)
   // gmm
-  int components = inference::EmOptions{}.components;
-  std::string covariance = "full";
-  int batch_size = inference::SviOptions{}.batch_size;
-  int iterations = inference::SviOptions{}.iterations;  ///< svi; mixture VI's steps too
-  double reg_covar = inference::EmOptions{}.reg_covar;
   std::optional<double> alpha0;  ///< vmp/svi (default 1/K)
   // gpc
   std::string kernel = "rbf";  ///< an expression of base kernels (inference/kernels.hpp)
@@ -148,7 +135,6 @@ void print_table(const std::vector<std::string>& names, const Marginals& m,
 std::string lower_heading(double level);
 std::string upper_heading(double level);
 
-inference::PredictiveMethod predictive_method(const std::string& name);
 
 // ---- predictions (infer_predict.cpp) ------------------------------------------------------------
 /// One row per predicted input: named numeric columns and, for classification, a class label.
@@ -170,10 +156,10 @@ PredictionTable prediction_table(inference::Likelihood l, const Vector& weights,
 PredictionTable with_lines(inference::PredictiveTable t, inference::Likelihood l,
                            const std::vector<long>& lines, const std::vector<std::string>& classes);
 /// A one-line description of how the positive-class probability is computed.
-std::string probability_method(const Options& o);
+std::string probability_method(const inference::PredictiveOptions& p);
 /// Prints one line on what was predicted and returns the JSON "predict" object.
-nlohmann::json report_predictions(const Options& o, inference::Likelihood l,
-                                  const PredictionTable& t,
+nlohmann::json report_predictions(const Options& o, const inference::PredictiveOptions& p,
+                                  inference::Likelihood l, const PredictionTable& t,
                                   const std::vector<std::string>& classes);
 /// Throws naming the line and column of the first entry that is not finite.
 void require_finite_predictions(const PredictionTable& t, const std::string& file);
@@ -191,6 +177,15 @@ enum class Noise {
   plug_in,       ///< laplace, cvi: β = E[τ | y] of the Normal–Gamma posterior, then held fixed
 };
 
+/// The options of a GLM's method, from the flags given (the one its method uses is set).
+struct GlmMethodOptions {
+  inference::EvidenceOptions evidence;  ///< exact with --optimize-evidence
+  inference::LaplaceOptions laplace;    ///< laplace
+  inference::CviOptions cvi;            ///< cvi with a Gaussian family
+  inference::MixtureViOptions mixture;  ///< cvi with --family mixture:K
+  inference::PredictiveOptions predictive;
+};
+
 /// linreg, logistic or poisson with its options checked, data loaded and model built.
 struct RegressionProblem {
   inference::Likelihood likelihood = inference::Likelihood::gaussian;
@@ -205,6 +200,8 @@ struct RegressionProblem {
   inference::NormalGammaRegression normal_gamma;  ///< Noise::normal_gamma and plug_in
   std::vector<std::string> assumptions;  ///< one sentence per default assumed (printed, JSON)
   std::vector<std::string> warnings;     ///< e.g. a value that swamps its column (stderr, JSON)
+  GlmMethodOptions options;
+  std::string run;  ///< "blr infer logistic --method laplace": what the flags must apply to
 };
 /// Adds "assumptions", "warnings" (when any), the prior precisions and the noise to `j`.
 void report_problem(const RegressionProblem& p, nlohmann::json& j);

@@ -47,15 +47,6 @@ void print_test(Likelihood l, const inference::TestMetrics& t, const std::string
   }
 }
 
-inference::PredictiveOptions predictive_options(const Options& o) {
-  inference::PredictiveOptions p;
-  p.method = predictive_method(o.predictive);
-  check(o.samples >= 1, "Option '--samples' must be at least 1.");
-  p.samples = o.samples;
-  p.seed = o.seed;
-  p.quadrature_nodes = o.quadrature_nodes;
-  return p;
-}
 
 /// The fit statistics (inference/fit_statistics.hpp) and WAIC (inference/waic.hpp): one line on
 /// stdout, "fit_statistics" in JSON (GlmSummary::fit_statistics_json, the keys of to_json).
@@ -75,7 +66,8 @@ void report_fit_statistics(const inference::GlmSummary& summary, nlohmann::json&
 /// The printed table and JSON of a summary's marginals, fit statistics and WAIC, predictions
 /// and test metrics (inference/glm_summary.hpp), shared by every GLM posterior.
 void report_summary(const Options& o, const Supervised& s, const inference::GlmSummary& summary,
-                    const std::string& title, nlohmann::json& j, PredictionTable* predictions) {
+                    const inference::PredictiveOptions& predictive, const std::string& title,
+                    nlohmann::json& j, PredictionTable* predictions) {
   const Likelihood lik = summary.fit().likelihood;
   const auto c = summary.coefficients(o.level);
   const Marginals marginals{c.mean, c.sd, c.lower, c.upper, o.level};
@@ -85,14 +77,14 @@ void report_summary(const Options& o, const Supervised& s, const inference::GlmS
   const Matrix& cov = summary.fit().covariance;
   j.update({{"covariance", to_json(cov)}, {"correlation", to_json(inference::correlation(cov))}});
   if (s.has_test) {
-    const auto t = summary.score(s.x_test, s.y_test, predictive_options(o));
+    const auto t = summary.score(s.x_test, s.y_test, predictive);
     print_test(lik, t, o.test);
     j["test"] = test_json(lik, t);
   }
   if (s.has_predict) {
-    *predictions = with_lines(summary.predict(s.x_predict, o.level, predictive_options(o)), lik,
+    *predictions = with_lines(summary.predict(s.x_predict, o.level, predictive), lik,
                               s.predict_lines, s.classes);
-    j["predict"] = report_predictions(o, lik, *predictions, s.classes);
+    j["predict"] = report_predictions(o, predictive, lik, *predictions, s.classes);
   }
 }
 
@@ -102,9 +94,7 @@ nlohmann::json run_mixture(const Options& o, const RegressionProblem& p,
                            PredictionTable* predictions) {
   const Supervised& s = p.data;
   const int k = p.family;
-  check(o.iterations >= 1, "Option '--iterations' must be at least 1.");
-  inference::GlmFit fit =
-      inference::fit_glm_mixture(p.model, k, o.iterations, o.rho.value_or(0.1), o.seed);
+  inference::GlmFit fit = inference::fit_glm_mixture(p.model, k, p.options.mixture);
   fit.assumptions = p.assumptions;
   const inference::GlmMixture& m = *fit.mixture;
   nlohmann::json means = nlohmann::json::array(), covs = nlohmann::json::array();
@@ -125,7 +115,7 @@ nlohmann::json run_mixture(const Options& o, const RegressionProblem& p,
   report_problem(p, j);
   if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
   const inference::GlmSummary summary(s.x_train, s.y_train, fit, s.names);
-  report_summary(o, s, summary,
+  report_summary(o, s, summary, p.options.predictive,
                  fmt::format("posterior: mixture of {} Gaussians (moments of the mixture; "
                              "intervals from its marginals)",
                              k),
@@ -181,8 +171,6 @@ RegressionProblem prepare_regression(const Options& o, const std::string& comman
   p.family = parse_family(o.family);
   check(p.method == "cvi" || p.family == 0,
         fmt::format("Option '--family {}' applies only to --method cvi.", o.family));
-  check(!o.rho || p.method != "exact",
-        "Option '--rho' applies to --method laplace and cvi, not to the exact posterior.");
   const bool linreg = p.likelihood == Likelihood::gaussian;
   check(!o.noise_precision || linreg,
         "Option '--noise-precision' applies only to linreg (a known noise precision β).");
@@ -279,6 +267,20 @@ RegressionProblem prepare_regression(const Options& o, const std::string& comman
         "(--intercept-prior-precision){}",
         *p.intercept, likelihood_scale(p.noise),
         o.optimize_evidence ? "; δ is learned for the other coefficients" : ""));
+  // The method's options from the flags given (table_flags.hpp): its own table's and the
+  // predictive's; run_regression and `blr sensitivity` refuse the rest before fitting.
+  GlmMethodOptions& m = p.options;
+  if (p.method == "exact" && o.optimize_evidence)
+    o.flags.apply(inference::EvidenceOptions::table(), m.evidence);
+  if (p.method == "laplace") o.flags.apply(inference::LaplaceOptions::table(), m.laplace);
+  if (p.method == "cvi" && p.family > 0)
+    o.flags.apply(inference::MixtureViOptions::table(), m.mixture);
+  if (p.method == "cvi" && p.family <= 0) o.flags.apply(inference::CviOptions::table(), m.cvi);
+  o.flags.apply(inference::PredictiveOptions::table(), m.predictive);
+  p.run = fmt::format("blr {} {} --method {}{}", command, o.model, p.method,
+                      p.method == "exact" && !o.optimize_evidence ? " without --optimize-evidence"
+                      : p.family > 0 ? fmt::format(" --family {}", o.family)
+                                     : std::string());
   if (p.method == "cvi" && p.family <= 0 && o.cvi_start.empty())
     a.push_back("cvi starts from the Laplace posterior (the same fixed point as from the prior, "
                 "--cvi-start prior; from the intercept's weak prior the first steps can fail)");
@@ -346,12 +348,10 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
     post.normal_gamma = f;
   } else if (p.method == "exact") {
     if (o.optimize_evidence) {
-      inference::EvidenceOptions eo;
+      inference::EvidenceOptions eo = p.options.evidence;
       eo.alpha = p.delta;
       eo.beta = o.noise_precision.value_or(1.0);
       eo.intercept_precision = p.intercept;
-      if (o.max_iterations > 0) eo.max_iterations = o.max_iterations;
-      if (o.tolerance > 0) eo.tolerance = o.tolerance;
       const auto r = inference::maximize_evidence(s.x_train, s.y_train, eo);
       require_converged(r.converged, "Evidence maximisation", r.iterations, eo.max_iterations,
                         "iterations", kRaiseCap);
@@ -385,10 +385,7 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
     j["family"] = "gaussian-full";
     fmt::print("log evidence {:.9g}\n", j["log_evidence"].get<double>());
   } else if (p.method == "laplace") {
-    inference::LaplaceOptions lo;
-    if (o.rho) lo.rho = *o.rho;
-    if (o.max_iterations > 0) lo.max_iterations = o.max_iterations;
-    if (o.tolerance > 0) lo.tolerance = o.tolerance;
+    const inference::LaplaceOptions& lo = p.options.laplace;
     const auto r = inference::laplace(model, lo);
     require_converged(r.converged, "Newton's method to the Laplace mode", r.iterations,
                       lo.max_iterations, "iterations", kRaiseCap);
@@ -404,14 +401,9 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
     fmt::print("log joint at the mode {:.9g}; Laplace log evidence {:.9g}\n", r.log_joint,
                r.log_evidence);
   } else {  // cvi
-    inference::CviOptions co;
+    inference::CviOptions co = p.options.cvi;
     co.family =
         family == 0 ? inference::GaussianFamilyKind::full : inference::GaussianFamilyKind::diagonal;
-    if (o.rho) co.rho = *o.rho;
-    if (o.max_iterations > 0) co.max_iterations = o.max_iterations;
-    if (o.tolerance > 0) co.tolerance = o.tolerance;
-    co.quadrature_nodes = o.quadrature_nodes;
-    co.seed = o.seed;
     // The start: GlmFitRequest::cvi_start (inference/glm_fit.hpp says why laplace is the default).
     std::optional<inference::CviLaplaceStart> start;
     const std::string from = !o.cvi_start.empty() ? o.cvi_start : inference::GlmFitRequest{}.cvi_start;
@@ -438,6 +430,7 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
 
 nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
   RegressionProblem p = prepare_regression(o, "infer");
+  o.flags.require_taken(p.run);
   const Supervised& s = p.data;
   const Likelihood lik = p.likelihood;
   if (p.method == "cvi" && p.family > 0) return run_mixture(o, p, predictions);
@@ -465,7 +458,7 @@ nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
     g.noise_rate = f.noise_rate;
   }
   const inference::GlmSummary summary(s.x_train, s.y_train, std::move(g), s.names);
-  report_summary(o, s, summary,
+  report_summary(o, s, summary, p.options.predictive,
                  post.normal_gamma
                      ? fmt::format("posterior (Student t marginals, ν = {:g}):", post.normal_gamma->dof)
                      : std::string("posterior:"),
@@ -480,24 +473,24 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions, InferPlot
   const std::string method = resolve_method(o, {"cvi", "laplace"});
   check(parse_family(o.family) == 0,
         "Model 'gpc' uses a full Gaussian over the latent values: --family gaussian-full.");
-  check(method == "cvi" || !o.rho, "Option '--rho' applies only to gpc with --method cvi.");
-  const Supervised s = load_supervised(o, Response::binary, false);
-  inference::Kernel kernel = kernel_of(o, s.x_train.cols());
+  const bool laplace = method == "laplace";
+  // The method's table (GP Laplace from its preset, tight_laplace) and the predictive's.
   inference::CviOptions co;
-  if (o.rho) co.rho = *o.rho;
-  if (o.max_iterations > 0) co.max_iterations = o.max_iterations;
-  if (o.tolerance > 0) co.tolerance = o.tolerance;
-  co.quadrature_nodes = o.quadrature_nodes;
+  inference::GpLaplaceOptions lo = inference::tight_laplace();
+  if (laplace) {
+    o.flags.apply(inference::GpLaplaceOptions::table(), lo);
+  } else {
+    o.flags.apply(inference::CviOptions::table(), co);
+  }
+  inference::PredictiveOptions predictive;
+  o.flags.apply(inference::PredictiveOptions::table(), predictive);
+  o.flags.require_taken(fmt::format("blr infer gpc --method {}", method));
   // Learning by the ELBO gradient needs the sites stationary for the ELBO itself: at least 100
   // Gauss–Hermite nodes (gp_hyperparameters.hpp), also for the final fit.
   if (o.learn_hyperparameters)
-    co.quadrature_nodes = std::max(o.quadrature_nodes, inference::learning_cvi().quadrature_nodes);
-  co.validate();
-  inference::GpLaplaceOptions lo = inference::tight_laplace();
-  if (o.max_iterations > 0) lo.max_iterations = o.max_iterations;
-  if (o.tolerance > 0) lo.tolerance = o.tolerance;
-  lo.validate();
-  const bool laplace = method == "laplace";
+    co.quadrature_nodes = std::max(co.quadrature_nodes, inference::learning_cvi().quadrature_nodes);
+  const Supervised s = load_supervised(o, Response::binary, false);
+  inference::Kernel kernel = kernel_of(o, s.x_train.cols());
   fmt::print("blr infer gpc — {}, full Gaussian over {} latent values; kernel {}\n",
              laplace ? "Laplace (GPML Alg. 3.1)" : "CVI", s.x_train.rows(), kernel.expression());
   inference::GpLearnOptions learn;
@@ -551,8 +544,7 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions, InferPlot
       p.title = fmt::format("blr infer gpc — {}, {}", method, fit.kernel.describe());
       const auto at = fit.predict(gp_plot_inputs(p));
       const Vector probability =
-          inference::predict_latent(Likelihood::logistic, at.mean, at.variance, Vector(),
-                                    predictive_options(o))
+          inference::predict_latent(Likelihood::logistic, at.mean, at.variance, Vector(), predictive)
               .mean;
       if (p.grid.size() > 0) {
         // σ is increasing, so σ of the latent interval's ends is the interval of σ(f).
@@ -577,14 +569,14 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions, InferPlot
     }
   }
   if (s.has_test) {
-    const auto t = summary.score(s.x_test, s.y_test, predictive_options(o));
+    const auto t = summary.score(s.x_test, s.y_test, predictive);
     print_test(Likelihood::logistic, t, o.test);
     j["test"] = test_json(Likelihood::logistic, t);
   }
   if (s.has_predict) {
-    *predictions = with_lines(summary.predict(s.x_predict, o.level, predictive_options(o)),
+    *predictions = with_lines(summary.predict(s.x_predict, o.level, predictive),
                               Likelihood::logistic, s.predict_lines, s.classes);
-    j["predict"] = report_predictions(o, Likelihood::logistic, *predictions, s.classes);
+    j["predict"] = report_predictions(o, predictive, Likelihood::logistic, *predictions, s.classes);
   }
   return j;
 }

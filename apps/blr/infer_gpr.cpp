@@ -86,7 +86,11 @@ nlohmann::json run_gpr(const Options& o, PredictionTable* predictions, InferPlot
   check(!o.noise_precision,
         "Model 'gpr' takes its noise as a variance: use --noise-variance instead of "
         "--noise-precision.");
-  check(!o.rho, "Option '--rho' does not apply to model 'gpr'.");
+  // The L-BFGS of --learn-hyperparameters, from its preset (default_lbfgs).
+  inference::GpLearnOptions learn;
+  if (o.learn_hyperparameters) o.flags.apply(inference::LbfgsOptions::table(), learn.lbfgs);
+  o.flags.require_taken(o.learn_hyperparameters ? "blr infer gpr --learn-hyperparameters"
+                                                : "blr infer gpr without --learn-hyperparameters");
   check_positive("noise-variance", o.noise_variance);
   const Supervised s = load_supervised(o, Response::real, false);
   inference::Kernel kernel = kernel_of(o, s.x_train.cols());
@@ -96,11 +100,10 @@ nlohmann::json run_gpr(const Options& o, PredictionTable* predictions, InferPlot
       "models y − {:.6g} (the training mean)\n",
       o.train, s.x_train.rows(), kernel.expression(), y_mean);
   const auto fit = inference::fit_gp_regression(s.x_train, s.y_train, kernel, o.noise_variance,
-                                                o.learn_hyperparameters);
+                                                o.learn_hyperparameters, learn);
   if (fit.search) {
     const auto& h = *fit.search;
-    require_search_converged(h.iterations, h.evaluations, h.converged,
-                             inference::GpLearnOptions{}.lbfgs,
+    require_search_converged(h.iterations, h.evaluations, h.converged, learn.lbfgs,
                              "kernel values (--kernel, --lengthscale, --variance) and "
                              "--noise-variance");
     fmt::print(
@@ -153,7 +156,8 @@ nlohmann::json run_gpr(const Options& o, PredictionTable* predictions, InferPlot
   if (s.has_predict) {
     *predictions = with_lines(summary.predict(s.x_predict, o.level),
                               inference::Likelihood::gaussian, s.predict_lines, s.classes);
-    j["predict"] = report_predictions(o, inference::Likelihood::gaussian, *predictions, s.classes);
+    j["predict"] = report_predictions(o, inference::PredictiveOptions{},
+                                      inference::Likelihood::gaussian, *predictions, s.classes);
   }
   return j;
 }

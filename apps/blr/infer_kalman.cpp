@@ -10,6 +10,7 @@
 #include "blr/core/error.hpp"
 #include "blr/inference/intervals.hpp"
 #include "blr/inference/kalman_summary.hpp"
+#include "blr/inference/nelder_mead.hpp"
 #include "blr/io/state_space.hpp"
 #include "infer_common.hpp"
 
@@ -109,6 +110,7 @@ ResultDocument run_kalman(const Options& o, InferPlots* plots) {
               !o.init_var && !o.fit,
           "Options --model, --obs-var, --state-var, --slope-var, --init-mean, --init-var and "
           "--fit do not apply with --model-file (the file fixes every matrix).");
+    o.flags.require_taken("blr infer kalman --model-file");
     const auto file = io::read_state_space(o.model_file);
     model = file.model;
     states = file.states;
@@ -127,15 +129,15 @@ ResultDocument run_kalman(const Options& o, InferPlots* plots) {
     y = observations(o, table, {col}, j);
     inference::StructuralModelRequest request{o.ssm,       o.obs_var,  o.state_var, o.slope_var,
                                               o.init_mean, o.init_var, o.fit,       {}};
-    if (o.max_iterations > 0) request.nelder_mead.max_evaluations = o.max_iterations;
+    if (o.fit) o.flags.apply(inference::NelderMeadOptions::table(), request.nelder_mead);
+    o.flags.require_taken(o.fit ? "blr infer kalman --fit" : "blr infer kalman without --fit");
     const auto s = inference::structural_model(request, y);
     if (s.fit) {
       evaluations = s.fit->evaluations;
       converged = s.fit->converged;
       require_converged(converged, "Maximum likelihood by Nelder–Mead", evaluations,
                         request.nelder_mead.max_evaluations, "evaluations",
-                        "raise --max-iterations (it caps the evaluations) or give --obs-var and "
-                        "--state-var");
+                        "raise --max-evaluations or give --obs-var and --state-var");
       fmt::print(
           "maximum likelihood (Nelder–Mead on log variances): {} evaluations, converged: {}\n",
           evaluations, converged ? "yes" : "no");

@@ -44,16 +44,17 @@ PredictionTable prediction_table(inference::Likelihood l, const Vector& weights,
                     l, lines, classes);
 }
 
-std::string probability_method(const Options& o) {
-  if (o.predictive == "probit")
+std::string probability_method(const inference::PredictiveOptions& p) {
+  using inference::PredictiveMethod;
+  if (p.method == PredictiveMethod::probit)
     return "the probit approximation σ(μ/√(1 + πσ²/8)) of E[σ(a*)]";
-  if (o.predictive == "monte-carlo")
-    return fmt::format("E[σ(a*)] by Monte Carlo ({} draws, seed {})", o.samples, o.seed);
-  return fmt::format("E[σ(a*)] by {}-node Gauss–Hermite quadrature", o.quadrature_nodes);
+  if (p.method == PredictiveMethod::monte_carlo)
+    return fmt::format("E[σ(a*)] by Monte Carlo ({} draws, seed {})", p.samples, p.seed);
+  return fmt::format("E[σ(a*)] by {}-node Gauss–Hermite quadrature", p.quadrature_nodes);
 }
 
-nlohmann::json report_predictions(const Options& o, inference::Likelihood l,
-                                  const PredictionTable& t,
+nlohmann::json report_predictions(const Options& o, const inference::PredictiveOptions& p,
+                                  inference::Likelihood l, const PredictionTable& t,
                                   const std::vector<std::string>& classes) {
   using inference::Likelihood;
   const std::string what =
@@ -61,7 +62,7 @@ nlohmann::json report_predictions(const Options& o, inference::Likelihood l,
           ? "predictive mean and sd of y (noise included) and its interval"
           : l == Likelihood::logistic
                 ? fmt::format("probability of class '{}' as {}, and the interval of σ(a*)",
-                              classes.at(1), probability_method(o))
+                              classes.at(1), probability_method(p))
                 : "the rate e^{a*}: mean, sd and interval";
   fmt::print("predictions: {} rows of '{}' written to '{}' ({}; {:g}% intervals)\n",
              t.values.rows(), o.predict, o.predict_out, what, 100 * o.level);
@@ -69,7 +70,7 @@ nlohmann::json report_predictions(const Options& o, inference::Likelihood l,
                    {"columns", t.columns}, {"level", o.level}};
   if (l == Likelihood::logistic) {
     j["positive_class"] = classes.at(1);
-    j["probability"] = o.predictive;
+    j["probability"] = std::get<std::string>(inference::PredictiveOptions::table().get(p, "predictive"));
   }
   return j;
 }

@@ -67,27 +67,26 @@ nlohmann::json run_gmm(const Options& o, PredictionTable* predictions, InferPlot
     standardizer = io::Standardizer::fit(x, cols);
     x = standardizer->transform(x);
   }
-  check(o.covariance == "full" || o.covariance == "diag",
-        fmt::format("Option '--covariance' must be full or diag; got '{}'.", o.covariance));
   auto& eo = request.em;
-  eo.components = o.components;
-  eo.covariance = o.covariance == "full" ? inference::CovarianceType::full
-                                         : inference::CovarianceType::diagonal;
-  eo.reg_covar = o.reg_covar;
-  eo.seed = o.seed;
-  if (o.max_iterations > 0) eo.max_iterations = o.max_iterations;
-  if (o.tolerance > 0) eo.tolerance = o.tolerance;
-  if (o.parameter_tolerance) eo.parameter_tolerance = *o.parameter_tolerance;
-  eo.fixed_iterations = o.fixed_iterations.value_or(0);
-  if (o.alpha0) request.prior.alpha0 = *o.alpha0;  // otherwise the library's default, 1/K
-  if (o.max_iterations > 0) request.vmp.max_iterations = o.max_iterations;
-  if (o.tolerance > 0) request.vmp.tolerance = o.tolerance;
-  request.svi.batch_size = o.batch_size;
-  request.svi.iterations = o.iterations;
-  request.svi.seed = o.seed;
-  const auto s = inference::fit_mixture(x, request);
   const std::string& method = request.method;
-  const Index k = o.components;
+  // The method's table; VMP and SVI take the mixture's shape (and VMP its start's seed) from EM's
+  // (MixtureRequest).
+  if (method == "em") {
+    o.flags.apply(inference::EmOptions::table(), eo);
+    check(!(o.flags.given("fixed_iterations") && o.flags.given("max_iterations")),
+          "Options '--fixed-iterations' and '--max-iterations' exclude each other: a fixed count "
+          "has no limit to stop at.");
+  } else if (method == "vmp") {
+    o.flags.apply(inference::EmOptions::table(), eo, {"components", "covariance", "seed"});
+    o.flags.apply(inference::VmpOptions::table(), request.vmp);
+  } else {
+    o.flags.apply(inference::EmOptions::table(), eo, {"components", "covariance"});
+    o.flags.apply(inference::SviOptions::table(), request.svi);
+  }
+  o.flags.require_taken(fmt::format("blr infer gmm --method {}", method));
+  if (o.alpha0) request.prior.alpha0 = *o.alpha0;  // otherwise the library's default, 1/K
+  const auto s = inference::fit_mixture(x, request);
+  const Index k = eo.components;
   // A fixed count (--fixed-iterations) is the stopping rule itself, not a cap.
   if (method == "em" && eo.fixed_iterations == 0) {
     require_converged(s.converged(), "EM", s.iterations(), eo.max_iterations, "iterations",
@@ -101,11 +100,11 @@ nlohmann::json run_gmm(const Options& o, PredictionTable* predictions, InferPlot
   nlohmann::json j = s.to_json();
   j["columns"] = cols;
   if (!dropped.empty()) j["dropped_rows"] = dropped;
-  if (method == "svi") j["batch_size"] = o.batch_size;
+  if (method == "svi") j["batch_size"] = request.svi.batch_size;
   if (method == "em") {
     fmt::print(
         "blr infer gmm — EM (coordinate-wise BLR, ρ = 1) on {}: {} components, {} covariances\n",
-        o.data, k, o.covariance);
+        o.data, k, std::get<std::string>(inference::EmOptions::table().get(eo, "covariance")));
     fmt::print("{} iterations{}, converged: {}; log-likelihood {:.9g}\n", s.iterations(),
                eo.fixed_iterations > 0 ? " (fixed)" : "", s.converged() ? "yes" : "no",
                s.log_likelihood());
@@ -175,12 +174,11 @@ nlohmann::json run_conjugate(const Options& o) {
                     .cast<double>();
   } else {
     problem.y = table.numeric_column(col);
-    if (o.max_iterations > 0) problem.vmp.max_iterations = o.max_iterations;
-    if (o.tolerance > 0) problem.vmp.tolerance = o.tolerance;
-    problem.svi.batch_size = o.batch_size;
-    problem.svi.iterations = o.iterations;
-    problem.svi.seed = o.seed;
   }
+  if (problem.method == "vmp") o.flags.apply(inference::VmpOptions::table(), problem.vmp);
+  if (problem.method == "svi") o.flags.apply(inference::SviOptions::table(), problem.svi);
+  o.flags.require_taken(fmt::format("blr infer conjugate --likelihood {} --method {}", lik,
+                                    problem.method));
   const auto s = inference::fit_conjugate(problem);
   // A non-finite ELBO never converges: the result check names it instead (checked_result).
   if (problem.method == "vmp" && std::isfinite(*s.elbo())) {

@@ -70,7 +70,7 @@ refused gpc-cvi "--max-iterations" gpc --train "$data/synth_train.csv" --label y
 refused gmm-em "--max-iterations" gmm --data "$data/faithful.csv" --components 3 --seed 4 --max-iterations 2
 refused gmm-vmp "--max-iterations" gmm --data "$data/faithful.csv" --components 4 --method vmp \
   --max-iterations 2
-refused kalman-fit "--max-iterations" kalman --data "$data/nile.csv" --column volume --fit --max-iterations 5
+refused kalman-fit "--max-evaluations" kalman --data "$data/nile.csv" --column volume --fit --max-evaluations 5
 # A fixed count is the stopping rule, not a cap.
 run_infer em-fixed gmm --data "$data/faithful.csv" --components 3 --seed 4 --fixed-iterations 2
 grep -q "2 iterations (fixed)" "$work/em-fixed.out" || fail "em-fixed: the fixed run was not reported"

@@ -36,13 +36,13 @@ grep -q "3 iterations (fixed)" "$work/fixed.out" || fail "fixed: the table does 
 expect_fail capped "EM stopped at its cap of 2 iterations without converging" "${faithful[@]}" \
   --max-iterations 2
 
-expect_fail param-tol-gpc "Option '--parameter-tolerance' applies only to model 'gmm' with method em" \
+expect_fail param-tol-gpc "Option '--parameter-tolerance' does not apply to blr infer logistic --method laplace; it is an option of gmm em" \
   logistic --train "$data/pima_train.csv" --label type --positive Yes --parameter-tolerance 0
-expect_fail fixed-vmp "Option '--fixed-iterations' applies only to model 'gmm' with method em" \
+expect_fail fixed-vmp "Option '--fixed-iterations' does not apply to blr infer gmm --method vmp; it is an option of gmm em" \
   "${faithful[@]}" --method vmp --fixed-iterations 3
 expect_fail fixed-and-max "exclude each other" "${faithful[@]}" --fixed-iterations 3 --max-iterations 5
-expect_fail fixed-negative "must be a positive number of EM steps" "${faithful[@]}" --fixed-iterations -2
-expect_fail param-tol-negative "parameter-tolerance' must be a non-negative" "${faithful[@]}" \
+expect_fail fixed-negative "Option '--fixed-iterations' must be in [1, 1000000000]; got -2." "${faithful[@]}" --fixed-iterations -2
+expect_fail param-tol-negative "Option '--parameter-tolerance' must be ≥ 0; got -1e-09." "${faithful[@]}" \
   --parameter-tolerance -1e-9
 finish
 echo "all blr infer gmm stopping-rule checks passed"

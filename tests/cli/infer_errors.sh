@@ -50,7 +50,7 @@ expect_fail unknown-method "method" logistic "${good[@]}" --method gibbs
 expect_fail zero-components "components" gmm --data "$data/faithful.csv" --components 0
 expect_fail too-many-components "exceeds the number of data rows" gmm --data "$data/faithful.csv" --components 1000
 expect_fail vmp-diag "covariance full" gmm --data "$data/faithful.csv" --method vmp --covariance diag
-expect_fail bad-covariance "full or diag" gmm --data "$data/faithful.csv" --covariance spherical
+expect_fail bad-covariance "Option '--covariance' takes a choice (one of full, diag); got spherical" gmm --data "$data/faithful.csv" --covariance spherical
 expect_fail kalman-no-variances "--obs-var" kalman --data "$data/nile.csv" --column volume
 expect_fail kalman-negative-var "obs-var" kalman --data "$data/nile.csv" --column volume --obs-var -5 --state-var 1 --fit
 expect_fail kalman-bad-model "local-level or local-linear-trend" kalman --data "$data/nile.csv" --model arima --fit

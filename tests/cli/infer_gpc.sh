@@ -151,7 +151,7 @@ exit2 zero-lengthscale "Option 'lengthscale' must be a positive finite number" "
   --lengthscale 0
 exit2 negative-variance "Option 'variance' must be a positive finite number" "${synth[@]}" \
   --variance -1 --learn-hyperparameters
-exit2 rho-laplace "applies only to gpc with --method cvi" "${synth[@]}" --method laplace --rho 0.5
+exit2 rho-laplace "Option '--rho' does not apply to blr infer gpc --method laplace; it is an option of glm laplace, glm cvi, glm mixture-vi, gpc cvi" "${synth[@]}" --method laplace --rho 0.5
 exit2 method "Method 'em' does not apply to model 'gpc'; use one of: cvi, laplace" "${synth[@]}" \
   --method em
 exit2 diag-family "gaussian-full" "${synth[@]}" --method laplace --family gaussian-diag

@@ -40,11 +40,11 @@ json_is() {  # NAME PYTHON-EXPRESSION-ON-d
 }
 
 # ---- 1. sentinels ---------------------------------------------------------------------------------
-refused rho-0 "Option '--rho' must lie in (0, 1]; got 0." "${logistic[@]}" --rho 0
-refused rho-0-cvi "Option '--rho' must lie in (0, 1]; got 0." "${logistic[@]}" --method cvi --rho 0
-refused rho-0-mixture "Option '--rho' must lie in (0, 1]; got 0." "${logistic[@]}" --method cvi \
+refused rho-0 "Option '--rho' must be in (0, 1]; got 0." "${logistic[@]}" --rho 0
+refused rho-0-cvi "Option '--rho' must be in (0, 1]; got 0." "${logistic[@]}" --method cvi --rho 0
+refused rho-0-mixture "Option '--rho' must be in (0, 1]; got 0." "${logistic[@]}" --method cvi \
   --family mixture:2 --rho 0
-refused rho-gmm "Option '--rho' applies to models linreg, logistic, poisson and gpc" \
+refused rho-gmm "Option '--rho' does not apply to blr infer gmm --method em; it is an option of glm laplace, glm cvi, glm mixture-vi, gpc cvi" \
   "${faithful[@]}" --rho 0.5
 refused alpha0-0 "Option '--alpha0' must be a positive finite number; got 0." \
   "${faithful[@]}" --method vmp --alpha0 0
@@ -52,9 +52,9 @@ refused alpha0-minus-1 "Option '--alpha0' must be a positive finite number; got 
   "${faithful[@]}" --method vmp --alpha0 -1
 refused alpha0-em "Option '--alpha0' applies only to model 'gmm' with method vmp or svi." \
   "${faithful[@]}" --alpha0 5
-refused parameter-tolerance-nan "Option '--parameter-tolerance' must be a non-negative" \
+refused parameter-tolerance-nan "Option '--parameter-tolerance' must be ≥ 0; got nan." \
   "${faithful[@]}" --parameter-tolerance nan
-refused fixed-iterations-0 "Option '--fixed-iterations' must be a positive number of EM steps; got 0." \
+refused fixed-iterations-0 "Option '--fixed-iterations' must be in [1, 1000000000]; got 0." \
   "${faithful[@]}" --fixed-iterations 0
 expect_fail tolerance-0 "--tolerance: it must be a positive finite number; got 0" \
   "${faithful[@]}" --tolerance 0

@@ -26,7 +26,7 @@ expect_status() {
 
 # ---- option ranges --------------------------------------------------------------------------------
 expect_fail seed-negative "--seed: it must be at least 0; got -1" "${pima[@]}" --seed -1
-expect_fail seed-text "is not an integer" "${pima[@]}" --seed 1.5
+expect_fail seed-text "Option '--seed' takes an integer; got '1.5'" "${pima[@]}" --seed 1.5
 expect_fail tolerance-negative "--tolerance: it must be a positive finite number; got -1" "${pima[@]}" --tolerance -1
 expect_fail tolerance-nan "positive finite number; got nan" "${pima[@]}" --tolerance nan
 expect_fail tolerance-zero "positive finite number; got 0" "${pima[@]}" --tolerance 0

@@ -102,6 +102,10 @@ struct OptionInfo {
   OptionScope scope = OptionScope::kGroup;
   DefaultFrom default_from = DefaultFrom::kInitialiser;
   bool required = false;  ///< the initialiser is a placeholder: the value must be given
+  /// The initialiser means "not set" and lies outside the range (EM's fixed_iterations: 0, no
+  /// fixed count): validation accepts it, a value given must lie in the range (so no in-range
+  /// value doubles as "off", the reliability audit's D12).
+  bool unset_by_default = false;
 
   /// The value as text ("0.1", "1", "true", "price").
   static std::string format(const OptionValue& value);
@@ -209,6 +213,12 @@ class OptionTable final : public OptionSchema {
     return *this;
   }
   /// Marks the last option added as taking its default from `from` (e.g. the run seed).
+  /// The last option's initialiser means "not set" (OptionInfo::unset_by_default).
+  OptionTable& unset_by_default() {
+    rows_.back().info.unset_by_default = true;
+    infos_.back() = rows_.back().info;
+    return *this;
+  }
   OptionTable& default_from(DefaultFrom from) {
     rows_.back().info.default_from = from;
     infos_.back() = rows_.back().info;
@@ -260,6 +270,7 @@ class OptionTable final : public OptionSchema {
       if (r.info.required && v == r.info.default_value) {
         throw Error(fmt::format("{} needs the option '{}' ({}).", owner_, r.info.key, r.info.help));
       }
+      if (r.info.unset_by_default && v == r.info.default_value) continue;
       r.info.check(v);
     }
   }
@@ -294,6 +305,51 @@ class OptionTable final : public OptionSchema {
   std::string owner_;
   std::vector<Row> rows_;
   std::vector<OptionInfo> infos_;
+};
+
+/// Options given by key for a run that uses several tables (a CLI command's flags, a Python
+/// function's keywords): each table the run uses takes the keys it has, and a key that no table
+/// took is refused in one sentence naming the run and where the key applies, never ignored.
+///
+///   GivenOptions given(values);
+///   given.apply(LaplaceOptions::table(), laplace);            // rho, max_iterations, tolerance
+///   given.apply(PredictiveOptions::table(), predictive);
+///   given.require_taken("blr infer logistic --method laplace", where);
+class GivenOptions {
+ public:
+  GivenOptions() = default;
+  explicit GivenOptions(OptionValues values) : values_(std::move(values)) {}
+  const OptionValues& values() const { return values_; }
+  /// Gives `key` (again: the later value replaces the earlier).
+  void give(const std::string& key, OptionValue value) {
+    for (auto& [k, v] : values_)
+      if (k == key) {
+        v = std::move(value);
+        return;
+      }
+    values_.emplace_back(key, std::move(value));
+  }
+  bool given(std::string_view key) const {
+    return std::any_of(values_.begin(), values_.end(), [&](const auto& v) { return v.first == key; });
+  }
+  /// Sets every key given that `table` has (with `only`, that `only` lists too) on `target`,
+  /// converted and checked by this table, and marks it taken.
+  template <class O>
+  void apply(const OptionTable<O>& table, O& target, const std::vector<std::string>& only = {}) const {
+    for (const auto& [key, value] : values_) {
+      if (table.find(key) == nullptr) continue;
+      if (!only.empty() && std::find(only.begin(), only.end(), key) == only.end()) continue;
+      table.set(target, key, value);
+      taken_.push_back(key);
+    }
+  }
+  /// Throws for the first key given that no `apply` took: "Option 'x' does not apply to <run>;
+  /// it is an option of <where(x)>." (`where` lists the methods whose tables have it, or is empty.)
+  void require_taken(std::string_view run, const std::function<std::string(const std::string&)>& where) const;
+
+ private:
+  OptionValues values_;
+  mutable std::vector<std::string> taken_;
 };
 
 /// Validates `o` with its table (O::table()), then with its own cross-option checks

@@ -27,6 +27,7 @@
 
 #include "blr/core/types.hpp"
 #include "blr/inference/glm.hpp"
+#include "blr/inference/mixture_vi.hpp"
 #include "blr/inference/sensitivity.hpp"
 
 namespace blr::inference {
@@ -85,8 +86,8 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request);
 
 /// The mixture posterior of the header (family mixture:K) of a GLM built by the caller (`blr
 /// infer` builds its own, with its standardisation and noise): method "cvi", the mixture, its
-/// moments, the ELBO and the iterations run.
-GlmFit fit_glm_mixture(const Glm& model, int components, int iterations, double rho,
-                       std::uint64_t seed);
+/// moments, the ELBO and the iterations run; the start's shifts and the draws come from
+/// options.seed.
+GlmFit fit_glm_mixture(const Glm& model, int components, const MixtureViOptions& options);
 
 }  // namespace blr::inference

@@ -31,8 +31,15 @@ struct InferenceMethod {
   std::string fit;        ///< the library function that fits it (and its header)
   std::string command;    ///< the CLI door
   std::string python;     ///< the Python door
-  /// The option table of its iterative part; nullptr for a closed-form method.
+  /// The option table of its iterative part; nullptr for a closed-form method (kalman: the
+  /// Nelder–Mead search of --fit).
   const OptionSchema* options = nullptr;
+  /// The values the method starts from where they differ from the table's initialisers (a
+  /// preset: GP classification's Laplace mode to 1e-12, the GP hyperparameters' L-BFGS); the
+  /// documentation, the CLI's flags and Python show these.
+  OptionValues preset = {};
+  /// The default of option `o` of this method: its preset's value, else the table's.
+  OptionValue default_of(const OptionInfo& o) const;
 };
 
 /// Every entry, in the order of the header.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "blr/core/error.hpp"
+#include "blr/core/option_table.hpp"
 #include "blr/core/types.hpp"
 
 namespace blr::inference {
@@ -19,12 +20,8 @@ struct NelderMeadOptions {
   int max_evaluations = 4000;
   double f_tolerance = 1e-10;  ///< stop when the simplex values span less than this
   double x_tolerance = 1e-8;   ///< and the vertices lie this close together
-  void validate() const {
-    check_positive("initial-step", initial_step);
-    check(max_evaluations >= 1, "Option 'max-evaluations' must be at least 1.");
-    check_positive("f-tolerance", f_tolerance);
-    check_positive("x-tolerance", x_tolerance);
-  }
+  void validate() const;        ///< the table's ranges
+  static const OptionTable<NelderMeadOptions>& table();
 };
 
 struct NelderMeadResult {

@@ -282,4 +282,15 @@ OptionValues options_from_json(const nlohmann::json& object) {
   return out;
 }
 
+void GivenOptions::require_taken(
+    std::string_view run, const std::function<std::string(const std::string&)>& where) const {
+  for (const auto& [key, value] : values_) {
+    if (std::find(taken_.begin(), taken_.end(), key) != taken_.end()) continue;
+    const std::string places = where ? where(key) : std::string();
+    throw Error(fmt::format("Option '{}' does not apply to {}; {}.", spelled(key), run,
+                            places.empty() ? "no method takes it"
+                                           : "it is an option of " + places));
+  }
+}
+
 }  // namespace blr

@@ -184,7 +184,7 @@ const OptionTable<CviOptions>& CviOptions::table() {
                    "Gauss–Hermite nodes per site")
           .flag("monte_carlo", &O::monte_carlo,
                 "estimate the expected gradients by sampling instead of quadrature")
-          .integer("samples", &O::samples, Range::between(1, 1e9),
+          .integer("mc_samples", &O::samples, Range::between(1, 1e9),
                    "Monte Carlo draws per site and iteration (monte_carlo)")
           .integer("seed", &O::seed, Range::between(0, 9.2e18), "seed of the Monte Carlo draws")
           .flag("backtrack", &O::backtrack, "halve ρ while the ELBO would fall (quadrature only)");

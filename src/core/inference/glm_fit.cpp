@@ -82,10 +82,11 @@ int mixture_components(const std::string& family) {
 
 }  // namespace
 
-GlmFit fit_glm_mixture(const Glm& model, int components, int iterations, double rho,
-                       std::uint64_t seed) {
+GlmFit fit_glm_mixture(const Glm& model, int components, const MixtureViOptions& options) {
   check(components >= 1, "A mixture posterior needs at least one component.");
-  check(iterations >= 1, fmt::format("Mixture VI needs at least one iteration; got {}.", iterations));
+  check(options.iterations >= 1,
+        fmt::format("Mixture VI needs at least one iteration; got {}.", options.iterations));
+  options.validate();
   const LaplaceResult lap = laplace(model);
   require_converged(lap.converged, "Newton's method to the Laplace mode (the mixture's start)",
                     lap.iterations, LaplaceOptions{}.max_iterations, "iterations",
@@ -93,16 +94,12 @@ GlmFit fit_glm_mixture(const Glm& model, int components, int iterations, double 
   const Index d = model.dimension();
   const Matrix l = Eigen::LLT<Matrix>(lap.covariance).matrixL();
   const Matrix precision = lap.covariance.inverse();
-  Rng rng(seed);
+  Rng rng(options.seed);
   std::vector<GaussianComponent> start;
   for (int c = 0; c < components; ++c) {
     const Vector shift = components == 1 ? Vector::Zero(d) : Vector(1.5 * l * rng.normal_vector(d));
     start.push_back({lap.mean + shift, precision});
   }
-  MixtureViOptions options;
-  options.iterations = iterations;
-  options.rho = rho;
-  options.seed = seed;
   const MixtureViResult r = mixture_vi(LossFunctions::wrap(model),
                                        Vector::Constant(components, 1.0 / components), start,
                                        options);
@@ -243,8 +240,11 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
     out.iterations = r.iterations;
     out.converged = r.converged;
   } else if (components > 0) {
-    GlmFit m = fit_glm_mixture(model, components, request.max_iterations.value_or(2000),
-                               request.rho.value_or(0.1), request.seed);
+    MixtureViOptions mixture;
+    if (request.max_iterations) mixture.iterations = *request.max_iterations;
+    if (request.rho) mixture.rho = *request.rho;
+    mixture.seed = request.seed;
+    GlmFit m = fit_glm_mixture(model, components, mixture);
     m.assumptions = std::move(out.assumptions);
     m.noise_precision = out.noise_precision;
     if (noise == Noise::plug_in) m.noise_precision = beta;

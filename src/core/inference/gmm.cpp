@@ -91,14 +91,15 @@ const OptionTable<EmOptions>& EmOptions::table() {
           .choice("covariance", &O::covariance,
                   {{"full", CovarianceType::full}, {"diag", CovarianceType::diagonal}},
                   "each component's covariance: full or diagonal")
-          .integer("max_iterations", &O::max_iterations, Range::between(0, 1e9),
+          .integer("max_iterations", &O::max_iterations, Range::between(1, 1e9),
                    "EM steps at most; a fit that stops there unconverged is refused")
           .number("tolerance", &O::tolerance, Range::positive(),
                   "stop when the mean log-likelihood per point changes by less")
           .number("parameter_tolerance", &O::parameter_tolerance, Range::at_least(0),
                   "…and no parameter moves more, relative (0: not tested)")
-          .integer("fixed_iterations", &O::fixed_iterations, Range::between(0, 1e9),
-                   "> 0: exactly this many steps, no stopping rule")
+          .integer("fixed_iterations", &O::fixed_iterations, Range::between(1, 1e9),
+                   "exactly this many steps, no stopping rule")
+          .unset_by_default()
           .number("reg_covar", &O::reg_covar, Range::at_least(0),
                   "added to covariance diagonals in the M-step")
           .integer("seed", &O::seed, Range::between(0, 9.2e18), "seed of the k-means++ start")

@@ -12,14 +12,25 @@
 #include "blr/inference/cvi.hpp"
 #include "blr/inference/glm.hpp"
 #include "blr/inference/gmm.hpp"
+#include "blr/inference/gp_hyperparameters.hpp"
 #include "blr/inference/gp_laplace.hpp"
 #include "blr/inference/lbfgs.hpp"
 #include "blr/inference/mixture_vi.hpp"
+#include "blr/inference/nelder_mead.hpp"
 #include "blr/inference/sensitivity.hpp"
 #include "blr/inference/vmp.hpp"
 
 namespace blr::inference {
 namespace {
+
+/// The options of `preset` that differ from the table's initialisers.
+template <class O>
+OptionValues preset_of(const OptionTable<O>& table, const O& preset) {
+  OptionValues out;
+  for (const auto& [key, value] : table.values(preset))
+    if (!(value == table.find(key)->default_value)) out.emplace_back(key, value);
+  return out;
+}
 
 std::vector<InferenceMethod> make_registry() {
   return {
@@ -59,7 +70,8 @@ std::vector<InferenceMethod> make_registry() {
        "Newton's method on the latent values (GPML Algs. 3.1, 3.2; hyperparameters Alg. 5.1 "
        "with L-BFGS)",
        "fit_gp_classification (gp_fit.hpp)", "blr infer gpc --method laplace",
-       "blr.infer.gp_classification(x, y, method=\"laplace\")", &GpLaplaceOptions::table()},
+       "blr.infer.gp_classification(x, y, method=\"laplace\")", &GpLaplaceOptions::table(),
+       preset_of(GpLaplaceOptions::table(), tight_laplace())},
       {"gpc", "cvi", "GP classification: the ELBO-optimal Gaussian of the latent values",
        "CVI for a GP prior (Khan & Rue 2023, eq. 60)", "fit_gp_classification (gp_fit.hpp)",
        "blr infer gpc --method cvi", "blr.infer.gp_classification(x, y, method=\"cvi\")",
@@ -68,7 +80,8 @@ std::vector<InferenceMethod> make_registry() {
        "GP regression: the exact posterior and evidence; kernel hyperparameters by L-BFGS on the "
        "evidence",
        "GPML Alg. 2.1 and eq. 5.9", "fit_gp_regression (gp_fit.hpp)", "blr infer gpr",
-       "blr.infer.gp_regression(x, y)", &LbfgsOptions::table()},
+       "blr.infer.gp_regression(x, y)", &LbfgsOptions::table(),
+       preset_of(LbfgsOptions::table(), default_lbfgs())},
       {"gmm", "em", "a Gaussian mixture's maximum-likelihood weights, means and covariances",
        "EM as the BLR with a mixture family and ρ = 1 (§5.2)",
        "fit_mixture (mixture_summary.hpp) over em (gmm.hpp)",
@@ -88,10 +101,10 @@ std::vector<InferenceMethod> make_registry() {
        "the Kalman filter and RTS smoother as conjugate BLR updates (§5.1)",
        "KalmanSummary, structural_model (kalman_summary.hpp) over kalman_filter, kalman_smooth "
        "(kalman.hpp)",
-       "blr infer kalman",
+       "blr infer kalman [--fit] [--forecast H]",
        "blr.infer.kalman(y, transition, observation, state_noise, obs_noise, init_mean, "
        "init_cov), blr.infer.structural(y, model, obs_var, state_var, fit)",
-       nullptr},
+       &NelderMeadOptions::table()},
       {"conjugate", "exact",
        "a conjugate exponential-family posterior (Beta–Bernoulli, Gamma–Poisson, "
        "Dirichlet–categorical, Normal–Gamma) and its evidence",
@@ -122,6 +135,11 @@ std::string describe_allowed(const OptionInfo& o) {
   }
 }
 
+/// A default as the documentation shows it ("not set" for an initialiser that means none).
+std::string default_text(const OptionInfo& o, const OptionValue& value) {
+  return o.unset_by_default && value == o.default_value ? "not set" : OptionInfo::format(value);
+}
+
 /// Text for a Markdown table cell: '|' escaped.
 std::string cell(std::string text) {
   for (std::size_t i = text.find('|'); i != std::string::npos; i = text.find('|', i + 2))
@@ -130,6 +148,12 @@ std::string cell(std::string text) {
 }
 
 }  // namespace
+
+OptionValue InferenceMethod::default_of(const OptionInfo& o) const {
+  for (const auto& [key, value] : preset)
+    if (key == o.key) return value;
+  return o.default_value;
+}
 
 const std::vector<InferenceMethod>& inference_methods() {
   static const std::vector<InferenceMethod> registry = make_registry();
@@ -182,14 +206,14 @@ std::string inference_methods_markdown() {
                        m.fit);
     out += "| option | default | allowed | meaning |\n|---|---|---|---|\n";
     for (const auto& o : m.options->options())
-      out += fmt::format("| `{}` | {} | {} | {} |\n", o.key, OptionInfo::format(o.default_value),
+      out += fmt::format("| `{}` | {} | {} | {} |\n", o.key, default_text(o, m.default_of(o)),
                          cell(describe_allowed(o)), cell(o.help));
   }
   for (const auto& shared : inference_shared_options()) {
     out += fmt::format("\n### Shared: `{}` ({})\n\n", shared.name, cell(shared.applies_to));
     out += "| option | default | allowed | meaning |\n|---|---|---|---|\n";
     for (const auto& o : shared.options->options())
-      out += fmt::format("| `{}` | {} | {} | {} |\n", o.key, OptionInfo::format(o.default_value),
+      out += fmt::format("| `{}` | {} | {} | {} |\n", o.key, default_text(o, o.default_value),
                          cell(describe_allowed(o)), cell(o.help));
   }
   return out;
@@ -203,7 +227,7 @@ nlohmann::json inference_methods_json() {
       for (const auto& o : m.options->options()) {
         nlohmann::json info{{"key", o.key},
                             {"type", std::string(type_name(o.type))},
-                            {"default", options_to_json({{o.key, o.default_value}}).at(o.key)},
+                            {"default", options_to_json({{o.key, m.default_of(o)}}).at(o.key)},
                             {"allowed", describe_allowed(o)},
                             {"help", o.help}};
         if (o.type == OptionType::kChoice) info["choices"] = o.choices;

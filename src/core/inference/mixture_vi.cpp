@@ -76,7 +76,7 @@ const OptionTable<MixtureViOptions>& MixtureViOptions::table() {
           .number("decay_time", &O::decay_time, Range::positive(),
                   "t₀ of the decay ρ_t = ρ/(1 + t/t₀)^κ")
           .number("decay_power", &O::decay_power, Range::at_least(0), "κ of that decay")
-          .integer("samples", &O::samples, Range::between(1, 1e9),
+          .integer("mc_samples", &O::samples, Range::between(1, 1e9),
                    "Monte Carlo draws per component and iteration")
           .integer("elbo_samples", &O::elbo_samples, Range::between(2, 1e9),
                    "draws per component for the final ELBO estimate")

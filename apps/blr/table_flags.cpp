@@ -1,0 +1,118 @@
+// Flags generated from option tables (table_flags.hpp).
+#include "table_flags.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+
+#include "blr/core/error.hpp"
+
+namespace blr::cli {
+namespace {
+
+std::string flag_of(std::string key) {
+  std::replace(key.begin(), key.end(), '_', '-');
+  return "--" + key;
+}
+
+std::string default_text(const OptionInfo& o, const OptionValue& value) {
+  return o.unset_by_default && value == o.default_value ? "not set" : OptionInfo::format(value);
+}
+
+OptionValue default_of(const FlagSource& source, const OptionInfo& o) {
+  for (const auto& [key, value] : source.preset)
+    if (key == o.key) return value;
+  return o.default_value;
+}
+
+}  // namespace
+
+void TableFlags::add_to(CLI::App* cmd, const std::vector<FlagSource>& sources,
+                        const std::vector<std::string>& skip, const std::string& group) {
+  // Per key, in the order first seen: its first description and, per (help, default), the
+  // sources where they hold.
+  struct Variant {
+    std::string help, default_text;
+    std::vector<std::string> labels;
+  };
+  struct Entry {
+    OptionInfo info;
+    std::vector<Variant> variants;
+  };
+  std::vector<Entry> entries;
+  for (const auto& source : sources) {
+    for (const auto& o : source.schema->options()) {
+      if (std::find(skip.begin(), skip.end(), o.key) != skip.end()) continue;
+      auto e = std::find_if(entries.begin(), entries.end(),
+                            [&](const Entry& x) { return x.info.key == o.key; });
+      if (e == entries.end()) {
+        entries.push_back({o, {}});
+        e = entries.end() - 1;
+      }
+      check(e->info.type == o.type,
+            fmt::format("Internal: option '{}' has two types among the tables.", o.key));
+      const std::string d = default_text(o, default_of(source, o));
+      auto v = std::find_if(e->variants.begin(), e->variants.end(), [&](const Variant& x) {
+        return x.help == o.help && x.default_text == d;
+      });
+      if (v == e->variants.end()) {
+        e->variants.push_back({o.help, d, {}});
+        v = e->variants.end() - 1;
+      }
+      v->labels.push_back(source.label);
+      where_[o.key].push_back(source.label);
+    }
+  }
+  for (const auto& e : entries) {
+    // "help (default d: labels)", one per meaning and default.
+    std::vector<std::string> parts;
+    for (const auto& v : e.variants)
+      parts.push_back(
+          fmt::format("{} (default {}: {})", v.help, v.default_text, fmt::join(v.labels, ", ")));
+    const OptionInfo info = e.info;
+    auto* option = cmd->add_option_function<std::string>(
+        flag_of(info.key),
+        [this, info](const std::string& text) { given_.give(info.key, info.parse(text)); },
+        fmt::format("{}.", fmt::join(parts, "; ")));
+    // The type (and a choice's names) at once; the range is the running method's (apply).
+    option->check(
+        [info](const std::string& text) {
+          const OptionSpellingScope flags(OptionSpelling::kFlag);
+          try {
+            info.parse(text);
+          } catch (const Error& e) {
+            return std::string(e.what());
+          }
+          return std::string();
+        },
+        "");
+    switch (info.type) {
+      case OptionType::kNumber:
+        option->type_name("FLOAT");
+        break;
+      case OptionType::kInteger:
+        option->type_name("INT");
+        break;
+      case OptionType::kSwitch:
+        option->type_name("BOOL");
+        break;
+      case OptionType::kChoice:
+        option->type_name(fmt::format("{{{}}}", fmt::join(info.choices, ",")));
+        break;
+    }
+    option->group(group);
+  }
+}
+
+void TableFlags::require_taken(const std::string& run) const {
+  given_.require_taken(run, [this](const std::string& key) {
+    const auto w = where_.find(key);
+    return w == where_.end() ? std::string()
+                             : fmt::format("{} (blr methods lists each method's options)",
+                                           fmt::join(w->second, ", "));
+  });
+}
+
+}  // namespace blr::cli
