@@ -21,7 +21,8 @@ set(BLR_FUZZ_SOURCES_python_infer src/core/inference/glm_fit.cpp src/core/infere
     src/core/inference/quadrature.cpp src/core/inference/gp_summary.cpp
     src/core/inference/gp_fit.cpp src/core/inference/gp_regression.cpp
     src/core/inference/gp_laplace.cpp src/core/inference/gp_hyperparameters.cpp
-    src/core/inference/lbfgs.cpp src/core/inference/nelder_mead.cpp)
+    src/core/inference/lbfgs.cpp src/core/inference/nelder_mead.cpp
+    src/core/inference/methods.cpp)
 # Harnesses whose sources are not part of blr_core (the replay build compiles them too).
 set(BLR_FUZZ_EXTRA_SOURCES_idx src/torch/data/idx.cpp)
 set(BLR_FUZZ_EXTRA_SOURCES_plot_text apps/blr/gnuplot_text.cpp)

@@ -69,20 +69,11 @@ nlohmann::json run_gmm(const Options& o, PredictionTable* predictions, InferPlot
   }
   auto& eo = request.em;
   const std::string& method = request.method;
-  // The method's table; VMP and SVI take the mixture's shape (and VMP its start's seed) from EM's
-  // (MixtureRequest).
-  if (method == "em") {
-    o.flags.apply(inference::EmOptions::table(), eo);
-    check(!(o.flags.given("fixed_iterations") && o.flags.given("max_iterations")),
-          "Options '--fixed-iterations' and '--max-iterations' exclude each other: a fixed count "
-          "has no limit to stop at.");
-  } else if (method == "vmp") {
-    o.flags.apply(inference::EmOptions::table(), eo, {"components", "covariance", "seed"});
-    o.flags.apply(inference::VmpOptions::table(), request.vmp);
-  } else {
-    o.flags.apply(inference::EmOptions::table(), eo, {"components", "covariance"});
-    o.flags.apply(inference::SviOptions::table(), request.svi);
-  }
+  // The method's table (VMP and SVI take the mixture's shape from EM's: apply_options).
+  inference::apply_options(request, o.flags.given());
+  check(!(o.flags.given("fixed_iterations") && o.flags.given("max_iterations")),
+        "Options '--fixed-iterations' and '--max-iterations' exclude each other: a fixed count "
+        "has no limit to stop at.");
   o.flags.require_taken(fmt::format("blr infer gmm --method {}", method));
   if (o.alpha0) request.prior.alpha0 = *o.alpha0;  // otherwise the library's default, 1/K
   const auto s = inference::fit_mixture(x, request);
@@ -175,8 +166,7 @@ nlohmann::json run_conjugate(const Options& o) {
   } else {
     problem.y = table.numeric_column(col);
   }
-  if (problem.method == "vmp") o.flags.apply(inference::VmpOptions::table(), problem.vmp);
-  if (problem.method == "svi") o.flags.apply(inference::SviOptions::table(), problem.svi);
+  inference::apply_options(problem, o.flags.given());
   o.flags.require_taken(fmt::format("blr infer conjugate --likelihood {} --method {}", lik,
                                     problem.method));
   const auto s = inference::fit_conjugate(problem);

@@ -38,6 +38,8 @@ class TableFlags {
   /// command sets), in the help group `group`.
   void add_to(CLI::App* cmd, const std::vector<FlagSource>& sources,
               const std::vector<std::string>& skip, const std::string& group);
+  /// The flags given, typed by their tables (for the library's apply_options).
+  const GivenOptions& given() const { return given_; }
   /// Whether --key was given.
   bool given(std::string_view key) const { return given_.given(key); }
   /// Writes every flag given that `table` has (or, with `only`, that `only` lists) into `target`,

@@ -112,8 +112,11 @@ void glm(Bytes& in) {
   if (in.flag()) r.prior_mean = in.vector(in.flag() ? d : 1);
   if (in.flag()) r.noise_precision = in.number();
   if (in.flag()) r.noise_prior = std::pair{in.number(), in.number()};
-  if (in.flag()) r.max_iterations = in.pick(60) - 5;
-  if (in.flag()) r.tolerance = in.number();
+  // The method's options by key (blr.infer.glm's **options): in range, out of it, or a key the
+  // method's table lacks.
+  if (in.flag()) r.options.give("max_iterations", static_cast<int64_t>(in.pick(60)) - 5);
+  if (in.flag()) r.options.give("tolerance", in.number());
+  if (in.flag()) r.options.give(in.flag() ? "rho" : "iterations", in.number());
   r.sensitivities = in.flag();
   blr::inference::GlmFit f;
   if (!accepted([&] { f = blr::inference::fit_glm(x, y, r); })) return;

@@ -53,6 +53,46 @@ def methods():
     return _json.loads(_infer._methods_json())
 
 
+def _tables(model, method=None):
+    """The option tables of ``model``'s methods (all, or ``method``'s) in the registry, as
+    {key: [(method, default, help), ...]}."""
+    out = {}
+    for entry in methods():
+        if entry["model"] == model and method in (None, entry["method"]):
+            for o in entry["options"] or []:
+                out.setdefault(o["key"], []).append((entry["method"], o["default"], o["help"]))
+    return out
+
+
+def _options_doc(model, skip=()):
+    """The ``**options`` section of a function's docstring, generated from the registry: each
+    method's keys with their defaults and meaning."""
+    lines = ["", "", "    ``**options`` are the method's options, named as in its option table (``blr methods``;",
+             "    ``blr infer`` spells them as flags, --max-iterations); a key that the method's table",
+             "    lacks raises blr.Error naming where it applies. Per method:", ""]
+    for entry in methods():
+        if entry["model"] != model or not entry["options"]:
+            continue
+        keys = [o for o in entry["options"] if o["key"] not in skip]
+        items = "; ".join(
+            f"``{o['key']}`` = {'not set' if o.get('unset_by_default') else repr(o['default'])} "
+            f"({o['help']})" for o in keys)
+        lines.append(f"    * {entry['method']}: {items}.")
+    return "\n".join(lines)
+
+
+def _check_keywords(name, options, explicit, model):
+    """A keyword that is neither the function's nor any table's of ``model``: one sentence with
+    the closest spelling."""
+    import difflib
+    known = list(explicit) + list(_tables(model))
+    for key in options:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise Error(f"{name}() got an unexpected keyword argument '{key}'{hint}.")
+
+
 def _check_level(level, name):
     if not isinstance(level, (int, float)) or not 0 < level < 1:
         raise Error(f"{name}: level must lie strictly between 0 and 1 (0.95 for 95% intervals); "
@@ -201,17 +241,15 @@ _glm = wrap(_infer.glm, "blr.infer.glm")
 
 
 def glm(x, y, likelihood="logistic", method="laplace", prior_precision=1.0, prior_mean=None,
-        noise_precision=None, noise_prior=None, family="gaussian-full", max_iterations=None,
-        tolerance=None, sensitivities=False, names=None, rho=None, seed=0, cvi_start="laplace",
-        **unknown):
+        noise_precision=None, noise_prior=None, family="gaussian-full", sensitivities=False,
+        names=None, cvi_start="laplace", **options):
     """Bayesian GLM (logistic, Poisson or Gaussian likelihood; prior N(prior_mean,
     diag(prior_precision)^-1), prior_precision one number or one per column) by Laplace (the BLR
     with the delta method, rho = 1), CVI (``family`` "gaussian-full", "gaussian-diag" or
-    "mixture:K", the spellings of ``blr infer --family``; iteration
-    limit and tolerance default to the library's; a fit that stops at the limit unconverged
-    raises blr.Error). ``family="mixture:K"`` (method cvi) is a mixture of K Gaussians by mixture
-    VI (Khan & Rue 2023, eqs. 29–30) started around the Laplace mode: ``max_iterations`` steps
-    (default 2000) of ``rho`` (default 0.1), draws from ``seed``; keys weights, means,
+    "mixture:K", the spellings of ``blr infer --family``; a fit that stops at its
+    ``max_iterations`` unconverged raises blr.Error). ``family="mixture:K"`` (method cvi) is a
+    mixture of K Gaussians by mixture VI (Khan & Rue 2023, eqs. 29–30) started around the Laplace
+    mode: ``iterations`` steps of ``rho``, draws from ``seed`` (its table: "mixture-vi" below); keys weights, means,
     covariances, elbo, elbo_se, and mean/covariance are the mixture's moments. Gaussian: the noise precision is unknown unless ``noise_precision`` is given
     (Jeffreys' prior, or ``noise_prior=(a, b)`` for Gamma(a, b); prior_precision then in units of
     it): the exact Normal-Gamma posterior with Student-t coefficients (keys dof, scale,
@@ -223,11 +261,14 @@ def glm(x, y, likelihood="logistic", method="laplace", prior_precision=1.0, prio
     --cvi-start``: "laplace" (the Laplace posterior, the default) or "prior" (the same fixed
     point; from a weak intercept prior the first steps can fail on large data). Returns a
     ``GlmResult``."""
-    if unknown:  # a misspelled keyword: the C++ signature's sentence, with "did you mean"
-        _glm(x, y, **unknown)
+    _check_keywords("blr.infer.glm", options, _GLM_KEYWORDS, "glm")
     return GlmResult(_glm(x, y, likelihood, method, prior_precision, prior_mean, noise_precision,
-                          noise_prior, family, max_iterations, tolerance, sensitivities, names,
-                          rho, seed, cvi_start))
+                          noise_prior, family, sensitivities, names, cvi_start, options))
+
+
+_GLM_KEYWORDS = ("x", "y", "likelihood", "method", "prior_precision", "prior_mean",
+                 "noise_precision", "noise_prior", "family", "sensitivities", "names", "cvi_start")
+glm.__doc__ += _options_doc("glm", skip={"family", "alpha", "beta"})
 
 class ConjugateResult(_JsonSummary):
     """A conjugate model's posterior (inference/conjugate_summary.hpp, what ``blr infer
@@ -267,8 +308,7 @@ class ConjugateResult(_JsonSummary):
 _conjugate = wrap(_infer.conjugate, "blr.infer.conjugate")
 
 
-def conjugate(y, likelihood, prior=None, method="exact", classes=None, max_iterations=1000,
-              tolerance=1e-10, batch_size=10, iterations=2000, seed=0, **unknown):
+def conjugate(y, likelihood, prior=None, method="exact", classes=None, **options):
     """The posterior of a conjugate model of the observations ``y`` (a 1-D array), what ``blr
     infer conjugate`` computes: ``likelihood`` "bernoulli" (y of 0 and 1; prior (a, b) of
     Beta(a, b), default (1, 1)), "poisson" (counts; prior (shape, rate), default (1, 1)),
@@ -276,11 +316,11 @@ def conjugate(y, likelihood, prior=None, method="exact", classes=None, max_itera
     distinct labels in order of first appearance; prior one concentration per class, default 1)
     or "normal" (reals; prior (mu0, kappa0, alpha0, beta0) of the Normal–Gamma, default (0, 1, 1,
     1)). ``method`` "exact" (one BLR step with ρ = 1, the log evidence exact); for "normal" also
-    "vmp" (mean-field VMP: ``max_iterations``, ``tolerance``; a run that stops unconverged
-    raises blr.Error) or "svi" (``iterations`` minibatch steps of ``batch_size`` drawn from
-    ``seed``). Returns a ``ConjugateResult``."""
-    if unknown:  # a misspelled keyword: the C++ signature's sentence, with "did you mean"
-        _conjugate(y, likelihood, **unknown)
+    "vmp" (mean-field VMP; a run that stops at its ``max_iterations`` unconverged raises
+    blr.Error) or "svi" (``iterations`` minibatch steps of ``batch_size`` drawn from ``seed``).
+    Returns a ``ConjugateResult``."""
+    _check_keywords("blr.infer.conjugate", options,
+                    ("y", "likelihood", "prior", "method", "classes"), "conjugate")
     import numpy as np
     if likelihood == "categorical":
         labels = [str(v) for v in np.asarray(y).ravel()]
@@ -297,8 +337,10 @@ def conjugate(y, likelihood, prior=None, method="exact", classes=None, max_itera
         raise Error(f"blr.infer.conjugate: classes applies only to likelihood='categorical'; got "
                     f"likelihood='{likelihood}'.")
     return ConjugateResult(_conjugate(y, likelihood, None if prior is None else list(prior),
-                                      method, classes or [], max_iterations, tolerance,
-                                      batch_size, iterations, seed))
+                                      method, classes or [], options))
+
+
+conjugate.__doc__ += _options_doc("conjugate")
 
 
 class KalmanResult(_DictAccess):
@@ -370,7 +412,7 @@ def kalman(y, transition, observation, state_noise, obs_noise, init_mean, init_c
 
 
 def structural(y, model="local-level", obs_var=None, state_var=None, slope_var=None,
-               init_mean=None, init_var=None, fit=False, max_evaluations=4000, **unknown):
+               init_mean=None, init_var=None, fit=False, **options):
     """A structural time-series model of the series ``y`` (1-D; NaN: missing), what ``blr infer
     kalman --model`` runs: ``model`` "local-level" (y_t = mu_t + N(0, obs_var), mu_{t+1} = mu_t +
     N(0, state_var)) or "local-linear-trend" (a slope with variance ``slope_var``). The variances
@@ -379,14 +421,18 @@ def structural(y, model="local-level", obs_var=None, state_var=None, slope_var=N
     initial level defaults to the first observation and its variance to 1e7 (a diffuse start),
     as ``assumptions`` says. Returns a ``KalmanResult`` (with the variances in ``r["obs_var"]``,
     ...)."""
-    if unknown:  # a misspelled keyword: the C++ signature's sentence, with "did you mean"
-        _structural(y, **unknown)
+    _check_keywords("blr.infer.structural", options,
+                    ("y", "model", "obs_var", "state_var", "slope_var", "init_mean", "init_var",
+                     "fit"), "kalman")
     import numpy as np
     y = np.asarray(y, dtype=float)
     if y.ndim == 1:
         y = y.reshape(-1, 1)
     return KalmanResult(_structural(y, model, obs_var, state_var, slope_var, init_mean, init_var,
-                                    fit, max_evaluations))
+                                    fit, options))
+
+
+structural.__doc__ += _options_doc("kalman")
 
 
 class MixtureResult(_DictAccess):
@@ -433,18 +479,19 @@ class MixtureResult(_DictAccess):
 _gmm = wrap(_infer.gmm, "blr.infer.gmm")
 
 
-def gmm(x, components=2, covariance="full", max_iterations=1000, reg_covar=1e-6, seed=0,
-        method="em", tolerance=None, alpha0=None, batch_size=10, iterations=2000, **unknown):
+def gmm(x, components=2, method="em", alpha0=None, **options):
     """A Gaussian mixture of the rows of x, what ``blr infer gmm`` fits: ``method`` "em" (the
     maximum-likelihood mixture by EM, the BLR with a mixture family; k-means++ start from
     ``seed``; ``covariance`` "full" or "diag"), "vmp" (the mean-field posterior of a Bayesian
     mixture, Dirichlet(``alpha0``, default 1/K) weights and Normal–Wishart components) or "svi"
-    (the same from ``iterations`` minibatches of ``batch_size``). A run that stops at
-    ``max_iterations`` unconverged raises blr.Error. Returns a ``MixtureResult``."""
-    if unknown:  # a misspelled keyword: the C++ signature's sentence, with "did you mean"
-        _gmm(x, **unknown)
-    return MixtureResult(_gmm(x, components, covariance, max_iterations, reg_covar, seed, method,
-                              tolerance, alpha0, batch_size, iterations))
+    (the same from ``iterations`` minibatches of ``batch_size``); vmp and svi take the mixture's
+    ``components`` and ``covariance`` from EM's table (vmp also its start's ``seed``). A run that
+    stops at ``max_iterations`` unconverged raises blr.Error. Returns a ``MixtureResult``."""
+    _check_keywords("blr.infer.gmm", options, ("x", "components", "method", "alpha0"), "gmm")
+    return MixtureResult(_gmm(x, method, alpha0, dict(options, components=components)))
+
+
+gmm.__doc__ += _options_doc("gmm")
 
 
 merge = wrap(_infer.merge, "blr.infer.merge")

@@ -36,8 +36,8 @@
 #include "blr/inference/kalman.hpp"
 #include "blr/inference/kalman_summary.hpp"
 #include "blr/inference/merge.hpp"
-#include "blr/inference/mixture_summary.hpp"
 #include "blr/inference/methods.hpp"
+#include "blr/inference/mixture_summary.hpp"
 #include "blr/inference/sensitivity.hpp"
 
 namespace blr::python {
@@ -50,9 +50,9 @@ using ::blr::inference::EmOptions;
 using ::blr::inference::GlmFit;
 using ::blr::inference::GlmFitRequest;
 using ::blr::inference::Likelihood;
+using ::blr::inference::merge_natural;
 using ::blr::inference::Sensitivity;
 using ::blr::inference::StateSpaceModel;
-using ::blr::inference::merge_natural;
 
 /// blr.infer.glm's result: the library's posterior summary (inference/glm_summary.hpp) and the
 /// per-example sensitivities when asked for; blr.infer.GlmResult wraps it (python/blr/infer.py).
@@ -62,13 +62,29 @@ struct PyGlmResult {
   std::optional<::blr::inference::TestMetrics> loo;
 };
 
+/// Keyword arguments as the options of a method's tables (None: not given).
+GivenOptions given_options(const py::dict& options) {
+  GivenOptions given;
+  for (const auto& [key, value] : options)
+    if (!value.is_none()) {
+      const std::string k = key.cast<std::string>();
+      given.give(k, to_option_value(k, value));
+    }
+  return given;
+}
+
+/// Refuses a keyword that none of the run's tables took, naming where it applies.
+void require_taken(const GivenOptions& given, const std::string& run) {
+  given.require_taken(
+      run, [](const std::string& key) { return ::blr::inference::inference_methods_with(key); });
+}
+
 PyGlmResult fit_glm(const Matrix& x, const Vector& y, const std::string& likelihood,
                     const std::string& method, const std::variant<double, Vector>& prior_precision,
                     const std::optional<Vector>& prior_mean, std::optional<double> noise_precision,
                     std::optional<std::pair<double, double>> noise_prior, const std::string& family,
-                    std::optional<int> max_iterations, std::optional<double> tolerance,
                     bool sensitivities, std::optional<std::vector<std::string>> names,
-                    std::optional<double> rho, std::uint64_t seed, const std::string& cvi_start) {
+                    const std::string& cvi_start, const py::dict& options) {
   GlmFitRequest request;
   request.likelihood = likelihood;
   request.method = method;
@@ -85,20 +101,17 @@ PyGlmResult fit_glm(const Matrix& x, const Vector& y, const std::string& likelih
   request.noise_precision = noise_precision;
   request.noise_prior = noise_prior;
   request.family = family;
-  request.max_iterations = max_iterations;
-  request.tolerance = tolerance;
   request.sensitivities = sensitivities;
-  request.rho = rho;
-  request.seed = seed;
   request.cvi_start = cvi_start;
+  request.options = given_options(options);  // the method's table refuses the rest (fit_glm)
   if (names)
     check(static_cast<Index>(names->size()) == x.cols(),
           fmt::format("names has {} entries but X has {} columns; give one name per column.",
                       names->size(), x.cols()));
   py::gil_scoped_release release;
   GlmFit f = ::blr::inference::fit_glm(x, y, request);
-  PyGlmResult out{::blr::inference::GlmSummary(x, y, f, names.value_or(std::vector<std::string>{})),
-                  {}, f.loo};
+  PyGlmResult out{
+      ::blr::inference::GlmSummary(x, y, f, names.value_or(std::vector<std::string>{})), {}, f.loo};
   out.sensitivity.swap(f.sensitivity);
   // As `blr infer` refuses a result that is not finite (checked_result.cpp), naming the entry.
   const auto& st = out.summary.statistics();
@@ -283,14 +296,15 @@ PyKalmanResult kalman(const Matrix& y, const Matrix& transition, const Matrix& o
           smooth, std::nullopt};
 }
 
-PyKalmanResult structural(const Matrix& y, const std::string& kind,
-                          std::optional<double> obs_var, std::optional<double> state_var,
-                          std::optional<double> slope_var, std::optional<double> init_mean,
-                          std::optional<double> init_var, bool fit, int max_evaluations) {
+PyKalmanResult structural(const Matrix& y, const std::string& kind, std::optional<double> obs_var,
+                          std::optional<double> state_var, std::optional<double> slope_var,
+                          std::optional<double> init_mean, std::optional<double> init_var, bool fit,
+                          const py::dict& options) {
   ::blr::inference::StructuralModelRequest request{kind,      obs_var,  state_var, slope_var,
                                                    init_mean, init_var, fit,       {}};
-  request.nelder_mead.max_evaluations = max_evaluations;
-  request.nelder_mead.validate();
+  const GivenOptions given = given_options(options);
+  if (fit) given.apply(::blr::inference::NelderMeadOptions::table(), request.nelder_mead);
+  require_taken(given, fit ? "kalman with fit=True" : "kalman without fit");
   std::optional<::blr::inference::StructuralModel> s;
   {
     py::gil_scoped_release release;
@@ -298,7 +312,7 @@ PyKalmanResult structural(const Matrix& y, const std::string& kind,
   }
   if (s->fit) {
     require_converged(s->fit->converged, "Maximum likelihood by Nelder–Mead", s->fit->evaluations,
-                      max_evaluations, "evaluations",
+                      request.nelder_mead.max_evaluations, "evaluations",
                       "raise max_evaluations or give obs_var and state_var");
   }
   py::gil_scoped_release release;
@@ -338,22 +352,17 @@ struct PyConjugateResult {
 PyConjugateResult fit_conjugate_model(const Vector& y, const std::string& likelihood,
                                       const std::optional<std::vector<double>>& prior,
                                       const std::string& method,
-                                      const std::vector<std::string>& classes, int max_iterations,
-                                      double tolerance, int batch_size, int iterations,
-                                      uint64_t seed) {
+                                      const std::vector<std::string>& classes,
+                                      const py::dict& options) {
   ::blr::inference::ConjugateProblem problem;
   problem.likelihood = likelihood;
   problem.y = y;
   problem.classes = classes;
   problem.prior = prior.value_or(std::vector<double>{});
   problem.method = method;
-  problem.vmp.max_iterations = max_iterations;
-  problem.vmp.tolerance = tolerance;
-  problem.svi.batch_size = batch_size;
-  problem.svi.iterations = iterations;
-  problem.svi.seed = seed;
-  if (method == "vmp") problem.vmp.validate();
-  if (method == "svi") problem.svi.validate();
+  const GivenOptions given = given_options(options);
+  ::blr::inference::apply_options(problem, given);
+  require_taken(given, fmt::format("conjugate {}", method));
   PyConjugateResult out;
   {
     py::gil_scoped_release release;
@@ -364,8 +373,9 @@ PyConjugateResult fit_conjugate_model(const Vector& y, const std::string& likeli
           fmt::format("VMP's ELBO is not finite ({}); the data or the prior are beyond what double "
                       "precision can represent (rescale them).",
                       *out.summary.elbo()));
-    require_converged(out.summary.converged(), "VMP", out.summary.iterations(), max_iterations,
-                      "iterations", "raise max_iterations or loosen tolerance");
+    require_converged(out.summary.converged(), "VMP", out.summary.iterations(),
+                      problem.vmp.max_iterations, "iterations",
+                      "raise max_iterations or loosen tolerance");
   }
   return out;
 }
@@ -375,31 +385,17 @@ struct PyMixtureResult {
   ::blr::inference::MixtureSummary summary;
 };
 
-PyMixtureResult gmm(const Matrix& x, int components, const std::string& covariance,
-                    int max_iterations, double reg_covar, uint64_t seed, const std::string& method,
-                    std::optional<double> tolerance, std::optional<double> alpha0, int batch_size,
-                    int iterations) {
+PyMixtureResult gmm(const Matrix& x, const std::string& method, std::optional<double> alpha0,
+                    const py::dict& options) {
   ::blr::inference::MixtureRequest request;
   request.method = method;
-  EmOptions& options = request.em;
-  options.components = components;
-  check(covariance == "full" || covariance == "diag",
-        fmt::format("Option 'covariance' must be one of full, diag; got '{}'.", covariance));
-  options.covariance = covariance == "full" ? CovarianceType::full : CovarianceType::diagonal;
-  options.max_iterations = max_iterations;
-  options.reg_covar = reg_covar;
-  options.seed = seed;
-  if (tolerance) options.tolerance = *tolerance;
+  const GivenOptions given = given_options(options);
+  check(method == "em" || method == "vmp" || method == "svi",
+        fmt::format("Option 'method' for a Gaussian mixture must be em, vmp or svi; got '{}'.",
+                    method));
+  ::blr::inference::apply_options(request, given);
+  require_taken(given, fmt::format("gmm {}", method));
   if (alpha0) request.prior.alpha0 = *alpha0;
-  request.vmp.max_iterations = max_iterations;
-  if (tolerance) request.vmp.tolerance = *tolerance;
-  request.svi.batch_size = batch_size;
-  request.svi.iterations = iterations;
-  request.svi.seed = seed;
-  // Each method's table first, so that a range names the keyword as the table spells it.
-  if (method == "em") options.validate();
-  if (method == "vmp") request.vmp.validate();
-  if (method == "svi") request.svi.validate();
   std::optional<::blr::inference::MixtureSummary> s;
   {
     py::gil_scoped_release release;
@@ -407,7 +403,8 @@ PyMixtureResult gmm(const Matrix& x, int components, const std::string& covarian
   }
   if (method != "svi") {
     require_converged(s->converged(), method == "em" ? "EM" : "VMP", s->iterations(),
-                      max_iterations, "iterations", "raise max_iterations");
+                      method == "em" ? request.em.max_iterations : request.vmp.max_iterations,
+                      "iterations", "raise max_iterations");
   }
   return {std::move(*s)};
 }
@@ -459,8 +456,8 @@ py::dict merge(const Vector& prior_mean, const Matrix& prior_precision,
 /// one start for the factors that set none, or one per column: ARD starting there in every
 /// stationary factor.
 ::blr::inference::Kernel gp_kernel(const std::string& expression, bool ard,
-                                   const std::variant<double, Vector>& lengthscale,
-                                   double variance, Index columns) {
+                                   const std::variant<double, Vector>& lengthscale, double variance,
+                                   Index columns) {
   const double* one = std::get_if<double>(&lengthscale);
   auto kernel = ::blr::inference::Kernel::parse(expression, one ? *one : 1.0, variance);
   if (one == nullptr) {
@@ -502,7 +499,8 @@ void put_gp_kernel(py::dict& out, const ::blr::inference::Kernel& kernel,
   py::dict parameters;
   const auto names = kernel.parameter_names();
   const Vector values = kernel.parameters();
-  for (size_t i = 0; i < names.size(); ++i) parameters[py::str(names[i])] = values[static_cast<Index>(i)];
+  for (size_t i = 0; i < names.size(); ++i)
+    parameters[py::str(names[i])] = values[static_cast<Index>(i)];
   out["parameters"] = parameters;
   if (search) {
     out["initial_objective"] = search->initial_value;
@@ -515,16 +513,16 @@ void put_gp_kernel(py::dict& out, const ::blr::inference::Kernel& kernel,
 
 void check_search(const std::optional<::blr::inference::GpLearned>& search) {
   if (search && !search->converged) {
-    throw Error(fmt::format("The hyperparameter search (L-BFGS) did not converge: {} Start it "
-                            "from other kernel values.",
-                            search->stop));
+    throw Error(
+        fmt::format("The hyperparameter search (L-BFGS) did not converge: {} Start it "
+                    "from other kernel values.",
+                    search->stop));
   }
 }
 
 py::tuple gp_regression(const Matrix& x, const Vector& y, const std::string& kernel, bool ard,
-                       const std::variant<double, Vector>& lengthscale, double variance,
-                       double noise_variance, bool learn,
-                       const std::optional<Matrix>& x_new) {
+                        const std::variant<double, Vector>& lengthscale, double variance,
+                        double noise_variance, bool learn, const std::optional<Matrix>& x_new) {
   const auto start = gp_kernel(kernel, ard, lengthscale, variance, x.cols());
   const auto fit = ::blr::inference::fit_gp_regression(x, y, start, noise_variance, learn);
   check_search(fit.search);
@@ -547,9 +545,9 @@ py::tuple gp_regression(const Matrix& x, const Vector& y, const std::string& ker
 }
 
 py::tuple gp_classification(const Matrix& x, const Vector& y, const std::string& kernel, bool ard,
-                           const std::variant<double, Vector>& lengthscale, double variance,
-                           const std::string& method,
-                           bool learn, const std::optional<Matrix>& x_new) {
+                            const std::variant<double, Vector>& lengthscale, double variance,
+                            const std::string& method, bool learn,
+                            const std::optional<Matrix>& x_new) {
   check(method == "laplace" || method == "cvi",
         fmt::format("The GP classification method must be 'laplace' or 'cvi'; got '{}'.", method));
   const bool laplace = method == "laplace";
@@ -589,8 +587,9 @@ void bind_inference(py::module_& m) {
   py::class_<PyGlmResult>(inf, "_GlmResult",
                           "The C++ side of blr.infer.GlmResult (inference/glm_summary.hpp).")
       .def("to_dict", &glm_dict, py::arg("level") = 0.95)
-      .def("table", [](const PyGlmResult& r, double level) { return r.summary.table(level); },
-           py::arg("level") = 0.95)
+      .def(
+          "table", [](const PyGlmResult& r, double level) { return r.summary.table(level); },
+          py::arg("level") = 0.95)
       .def("predict", &predict_table<PyGlmResult>, py::arg("x"), py::arg("level") = 0.95,
            py::arg("predictive") = "quadrature", py::arg("samples") = 2000, py::arg("seed") = 0,
            py::arg("quadrature_nodes") = 32);
@@ -598,16 +597,16 @@ void bind_inference(py::module_& m) {
           py::arg("method") = "laplace", py::arg("prior_precision") = 1.0,
           py::arg("prior_mean") = py::none(), py::arg("noise_precision") = py::none(),
           py::arg("noise_prior") = py::none(), py::arg("family") = "gaussian-full",
-          py::arg("max_iterations") = py::none(), py::arg("tolerance") = py::none(),
           py::arg("sensitivities") = false, py::arg("names") = py::none(),
-          py::arg("rho") = py::none(), py::arg("seed") = 0,
           py::arg("cvi_start") = ::blr::inference::GlmFitRequest{}.cvi_start,
+          py::arg("options") = py::dict(),
           "Bayesian GLM (the C++ behind blr.infer.glm, which wraps the result in GlmResult).");
   inf.def(
       "_methods_json", [] { return ::blr::inference::inference_methods_json().dump(); },
       "The registry of inference methods (inference/methods.hpp) as JSON text.");
   py::class_<PyKalmanResult>(
-      inf, "_KalmanResult", "The C++ side of blr.infer.KalmanResult (inference/kalman_summary.hpp).")
+      inf, "_KalmanResult",
+      "The C++ side of blr.infer.KalmanResult (inference/kalman_summary.hpp).")
       .def("to_dict", &kalman_dict)
       .def(
           "table", [](const PyKalmanResult& r, double level) { return r.summary.table(level); },
@@ -623,8 +622,7 @@ void bind_inference(py::module_& m) {
   inf.def("structural", &structural, py::arg("y"), py::arg("model") = "local-level",
           py::arg("obs_var") = py::none(), py::arg("state_var") = py::none(),
           py::arg("slope_var") = py::none(), py::arg("init_mean") = py::none(),
-          py::arg("init_var") = py::none(), py::arg("fit") = false,
-          py::arg("max_evaluations") = ::blr::inference::NelderMeadOptions{}.max_evaluations,
+          py::arg("init_var") = py::none(), py::arg("fit") = false, py::arg("options") = py::dict(),
           "A local-level or local-linear-trend model of the series y (T x 1), its variances "
           "given or fitted by maximum likelihood, filtered and smoothed.");
   py::class_<PyConjugateResult>(
@@ -639,12 +637,7 @@ void bind_inference(py::module_& m) {
           py::arg("level") = 0.95);
   inf.def("conjugate", &fit_conjugate_model, py::arg("y"), py::arg("likelihood"),
           py::arg("prior") = py::none(), py::arg("method") = "exact",
-          py::arg("classes") = std::vector<std::string>{},
-          py::arg("max_iterations") = ::blr::inference::VmpOptions{}.max_iterations,
-          py::arg("tolerance") = ::blr::inference::VmpOptions{}.tolerance,
-          py::arg("batch_size") = ::blr::inference::SviOptions{}.batch_size,
-          py::arg("iterations") = ::blr::inference::SviOptions{}.iterations,
-          py::arg("seed") = 0,
+          py::arg("classes") = std::vector<std::string>{}, py::arg("options") = py::dict(),
           "A conjugate posterior (the C++ behind blr.infer.conjugate, which wraps it in "
           "ConjugateResult).");
   py::class_<PyMixtureResult>(
@@ -663,12 +656,8 @@ void bind_inference(py::module_& m) {
            [](const PyMixtureResult& r, const Matrix& x) { return r.summary.predict(x); })
       .def("log_density",
            [](const PyMixtureResult& r, const Matrix& x) { return r.summary.log_density(x); });
-  inf.def("gmm", &gmm, py::arg("x"), py::arg("components") = 2, py::arg("covariance") = "full",
-          py::arg("max_iterations") = 1000, py::arg("reg_covar") = 1e-6, py::arg("seed") = 0,
-          py::arg("method") = "em", py::arg("tolerance") = py::none(),
-          py::arg("alpha0") = py::none(),
-          py::arg("batch_size") = ::blr::inference::SviOptions{}.batch_size,
-          py::arg("iterations") = ::blr::inference::SviOptions{}.iterations,
+  inf.def("gmm", &gmm, py::arg("x"), py::arg("method") = "em", py::arg("alpha0") = py::none(),
+          py::arg("options") = py::dict(),
           "Gaussian mixture by EM (the BLR with a mixture family; k-means++ start), or the "
           "Bayesian mixture's mean-field posterior by VMP or SVI; a run that stops at "
           "max_iterations unconverged raises blr.Error.");
@@ -704,11 +693,12 @@ void bind_inference(py::module_& m) {
           "approximation (GPML Alg. 3.1) or CVI, with the kernel expressions of gp_regression; "
           "learn: the hyperparameters maximise the Laplace evidence or the CVI ELBO first. With "
           "x_new the latent mean and variance there and the probability of class 1.");
-  inf.def("merge", &merge, py::arg("prior_mean"), py::arg("prior_precision"), py::arg("means"),
-          py::arg("precisions"), py::arg("scale") = 1.0,
-          "Merges Gaussian posteriors N(mean_t, precision_t^-1) fitted from the prior N(prior_mean, "
-          "prior_precision^-1) in natural parameters: lambda_0 + scale * sum_t (lambda_t - "
-          "lambda_0) (uncertainty-weighted merging; exact for conjugate models on disjoint data).");
+  inf.def(
+      "merge", &merge, py::arg("prior_mean"), py::arg("prior_precision"), py::arg("means"),
+      py::arg("precisions"), py::arg("scale") = 1.0,
+      "Merges Gaussian posteriors N(mean_t, precision_t^-1) fitted from the prior N(prior_mean, "
+      "prior_precision^-1) in natural parameters: lambda_0 + scale * sum_t (lambda_t - "
+      "lambda_0) (uncertainty-weighted merging; exact for conjugate models on disjoint data).");
 }
 
 }  // namespace blr::python

@@ -134,7 +134,7 @@ def test_mixture_posterior_equals_the_command(cli, tmp_path):
                   "--positive", "Yes", "--method", "cvi", "--family", "mixture:2", "--iterations",
                   "150", "--seed", "1", "--test", str(DATA / "pima_test.csv"), "--predict",
                   str(DATA / "pima_test.csv"), "--predict-out", str(tmp_path / "p.csv"))
-    r = blr.infer.glm(x, y, "logistic", method="cvi", family="mixture:2", max_iterations=150,
+    r = blr.infer.glm(x, y, "logistic", method="cvi", family="mixture:2", iterations=150,
                       seed=1, prior_precision=[1e-6] + [1.0] * 7)
     assert r["distribution"] == "mixture" and len(r["means"]) == 2
     assert close(r["weights"], ran["weights"]) and close(r["elbo"], ran["elbo"])
@@ -147,7 +147,8 @@ def test_mixture_posterior_equals_the_command(cli, tmp_path):
     # The interval of a mixture marginal is not the Gaussian one of its moments.
     sd = np.sqrt(np.diag(r.covariance))
     assert not np.allclose(r.interval()[:, 0], r.mean - 1.959963984540054 * sd, rtol=1e-6)
-    with pytest.raises(blr.Error, match="tolerance does not apply"):
+    with pytest.raises(blr.Error, match="Option 'tolerance' does not apply to glm mixture-vi; it is "
+                       "an option of glm exact, glm laplace, glm cvi"):
         blr.infer.glm(x, y, method="cvi", family="mixture:2", tolerance=1e-6)
     with pytest.raises(blr.Error, match="mixture:K needs a number of components"):
         blr.infer.glm(x, y, method="cvi", family="mixture:0")

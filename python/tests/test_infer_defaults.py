@@ -1,38 +1,63 @@
-"""One default per concept (issue 31): every keyword default of blr.infer's functions that is
-spelled as a key of an inference option table (blr.infer.methods(), the registry `blr methods`
-prints) is one of that key's defaults in the tables of the function's model. The CLI's flags are
-checked the same way by tests/cli/infer_defaults.sh."""
+"""One spelling and one default per concept (issue 31): blr.infer's functions take each method's
+options as keywords named as in its option table (blr.infer.methods(), the registry `blr methods`
+prints; ``blr infer`` spells them as flags), their docstrings list every key of every method's
+table with the default it documents, an explicit keyword default that is a table key is one of
+the table's defaults, and a key the method's table lacks is refused naming where it applies.
+The CLI's flags are checked the same way by tests/cli/infer_defaults.sh."""
 import inspect
+import re
 
+import numpy as np
 import pytest
 
+import blr
 import blr.infer as infer
 
 # The model of each function's methods in the registry. (The GP functions' keywords are the C++
 # binding's, python/src/inference.cpp, and pass through *args and **kwargs here.)
-MODELS = {"glm": "glm", "gmm": "gmm", "conjugate": "conjugate"}
+MODELS = {"glm": "glm", "gmm": "gmm", "conjugate": "conjugate", "structural": "kalman"}
+SET_BY_OTHER_KEYWORDS = {"family", "alpha", "beta"}  # glm's family=; the evidence's start
 
 
-def _defaults(model):
-    out = {}
-    for entry in infer.methods():
-        if entry["model"] == model:
-            for option in entry["options"] or []:
-                out.setdefault(option["key"], []).append(option["default"])
-    return out
+def _tables(model):
+    return [e for e in infer.methods() if e["model"] == model and e["options"]]
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_keyword_defaults_are_the_tables(name):
-    tables = _defaults(MODELS[name])
+def test_keywords_and_their_documentation_are_the_tables(name):
     function = getattr(infer, name)
-    checked = []
+    entries = _tables(MODELS[name])
+    assert entries, name
+    defaults = {}
+    for entry in entries:
+        for option in entry["options"]:
+            defaults.setdefault(option["key"], []).append(option["default"])
+            if option["key"] in SET_BY_OTHER_KEYWORDS:
+                continue
+            shown = "not set" if option.get("unset_by_default") else repr(option["default"])
+            assert f"``{option['key']}`` = {shown} ({option['help']})" in function.__doc__, (
+                name, entry["method"], option["key"])
     for parameter in inspect.signature(function).parameters.values():
-        default = parameter.default
-        if parameter.name not in tables or default is inspect.Parameter.empty or default is None:
-            continue
-        checked.append(parameter.name)
-        assert default in tables[parameter.name], (
-            f"blr.infer.{name}({parameter.name}={default!r}): the tables say "
-            f"{tables[parameter.name]}")
-    assert checked, f"blr.infer.{name}: no keyword checked"
+        if parameter.name in defaults and parameter.default is not inspect.Parameter.empty:
+            assert parameter.default in defaults[parameter.name], (name, parameter.name)
+
+
+def test_a_key_the_method_lacks_is_refused_naming_where_it_applies():
+    x = np.random.default_rng(0).normal(size=(40, 2))
+    y = (x[:, 0] > 0).astype(float)
+    with pytest.raises(blr.Error, match=re.escape(
+            "Option 'tolerance' does not apply to glm mixture-vi; it is an option of")):
+        infer.glm(x, y, method="cvi", family="mixture:2", tolerance=1e-6)
+    with pytest.raises(blr.Error, match=re.escape(
+            "Option 'batch_size' does not apply to gmm em; it is an option of gmm svi, "
+            "conjugate svi")):
+        infer.gmm(x, batch_size=5)
+    with pytest.raises(blr.Error, match="unexpected keyword argument 'rho'"):
+        infer.gmm(x, rho=0.5)  # no method of gmm has it
+    with pytest.raises(blr.Error, match="did you mean 'max_iterations'"):
+        infer.gmm(x, max_iteration=3)
+    with pytest.raises(blr.Error, match=re.escape("Option 'fixed_iterations' must be in [1, ")):
+        infer.gmm(x, fixed_iterations=0)
+    # The same keys reach the fit: a VMP run capped at one sweep stops unconverged.
+    with pytest.raises(blr.Error, match="raise max_iterations"):
+        infer.gmm(x, method="vmp", max_iterations=1)

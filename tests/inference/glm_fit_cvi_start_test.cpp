@@ -38,7 +38,7 @@ GlmFitRequest request(Index d, const std::string& start) {
   r.method = "cvi";
   r.prior_precision = Vector::Ones(d);
   r.prior_precision[0] = 1e-6;  // the intercept's weak prior, as blr infer's default
-  r.tolerance = 1e-11;
+  r.options.give("tolerance", 1e-11);  // the method's option by key, as blr.infer.glm takes it
   r.cvi_start = start;
   return r;
 }
@@ -64,7 +64,7 @@ TEST(GlmFitCvi, DefaultStartConvergesOnALargeDesignWithAWeakInterceptPrior) {
   Vector y;
   logistic_data(100000, 51, x, y);
   GlmFitRequest r = request(51, "laplace");
-  r.tolerance.reset();
+  r.options = GivenOptions{};  // the table's defaults
   const GlmFit f = fit_glm(x, y, r);
   EXPECT_TRUE(f.converged);
   EXPECT_LE(f.iterations, 20);

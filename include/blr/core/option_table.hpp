@@ -342,14 +342,17 @@ class GivenOptions {
       table.set(target, key, value);
       taken_.push_back(key);
     }
+    for (auto& key : table.keys()) known_.push_back(std::move(key));
   }
   /// Throws for the first key given that no `apply` took: "Option 'x' does not apply to <run>;
-  /// it is an option of <where(x)>." (`where` lists the methods whose tables have it, or is empty.)
+  /// it is an option of <where(x)>." (`where` lists the methods whose tables have it, or is empty:
+  /// then the closest key of the tables applied is suggested.)
   void require_taken(std::string_view run, const std::function<std::string(const std::string&)>& where) const;
 
  private:
   OptionValues values_;
   mutable std::vector<std::string> taken_;
+  mutable std::vector<std::string> known_;  ///< the keys of the tables applied (suggestions)
 };
 
 /// Validates `o` with its table (O::table()), then with its own cross-option checks

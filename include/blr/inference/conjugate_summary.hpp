@@ -95,4 +95,9 @@ class ConjugateSummary {
 /// caller names its own option to raise; SVI runs a fixed count and never converges.
 ConjugateSummary fit_conjugate(const ConjugateProblem& problem);
 
+/// Sets the problem's options from `given` by key, as the registry's tables name them (`conjugate
+/// vmp`: VMP's, `conjugate svi`: SVI's; exact takes none), and marks those keys taken (the caller
+/// then refuses the rest: GivenOptions::require_taken).
+void apply_options(ConjugateProblem& problem, const GivenOptions& given);
+
 }  // namespace blr::inference

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "blr/core/option_table.hpp"
 #include "blr/core/types.hpp"
 #include "blr/inference/glm.hpp"
 #include "blr/inference/mixture_vi.hpp"
@@ -46,10 +47,11 @@ struct GlmFitRequest {
   /// sites are taken under a variance of 10⁶, and on 10⁵ rows no step size keeps the ELBO from
   /// falling (logistic) or E[e^a] overflows (Poisson), so laplace is the default.
   std::string cvi_start = "laplace";
-  std::optional<int> max_iterations;
-  std::optional<double> tolerance;
-  std::optional<double> rho;  ///< the BLR step (Laplace: 1; mixture VI: 0.1)
-  std::uint64_t seed = 0;     ///< mixture VI: its start and Monte Carlo draws
+  /// The method's options by key, as its table in the registry (`blr methods`) names them:
+  /// laplace's (also exact's with a known noise precision: one Newton step), cvi's or mixture
+  /// VI's (rho, max_iterations, tolerance, iterations, seed, ...). A key the method's table lacks
+  /// is refused in one sentence naming where it applies.
+  GivenOptions options;
   bool sensitivities = false;  ///< add the MPE quantities and the LOO estimates
 };
 

@@ -54,6 +54,10 @@ const std::vector<SharedOptions>& inference_shared_options();
 /// The entry of (model, method); an unknown pair is a sentence listing the methods of the model
 /// (or the models), with a "did you mean" suggestion.
 const InferenceMethod& find_inference_method(std::string_view model, std::string_view method);
+/// Where option `key` applies: the methods whose tables have it and the shared tables that do,
+/// as "glm laplace, glm cvi, predictive" (empty when none does). The "does not apply" sentences
+/// of the CLI and Python name these (GivenOptions::require_taken).
+std::string inference_methods_with(std::string_view key);
 /// The registry as Markdown (docs/inference.md's generated reference) and as JSON (options with
 /// typed defaults, types, allowed values and help).
 std::string inference_methods_markdown();

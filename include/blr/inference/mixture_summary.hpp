@@ -87,4 +87,10 @@ class MixtureSummary {
 /// covariances). Convergence is reported, not enforced: the caller names its own option to raise.
 MixtureSummary fit_mixture(const Matrix& x, const MixtureRequest& request);
 
+/// Sets the request's options from `given` by key, as the registry's tables name them: `gmm em`
+/// EM's; `gmm vmp` VMP's and EM's components, covariance and seed (its start); `gmm svi` SVI's and
+/// EM's components and covariance. Marks those keys taken (the caller then refuses the rest:
+/// GivenOptions::require_taken).
+void apply_options(MixtureRequest& request, const GivenOptions& given);
+
 }  // namespace blr::inference

@@ -287,9 +287,13 @@ void GivenOptions::require_taken(
   for (const auto& [key, value] : values_) {
     if (std::find(taken_.begin(), taken_.end(), key) != taken_.end()) continue;
     const std::string places = where ? where(key) : std::string();
-    throw Error(fmt::format("Option '{}' does not apply to {}; {}.", spelled(key), run,
-                            places.empty() ? "no method takes it"
-                                           : "it is an option of " + places));
+    if (!places.empty()) {
+      throw Error(fmt::format("Option '{}' does not apply to {}; it is an option of {}.",
+                              spelled(key), run, places));
+    }
+    const std::string close = closest_match(key, known_);
+    throw Error(fmt::format("Unknown option '{}' for {}{}.", spelled(key), run,
+                            close.empty() ? "" : fmt::format(" (did you mean '{}'?)", spelled(close))));
   }
 }
 

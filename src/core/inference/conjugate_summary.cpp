@@ -34,9 +34,8 @@ const char* law_name(Law law) {
 std::vector<double> prior_or(const ConjugateProblem& p, std::vector<double> fallback,
                              std::size_t count, const char* what) {
   std::vector<double> prior = p.prior.empty() ? std::move(fallback) : p.prior;
-  check(prior.size() == count,
-        fmt::format("The prior for {} needs {} numbers ({}); got {}.", p.likelihood, count, what,
-                    prior.size()));
+  check(prior.size() == count, fmt::format("The prior for {} needs {} numbers ({}); got {}.",
+                                           p.likelihood, count, what, prior.size()));
   return prior;
 }
 
@@ -64,8 +63,8 @@ std::vector<double> reals(const ConjugateProblem& p, bool counts) {
   return {p.y.data(), p.y.data() + p.y.size()};
 }
 
-ParameterMarginal marginal(std::string name, Law law, std::array<double, 3> parameters,
-                           double mean, double sd) {
+ParameterMarginal marginal(std::string name, Law law, std::array<double, 3> parameters, double mean,
+                           double sd) {
   return {std::move(name), law, parameters, mean, sd};
 }
 
@@ -122,18 +121,19 @@ std::string ConjugateSummary::table(double level) const {
   for (const auto& n : c.names) width = std::max(width, n.size() + 1);
   const std::size_t rule_width = width + 4 * 12;
   const std::string rule(rule_width, '='), thin(rule_width, '-');
-  std::string out = fmt::format("Conjugate {} model, {} posterior\n{}\n", likelihood_,
-                                method_ == "exact" ? std::string("exact") : method_ + " (mean-field)",
-                                rule);
+  std::string out =
+      fmt::format("Conjugate {} model, {} posterior\n{}\n", likelihood_,
+                  method_ == "exact" ? std::string("exact") : method_ + " (mean-field)", rule);
   const auto line = [&](const std::string& l, const std::string& lv, const std::string& r,
                         const std::string& rv) {
     out += fmt::format("{:<16}{:>12}     {:<20}{:>14}\n", l, lv, r, rv);
   };
-  line("Observations:", std::to_string(observations_),
-       log_evidence_ ? "Log evidence:" : "ELBO:",
+  line("Observations:", std::to_string(observations_), log_evidence_ ? "Log evidence:" : "ELBO:",
        fmt::format("{:.4f}", log_evidence_ ? *log_evidence_ : elbo_.value_or(NAN)));
   line("Iterations:", std::to_string(iterations_), "Converged:",
-       method_ == "svi" ? "fixed count" : converged_ ? "yes" : "no");
+       method_ == "svi" ? "fixed count"
+       : converged_     ? "yes"
+                        : "no");
   out += "Posterior:      " + description_ + '\n';
   out += rule + '\n';
   out += fmt::format("{:<{}}{:>12}{:>12}{:>12}{:>12}\n", "", width, "mean", "sd",
@@ -142,8 +142,8 @@ std::string ConjugateSummary::table(double level) const {
   out += thin + '\n';
   for (std::size_t j = 0; j < c.names.size(); ++j) {
     const auto k = static_cast<Index>(j);
-    out += fmt::format("{:<{}}{:>12.5g}{:>12.5g}{:>12.5g}{:>12.5g}\n", c.names[j], width,
-                       c.mean[k], c.sd[k], c.lower[k], c.upper[k]);
+    out += fmt::format("{:<{}}{:>12.5g}{:>12.5g}{:>12.5g}{:>12.5g}\n", c.names[j], width, c.mean[k],
+                       c.sd[k], c.lower[k], c.upper[k]);
   }
   out += rule + '\n';
   return out;
@@ -191,7 +191,8 @@ ConjugateSummary fit_conjugate(const ConjugateProblem& p) {
     const BetaBernoulli m{prior[0], prior[1]};
     const Vector post = conjugate_posterior(m, data, m.prior_natural());
     const double a = m.a(post), b = m.b(post);
-    s.marginals_ = {marginal("theta", Law::beta, {a, b, 0}, m.mean(post), std::sqrt(m.variance(post)))};
+    s.marginals_ = {
+        marginal("theta", Law::beta, {a, b, 0}, m.mean(post), std::sqrt(m.variance(post)))};
     s.log_evidence_ = conjugate_log_evidence(m, data, post);
     s.posterior_ = {{"a", a}, {"b", b}};
     s.description_ = fmt::format("Beta({:.6g}, {:.6g})", a, b);
@@ -209,8 +210,7 @@ ConjugateSummary fit_conjugate(const ConjugateProblem& p) {
     check(!p.classes.empty(),
           "The categorical model needs the names of its classes (one per class index).");
     const auto k = p.classes.size();
-    const auto prior =
-        prior_or(p, std::vector<double>(k, 1.0), k, "one concentration per class");
+    const auto prior = prior_or(p, std::vector<double>(k, 1.0), k, "one concentration per class");
     const std::vector<int> data =
         indices(p, static_cast<int>(k), "a class index below the number of classes");
     const DirichletCategorical m{Eigen::Map<const Vector>(prior.data(), static_cast<Index>(k))};
@@ -232,16 +232,16 @@ ConjugateSummary fit_conjugate(const ConjugateProblem& p) {
     s.classes_ = p.classes;
     s.description_ = fmt::format("Dirichlet over {} classes, α₀ = {:.6g}", k, a0);
   } else if (p.method == "exact") {  // normal
-    const auto prior = prior_or(p, {0, 1, 1, 1}, 4,
-                                "mu0,kappa0,alpha0,beta0 of the Normal–Gamma prior");
+    const auto prior =
+        prior_or(p, {0, 1, 1, 1}, 4, "mu0,kappa0,alpha0,beta0 of the Normal–Gamma prior");
     const std::vector<double> data = reals(p, false);
     const NormalGamma m{prior[0], prior[1], prior[2], prior[3]};
     const Vector post = conjugate_posterior(m, data, m.prior_natural());
     const auto q = NormalGamma::params(post);
     const double mu_sd = q.alpha > 1 ? std::sqrt(q.beta / ((q.alpha - 1) * q.kappa)) : INFINITY;
     s.marginals_ = {
-        marginal("mu", Law::student_t,
-                 {2 * q.alpha, q.mu, std::sqrt(q.beta / (q.alpha * q.kappa))}, q.mu, mu_sd),
+        marginal("mu", Law::student_t, {2 * q.alpha, q.mu, std::sqrt(q.beta / (q.alpha * q.kappa))},
+                 q.mu, mu_sd),
         marginal("tau", Law::gamma, {q.alpha, q.beta, 0}, q.alpha / q.beta,
                  std::sqrt(q.alpha) / q.beta)};
     s.correlation_ = Matrix::Identity(2, 2);
@@ -250,12 +250,12 @@ ConjugateSummary fit_conjugate(const ConjugateProblem& p) {
     s.description_ = fmt::format("NG(μ = {:.6g}, κ = {:.6g}, α = {:.6g}, β = {:.6g})", q.mu,
                                  q.kappa, q.alpha, q.beta);
   } else {  // normal, mean field
-    const auto prior = prior_or(p, {0, 1, 1, 1}, 4,
-                                "mu0,kappa0,alpha0,beta0 of the Normal–Gamma prior");
+    const auto prior =
+        prior_or(p, {0, 1, 1, 1}, 4, "mu0,kappa0,alpha0,beta0 of the Normal–Gamma prior");
     reals(p, false);
     const NormalGammaPrior np{prior[0], prior[1], prior[2], prior[3]};
-    const NormalGammaResult r = p.method == "vmp" ? normal_gamma_vmp(np, p.y, p.vmp)
-                                                  : normal_gamma_svi(np, p.y, p.svi);
+    const NormalGammaResult r =
+        p.method == "vmp" ? normal_gamma_vmp(np, p.y, p.vmp) : normal_gamma_svi(np, p.y, p.svi);
     const double a = r.q.shape(), b = r.q.rate();
     const double mu_sd = std::sqrt(r.q.mean_variance());
     s.marginals_ = {marginal("mu", Law::normal, {r.q.mean(), mu_sd, 0}, r.q.mean(), mu_sd),
@@ -272,6 +272,11 @@ ConjugateSummary fit_conjugate(const ConjugateProblem& p) {
                                  r.q.mean(), r.q.mean_variance(), a, b);
   }
   return s;
+}
+
+void apply_options(ConjugateProblem& problem, const GivenOptions& given) {
+  if (problem.method == "vmp") given.apply(VmpOptions::table(), problem.vmp);
+  if (problem.method == "svi") given.apply(SviOptions::table(), problem.svi);
 }
 
 }  // namespace blr::inference

@@ -1,16 +1,18 @@
 #include "blr/inference/glm_fit.hpp"
+#include "blr/inference/methods.hpp"
 
 #include <fmt/format.h>
 
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
+#include <algorithm>
 #include <cmath>
 #include <tuple>
 
 #include "blr/core/convergence.hpp"
 #include "blr/core/error.hpp"
-#include "blr/inference/conjugate.hpp"
 #include "blr/core/rng.hpp"
+#include "blr/inference/conjugate.hpp"
 #include "blr/inference/cvi.hpp"
 #include "blr/inference/mixture_vi.hpp"
 
@@ -82,6 +84,21 @@ int mixture_components(const std::string& family) {
 
 }  // namespace
 
+namespace {
+
+/// CVI's keys but its family, which the request's `family` spells (gaussian-full, gaussian-diag
+/// or mixture:K): given as an option it is refused, naming where it applies.
+const std::vector<std::string>& non_family_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out = CviOptions::table().keys();
+    out.erase(std::remove(out.begin(), out.end(), "family"), out.end());
+    return out;
+  }();
+  return keys;
+}
+
+}  // namespace
+
 GlmFit fit_glm_mixture(const Glm& model, int components, const MixtureViOptions& options) {
   check(components >= 1, "A mixture posterior needs at least one component.");
   check(options.iterations >= 1,
@@ -100,9 +117,8 @@ GlmFit fit_glm_mixture(const Glm& model, int components, const MixtureViOptions&
     const Vector shift = components == 1 ? Vector::Zero(d) : Vector(1.5 * l * rng.normal_vector(d));
     start.push_back({lap.mean + shift, precision});
   }
-  const MixtureViResult r = mixture_vi(LossFunctions::wrap(model),
-                                       Vector::Constant(components, 1.0 / components), start,
-                                       options);
+  const MixtureViResult r = mixture_vi(
+      LossFunctions::wrap(model), Vector::Constant(components, 1.0 / components), start, options);
   GlmFit out;
   out.likelihood = model.likelihood;
   out.method = "cvi";
@@ -143,9 +159,9 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
                     request.likelihood));
   check(x.rows() == y.size(),
         fmt::format("X has {} rows but y has {} entries; they must match.", x.rows(), y.size()));
-  check(request.method == "laplace" || request.method == "cvi" || request.method == "exact",
-        fmt::format("Option 'method' must be one of exact, laplace, cvi; got '{}'.",
-                    request.method));
+  check(
+      request.method == "laplace" || request.method == "cvi" || request.method == "exact",
+      fmt::format("Option 'method' must be one of exact, laplace, cvi; got '{}'.", request.method));
   check(request.method != "exact" || gaussian,
         fmt::format("Method 'exact' is linear regression's (likelihood='gaussian'); a {} model "
                     "has no closed-form posterior: use laplace or cvi.",
@@ -162,17 +178,31 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
         fmt::format("Option 'family' must be one of gaussian-full, gaussian-diag, mixture:K; got "
                     "'{}'.",
                     request.family));
-  check(components == 0 || !request.tolerance,
-        "A mixture posterior runs max_iterations steps of mixture VI; tolerance does not apply.");
   check(components == 0 || !request.sensitivities,
         "The sensitivities need a Gaussian posterior; a mixture has none (family full or "
         "diagonal).");
-  check(!request.rho || (std::isfinite(*request.rho) && *request.rho > 0 && *request.rho <= 1),
-        "Option 'rho' must lie in (0, 1].");
-  const Noise noise = !gaussian                   ? Noise::none
-                      : noise_precision           ? Noise::known
-                      : request.method == "cvi"   ? Noise::plug_in
-                                                  : Noise::normal_gamma;
+  const Noise noise = !gaussian                 ? Noise::none
+                      : noise_precision         ? Noise::known
+                      : request.method == "cvi" ? Noise::plug_in
+                                                : Noise::normal_gamma;
+  // The method's options (its table in the registry), each checked there; a key the method's
+  // table lacks is refused before anything is fitted.
+  LaplaceOptions laplace_options;
+  CviOptions cvi_options;
+  MixtureViOptions mixture_options;
+  const bool newton =
+      noise != Noise::normal_gamma && (request.method == "laplace" || request.method == "exact");
+  if (newton) request.options.apply(LaplaceOptions::table(), laplace_options);
+  if (request.method == "cvi" && components > 0)
+    request.options.apply(MixtureViOptions::table(), mixture_options);
+  if (request.method == "cvi" && components == 0)
+    request.options.apply(CviOptions::table(), cvi_options, non_family_keys());
+  request.options.require_taken(
+      fmt::format("glm {}{}", components > 0 ? "mixture-vi" : request.method,
+                  noise == Noise::normal_gamma ? " with the noise precision unknown (no iterations)"
+                  : request.method == "exact"  ? " with a known noise precision (one Newton step)"
+                                               : ""),
+      [](const std::string& key) { return inference_methods_with(key); });
   const Vector precisions = prior_precisions_from(request.prior_precision, x.cols());
   GlmFit out;
   out.likelihood = likelihood;
@@ -225,11 +255,7 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
     out.converged = true;
   } else if (request.method == "laplace" || request.method == "exact") {
     // With β known a Gaussian's Laplace posterior is exact (one Newton step from any start).
-    LaplaceOptions options;
-    if (request.rho) options.rho = *request.rho;
-    if (request.max_iterations) options.max_iterations = *request.max_iterations;
-    if (request.tolerance) options.tolerance = *request.tolerance;
-    options.validate();
+    const LaplaceOptions& options = laplace_options;
     const LaplaceResult r = laplace(model, options);
     require_converged(r.converged, "Newton's method to the Laplace mode", r.iterations,
                       options.max_iterations, "iterations", kRaiseCap);
@@ -240,22 +266,15 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
     out.iterations = r.iterations;
     out.converged = r.converged;
   } else if (components > 0) {
-    MixtureViOptions mixture;
-    if (request.max_iterations) mixture.iterations = *request.max_iterations;
-    if (request.rho) mixture.rho = *request.rho;
-    mixture.seed = request.seed;
-    GlmFit m = fit_glm_mixture(model, components, mixture);
+    GlmFit m = fit_glm_mixture(model, components, mixture_options);
     m.assumptions = std::move(out.assumptions);
     m.noise_precision = out.noise_precision;
     if (noise == Noise::plug_in) m.noise_precision = beta;
     return m;
   } else {
-    CviOptions options;
-    options.family = request.family == "gaussian-full" ? GaussianFamilyKind::full
-                                                       : GaussianFamilyKind::diagonal;
-    if (request.rho) options.rho = *request.rho;
-    if (request.max_iterations) options.max_iterations = *request.max_iterations;
-    if (request.tolerance) options.tolerance = *request.tolerance;
+    CviOptions options = cvi_options;
+    options.family =
+        request.family == "gaussian-full" ? GaussianFamilyKind::full : GaussianFamilyKind::diagonal;
     check(request.cvi_start == "laplace" || request.cvi_start == "prior",
           fmt::format("The CVI start must be laplace or prior; got '{}'.", request.cvi_start));
     std::optional<CviLaplaceStart> start;

@@ -84,8 +84,8 @@ std::vector<InferenceMethod> make_registry() {
        preset_of(LbfgsOptions::table(), default_lbfgs())},
       {"gmm", "em", "a Gaussian mixture's maximum-likelihood weights, means and covariances",
        "EM as the BLR with a mixture family and ρ = 1 (§5.2)",
-       "fit_mixture (mixture_summary.hpp) over em (gmm.hpp)",
-       "blr infer gmm --method em", "blr.infer.gmm(x, components)", &EmOptions::table()},
+       "fit_mixture (mixture_summary.hpp) over em (gmm.hpp)", "blr infer gmm --method em",
+       "blr.infer.gmm(x, components)", &EmOptions::table()},
       {"gmm", "vmp", "a Bayesian Gaussian mixture's mean-field posterior",
        "variational message passing as the BLR with ρ = 1 per node (§5.3; Winn & Bishop 2005)",
        "fit_mixture (mixture_summary.hpp) over bayes_gmm_vmp (vmp.hpp)",
@@ -109,8 +109,8 @@ std::vector<InferenceMethod> make_registry() {
        "a conjugate exponential-family posterior (Beta–Bernoulli, Gamma–Poisson, "
        "Dirichlet–categorical, Normal–Gamma) and its evidence",
        "one BLR step with ρ = 1 (§5.1, eq. 54)", "fit_conjugate (conjugate_summary.hpp)",
-       "blr infer conjugate --likelihood L --prior P",
-       "blr.infer.conjugate(y, likelihood, prior)", nullptr},
+       "blr infer conjugate --likelihood L --prior P", "blr.infer.conjugate(y, likelihood, prior)",
+       nullptr},
       {"conjugate", "vmp", "the Normal–Gamma model's mean-field posterior q(μ)q(τ) and its ELBO",
        "variational message passing as the BLR with ρ = 1 per node (§5.3; Winn & Bishop 2005)",
        "fit_conjugate (conjugate_summary.hpp)",
@@ -192,6 +192,16 @@ const std::vector<SharedOptions>& inference_shared_options() {
   return shared;
 }
 
+std::string inference_methods_with(std::string_view key) {
+  std::vector<std::string> out;
+  for (const auto& m : inference_methods())
+    if (m.options != nullptr && m.options->find(key) != nullptr)
+      out.push_back(m.model + " " + m.method);
+  for (const auto& shared : inference_shared_options())
+    if (shared.options->find(key) != nullptr) out.push_back(shared.name);
+  return fmt::format("{}", fmt::join(out, ", "));
+}
+
 std::string inference_methods_markdown() {
   std::string out =
       "| model | method | what it computes | equations | CLI | Python |\n"
@@ -231,6 +241,7 @@ nlohmann::json inference_methods_json() {
                             {"allowed", describe_allowed(o)},
                             {"help", o.help}};
         if (o.type == OptionType::kChoice) info["choices"] = o.choices;
+        if (o.unset_by_default) info["unset_by_default"] = true;
         options.push_back(info);
       }
     out.push_back({{"model", m.model},

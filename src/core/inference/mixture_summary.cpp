@@ -79,7 +79,8 @@ std::string MixtureSummary::components_table(const std::vector<std::string>& col
                     names.size(), d));
   if (names.empty())
     for (Index q = 0; q < d; ++q) names.push_back(fmt::format("x{}", q));
-  std::string out = fmt::format("{:>9}  {:>8}  {}\n", "component", "weight", "mean (sd) per column");
+  std::string out =
+      fmt::format("{:>9}  {:>8}  {}\n", "component", "weight", "mean (sd) per column");
   for (Index c = 0; c < k; ++c) {
     std::string row;
     for (Index q = 0; q < d; ++q) {
@@ -93,12 +94,14 @@ std::string MixtureSummary::components_table(const std::vector<std::string>& col
 }
 
 std::string MixtureSummary::table(const std::vector<std::string>& columns) const {
-  std::string out = fmt::format(
-      "Gaussian mixture, {} ({} components, {} covariances)\n", method_ == "em" ? "EM" : method_,
-      mixture_.components(), mixture_.type == CovarianceType::full ? "full" : "diagonal");
+  std::string out = fmt::format("Gaussian mixture, {} ({} components, {} covariances)\n",
+                                method_ == "em" ? "EM" : method_, mixture_.components(),
+                                mixture_.type == CovarianceType::full ? "full" : "diagonal");
   out += fmt::format("Observations: {}   Parameters: {}   Iterations: {}   Converged: {}\n",
                      observations_, parameters(), iterations_,
-                     method_ == "svi" ? "fixed count" : converged_ ? "yes" : "no");
+                     method_ == "svi" ? "fixed count"
+                     : converged_     ? "yes"
+                                      : "no");
   out += fmt::format("Log-likelihood: {:.4f}", log_likelihood_);
   if (method_ == "em") out += fmt::format("   AIC: {:.3f}   BIC: {:.3f}", aic(), bic());
   if (elbo_) out += fmt::format("   ELBO: {:.4f}", *elbo_);
@@ -138,8 +141,7 @@ MixtureSummary fit_mixture(const Matrix& x, const MixtureRequest& r) {
         fmt::format("Option '{}' for a Gaussian mixture must be em, vmp or svi; got '{}'.",
                     spelled("method"), r.method));
   const int k = r.em.components;
-  check(k >= 1,
-        fmt::format("Option '{}' must be at least 1; got {}.", spelled("components"), k));
+  check(k >= 1, fmt::format("Option '{}' must be at least 1; got {}.", spelled("components"), k));
   check(k <= x.rows(), fmt::format("Option '{}' ({}) exceeds the number of data rows ({}).",
                                    spelled("components"), k, x.rows()));
   check(r.em.covariance == CovarianceType::full || r.method == "em",
@@ -174,6 +176,18 @@ MixtureSummary fit_mixture(const Matrix& x, const MixtureRequest& r) {
   s.responsibilities_ = std::move(b.responsibilities);
   s.log_likelihood_ = s.mixture_.log_likelihood(x);
   return s;
+}
+
+void apply_options(MixtureRequest& request, const GivenOptions& given) {
+  if (request.method == "em") {
+    given.apply(EmOptions::table(), request.em);
+  } else if (request.method == "vmp") {
+    given.apply(EmOptions::table(), request.em, {"components", "covariance", "seed"});
+    given.apply(VmpOptions::table(), request.vmp);
+  } else {
+    given.apply(EmOptions::table(), request.em, {"components", "covariance"});
+    given.apply(SviOptions::table(), request.svi);
+  }
 }
 
 }  // namespace blr::inference
