@@ -17,16 +17,6 @@ std::string flag_of(std::string key) {
   return "--" + key;
 }
 
-std::string default_text(const OptionInfo& o, const OptionValue& value) {
-  return o.unset_by_default && value == o.default_value ? "not set" : OptionInfo::format(value);
-}
-
-OptionValue default_of(const FlagSource& source, const OptionInfo& o) {
-  for (const auto& [key, value] : source.preset)
-    if (key == o.key) return value;
-  return o.default_value;
-}
-
 }  // namespace
 
 void TableFlags::add_to(CLI::App* cmd, const std::vector<FlagSource>& sources,
@@ -53,7 +43,7 @@ void TableFlags::add_to(CLI::App* cmd, const std::vector<FlagSource>& sources,
       }
       check(e->info.type == o.type,
             fmt::format("Internal: option '{}' has two types among the tables.", o.key));
-      const std::string d = default_text(o, default_of(source, o));
+      const std::string d = o.default_text(preset_value(source.preset, o));
       auto v = std::find_if(e->variants.begin(), e->variants.end(), [&](const Variant& x) {
         return x.help == o.help && x.default_text == d;
       });

@@ -3,8 +3,8 @@
 // per distinct key of the inference methods' tables (inference/methods.hpp), spelled
 // --key-with-dashes, so that the CLI, Python's keywords and the JSON share one name per option.
 //
-//   --max-iterations INT   Newton steps at most; ... Default: 100 (glm laplace), 1000 (glm cvi,
-//   ...)
+//   --max-iterations INT   ...; Newton steps at most; ... (default 100: glm laplace); iterations
+//                          at most; ... (default 1000: glm cvi, gpc cvi); ...
 //
 // A key several methods share is one flag. Its value is parsed and range-checked by the table of
 // the method that runs (`apply`), which the runner names; a flag that no table of the run takes is

@@ -116,10 +116,18 @@ struct OptionInfo {
   OptionValue parse(const std::string& text) const;
   /// Throws blr::Error unless `value` (of this option's type) is allowed.
   void check(const OptionValue& value) const;
+  /// A default as documentation and help show it: format(value), or "not set" for the
+  /// initialiser of an option unset by default.
+  std::string default_text(const OptionValue& value) const;
 };
+
 
 /// Options as key → value (only the ones given; the rest take their defaults).
 using OptionValues = std::vector<std::pair<std::string, OptionValue>>;
+
+/// The value `preset` gives option `o`, else the option's default (a method that starts from
+/// other values than its table's initialisers: inference/methods.hpp).
+OptionValue preset_value(const OptionValues& preset, const OptionInfo& o);
 
 /// Options as a JSON object with typed values (numbers, integers, booleans, names); a number
 /// that is not finite is written as the string "inf", "-inf" or "nan" (JSON has none).

@@ -282,6 +282,16 @@ OptionValues options_from_json(const nlohmann::json& object) {
   return out;
 }
 
+std::string OptionInfo::default_text(const OptionValue& value) const {
+  return unset_by_default && value == default_value ? "not set" : format(value);
+}
+
+OptionValue preset_value(const OptionValues& preset, const OptionInfo& o) {
+  for (const auto& [key, value] : preset)
+    if (key == o.key) return value;
+  return o.default_value;
+}
+
 void GivenOptions::require_taken(
     std::string_view run, const std::function<std::string(const std::string&)>& where) const {
   for (const auto& [key, value] : values_) {

@@ -135,11 +135,6 @@ std::string describe_allowed(const OptionInfo& o) {
   }
 }
 
-/// A default as the documentation shows it ("not set" for an initialiser that means none).
-std::string default_text(const OptionInfo& o, const OptionValue& value) {
-  return o.unset_by_default && value == o.default_value ? "not set" : OptionInfo::format(value);
-}
-
 /// Text for a Markdown table cell: '|' escaped.
 std::string cell(std::string text) {
   for (std::size_t i = text.find('|'); i != std::string::npos; i = text.find('|', i + 2))
@@ -150,9 +145,7 @@ std::string cell(std::string text) {
 }  // namespace
 
 OptionValue InferenceMethod::default_of(const OptionInfo& o) const {
-  for (const auto& [key, value] : preset)
-    if (key == o.key) return value;
-  return o.default_value;
+  return preset_value(preset, o);
 }
 
 const std::vector<InferenceMethod>& inference_methods() {
@@ -216,14 +209,14 @@ std::string inference_methods_markdown() {
                        m.fit);
     out += "| option | default | allowed | meaning |\n|---|---|---|---|\n";
     for (const auto& o : m.options->options())
-      out += fmt::format("| `{}` | {} | {} | {} |\n", o.key, default_text(o, m.default_of(o)),
+      out += fmt::format("| `{}` | {} | {} | {} |\n", o.key, o.default_text(m.default_of(o)),
                          cell(describe_allowed(o)), cell(o.help));
   }
   for (const auto& shared : inference_shared_options()) {
     out += fmt::format("\n### Shared: `{}` ({})\n\n", shared.name, cell(shared.applies_to));
     out += "| option | default | allowed | meaning |\n|---|---|---|---|\n";
     for (const auto& o : shared.options->options())
-      out += fmt::format("| `{}` | {} | {} | {} |\n", o.key, default_text(o, o.default_value),
+      out += fmt::format("| `{}` | {} | {} | {} |\n", o.key, o.default_text(o.default_value),
                          cell(describe_allowed(o)), cell(o.help));
   }
   return out;
