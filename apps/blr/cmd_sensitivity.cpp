@@ -55,9 +55,7 @@ nlohmann::json run_sensitivity(const Options& so) {
   check(so.top >= 1, "Option '--top' must be a positive integer; got {}.", so.top);
   const infer::Options& o = so.fit;
   infer::RegressionProblem p = infer::prepare_regression(o, "sensitivity");
-  inference::SensitivityOptions sopt;
-  sopt.sites =
-      p.method == "cvi" ? inference::SiteEvaluation::expected : inference::SiteEvaluation::at_mean;
+  inference::SensitivityOptions sopt = inference::SensitivityOptions::after(p.method);
   o.flags.apply(inference::SensitivityOptions::table(), sopt);
   o.flags.require_taken(p.run);
   nlohmann::json j{{"method", p.method}, {"features", p.data.names}};
@@ -182,7 +180,8 @@ void setup_sensitivity(CLI::App& app, int& exit_code) {
     if (m.model == "glm" && m.method != "mixture-vi" && m.options != nullptr)
       sources.push_back({m.model + " " + m.method, m.options, m.preset});
   for (const auto& shared : inference::inference_shared_options())
-    sources.push_back({shared.name, shared.options});
+    sources.push_back({shared.name, shared.options, {},
+                       [&shared](const OptionInfo& o) { return shared.default_text(o); }});
   f.flags.add_to(cmd, sources, {"family", "alpha", "beta"},
                  "Options of the fit, the sensitivities and the predictive (blr methods)");
   cmd->add_option("--top", o->top, "How many of the most influential rows to list.")

@@ -43,7 +43,8 @@ void TableFlags::add_to(CLI::App* cmd, const std::vector<FlagSource>& sources,
       }
       check(e->info.type == o.type,
             fmt::format("Internal: option '{}' has two types among the tables.", o.key));
-      const std::string d = o.default_text(preset_value(source.preset, o));
+      const std::string d = source.default_text ? source.default_text(o)
+                                                : o.default_text(preset_value(source.preset, o));
       auto v = std::find_if(e->variants.begin(), e->variants.end(), [&](const Variant& x) {
         return x.help == o.help && x.default_text == d;
       });

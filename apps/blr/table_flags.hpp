@@ -11,6 +11,7 @@
 // refused in one sentence naming where it applies (`require_taken`), never silently ignored.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -30,6 +31,9 @@ struct FlagSource {
   std::string label;
   const OptionSchema* schema = nullptr;
   OptionValues preset = {};
+  /// The defaults' text where one value does not say it (a shared table's per-method presets,
+  /// inference::SharedOptions::default_text); empty: the preset's or the table's value.
+  std::function<std::string(const OptionInfo&)> default_text = {};
 };
 
 class TableFlags {

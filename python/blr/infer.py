@@ -64,6 +64,25 @@ def _tables(model, method=None):
     return out
 
 
+def _shared_tables():
+    """The option tables several methods share (the predictive, the sensitivities), as
+    {name: {"applies_to": ..., "options": [{key, default, help, defaults_after}, ...]}}."""
+    return _json.loads(_infer._shared_options_json())
+
+
+def _shared_doc(name, when):
+    """One line of a docstring's ``**options`` section: shared table ``name``'s keys, taken
+    ``when`` (e.g. "with sensitivities=True"), with their defaults (per method where they differ)."""
+    items = []
+    for o in _shared_tables()[name]["options"]:
+        after = o.get("defaults_after", [])
+        values = {repr(a["default"]) for a in after}
+        default = (repr(o["default"]) if len(values) <= 1 else
+                   ", ".join(f"{a['default']!r} after {a['after']}" for a in after))
+        items.append(f"``{o['key']}`` = {default} ({o['help']})")
+    return f"    * {when}: " + "; ".join(items) + "."
+
+
 def _options_doc(model, skip=()):
     """The ``**options`` section of a function's docstring, generated from the registry: each
     method's keys with their defaults and meaning."""
@@ -81,11 +100,13 @@ def _options_doc(model, skip=()):
     return "\n".join(lines)
 
 
-def _check_keywords(name, options, explicit, model):
-    """A keyword that is neither the function's nor any table's of ``model``: one sentence with
-    the closest spelling."""
+def _check_keywords(name, options, explicit, model, shared=()):
+    """A keyword that is neither the function's nor any table's of ``model`` (or of the ``shared``
+    tables it takes): one sentence with the closest spelling."""
     import difflib
     known = list(explicit) + list(_tables(model))
+    for table in shared:
+        known += [o["key"] for o in _shared_tables()[table]["options"]]
     for key in options:
         if key not in known:
             close = difflib.get_close_matches(key, known, n=1)
@@ -255,20 +276,22 @@ def glm(x, y, likelihood="logistic", method="laplace", prior_precision=1.0, prio
     it): the exact Normal-Gamma posterior with Student-t coefficients (keys dof, scale,
     noise_shape, noise_rate, noise_precision = E[tau | y]), or with method='cvi' E[tau | y] held
     fixed. ``names`` names the columns of x (default x0, x1, ...). With ``sensitivities=True``
-    also the per-example MPE quantities and leave-one-out estimates (key ``sensitivity``).
+    also the per-example MPE quantities and leave-one-out estimates (key ``sensitivity``;
+    their options ``sites`` and ``quadrature_nodes`` as ``blr sensitivity --sites``).
     ``method="exact"`` (Gaussian only) is linear regression's closed-form posterior, as ``blr
     infer linreg``. ``cvi_start`` is CVI's start for a Gaussian family, as ``blr infer
     --cvi-start``: "laplace" (the Laplace posterior, the default) or "prior" (the same fixed
     point; from a weak intercept prior the first steps can fail on large data). Returns a
     ``GlmResult``."""
-    _check_keywords("blr.infer.glm", options, _GLM_KEYWORDS, "glm")
+    _check_keywords("blr.infer.glm", options, _GLM_KEYWORDS, "glm", shared=("sensitivity",))
     return GlmResult(_glm(x, y, likelihood, method, prior_precision, prior_mean, noise_precision,
                           noise_prior, family, sensitivities, names, cvi_start, options))
 
 
 _GLM_KEYWORDS = ("x", "y", "likelihood", "method", "prior_precision", "prior_mean",
                  "noise_precision", "noise_prior", "family", "sensitivities", "names", "cvi_start")
-glm.__doc__ += _options_doc("glm", skip={"family", "alpha", "beta"})
+glm.__doc__ += (_options_doc("glm", skip={"family", "alpha", "beta"}) + "\n"
+                + _shared_doc("sensitivity", "with sensitivities=True (as blr sensitivity)"))
 
 class ConjugateResult(_JsonSummary):
     """A conjugate model's posterior (inference/conjugate_summary.hpp, what ``blr infer

@@ -604,6 +604,10 @@ void bind_inference(py::module_& m) {
   inf.def(
       "_methods_json", [] { return ::blr::inference::inference_methods_json().dump(); },
       "The registry of inference methods (inference/methods.hpp) as JSON text.");
+  inf.def(
+      "_shared_options_json",
+      [] { return ::blr::inference::inference_shared_options_json().dump(); },
+      "The option tables several inference methods share (inference/methods.hpp) as JSON text.");
   py::class_<PyKalmanResult>(
       inf, "_KalmanResult",
       "The C++ side of blr.infer.KalmanResult (inference/kalman_summary.hpp).")

@@ -61,3 +61,33 @@ def test_a_key_the_method_lacks_is_refused_naming_where_it_applies():
     # The same keys reach the fit: a VMP run capped at one sweep stops unconverged.
     with pytest.raises(blr.Error, match="raise max_iterations"):
         infer.gmm(x, method="vmp", max_iterations=1)
+
+
+def test_the_sensitivities_options_reach_the_fit_as_in_blr_sensitivity():
+    """``sites`` and ``quadrature_nodes`` (the shared "sensitivity" table, `blr sensitivity
+    --sites`) are keywords of glm(sensitivities=True); the sites default to where the method
+    evaluates its own terms (expected under q after cvi, at the mean after laplace), as the
+    docstring says, and a key given without sensitivities is refused naming where it applies."""
+    rng = np.random.default_rng(3)
+    x = np.column_stack([np.ones(60), rng.normal(size=(60, 2))])
+    y = (x @ np.array([0.3, 1.5, -1.0]) + rng.logistic(size=60) > 0).astype(float)
+
+    def deviation(**options):
+        return np.asarray(infer.glm(x, y, sensitivities=True, **options)["sensitivity"]["deviation"])
+
+    for method, default in (("laplace", "at-mean"), ("cvi", "expected")):
+        other = "expected" if default == "at-mean" else "at-mean"
+        np.testing.assert_array_equal(deviation(method=method),
+                                      deviation(method=method, sites=default))
+        assert np.max(np.abs(deviation(method=method) - deviation(method=method, sites=other))) > 1e-6
+    # The nodes of the expected logistic terms reach them: 2 nodes against 64 differ. (After
+    # cvi the key is CVI's too, as --quadrature-nodes is in blr sensitivity: one name per concept.)
+    assert np.max(np.abs(deviation(sites="expected", quadrature_nodes=2)
+                         - deviation(sites="expected", quadrature_nodes=64))) > 1e-6
+    assert ("``sites`` = 'at-mean' after glm laplace or exact, 'expected' after glm cvi"
+            in infer.glm.__doc__)
+    with pytest.raises(blr.Error, match=re.escape(
+            "Option 'sites' does not apply to glm laplace; it is an option of sensitivity")):
+        infer.glm(x, y, sites="expected")
+    with pytest.raises(blr.Error, match=re.escape("Option 'sites' takes a choice (one of at-mean, expected); got nowhere.")):
+        infer.glm(x, y, sensitivities=True, sites="nowhere")

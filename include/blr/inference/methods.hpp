@@ -45,10 +45,20 @@ struct InferenceMethod {
 /// Every entry, in the order of the header.
 const std::vector<InferenceMethod>& inference_methods();
 /// Option tables several methods share: the predictive of new rows (glm, gpc) and the
-/// per-example sensitivities (`blr sensitivity`), each with where it applies.
+/// per-example sensitivities (`blr sensitivity`), each with where it applies. A shared table whose
+/// defaults depend on the method it follows lists them as presets (the sensitivities' sites: at
+/// the mean after laplace or exact, expected after cvi), each with the methods it follows.
+struct SharedPreset {
+  std::string after;    ///< "glm cvi"
+  OptionValues values;  ///< where they differ from the table's initialisers
+};
 struct SharedOptions {
   std::string name, applies_to;
   const OptionSchema* options = nullptr;
+  std::vector<SharedPreset> presets = {};  ///< empty: the table's initialisers everywhere
+  /// Option `o`'s default as text: "32", or where the presets differ "at-mean after glm laplace
+  /// or exact, expected after glm cvi".
+  std::string default_text(const OptionInfo& o) const;
 };
 const std::vector<SharedOptions>& inference_shared_options();
 /// The entry of (model, method); an unknown pair is a sentence listing the methods of the model
@@ -62,5 +72,8 @@ std::string inference_methods_with(std::string_view key);
 /// typed defaults, types, allowed values and help).
 std::string inference_methods_markdown();
 nlohmann::json inference_methods_json();
+/// The shared tables as JSON: {name: {applies_to, options: [{key, type, default, allowed, help,
+/// defaults_after: [{after, default}, ...]}]}} (Python's keyword checks and docstrings).
+nlohmann::json inference_shared_options_json();
 
 }  // namespace blr::inference

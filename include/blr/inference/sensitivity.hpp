@@ -41,6 +41,8 @@
 // Cost: one product X Σ (N d² multiply-adds) for all v_i, O(N) for the rest.
 #pragma once
 
+#include <string_view>
+
 #include "blr/core/types.hpp"
 #include "blr/inference/glm.hpp"
 
@@ -55,6 +57,10 @@ struct SensitivityOptions {
   int quadrature_nodes = 32;  ///< Gauss–Hermite nodes of the expected logistic terms
   void validate() const;  ///< the table's ranges
   static const OptionTable<SensitivityOptions>& table();
+  /// The defaults after the GLM method `glm_method` fitted the posterior: the sites where that
+  /// method evaluates its own terms (expected under q after cvi, at the mean after laplace or
+  /// exact). `blr sensitivity`, fit_glm and the registry's presets all take them from here.
+  static SensitivityOptions after(std::string_view glm_method);
 };
 
 /// Per-example quantities, one entry per row of the design, in row order.

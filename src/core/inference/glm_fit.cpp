@@ -197,6 +197,10 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
     request.options.apply(MixtureViOptions::table(), mixture_options);
   if (request.method == "cvi" && components == 0)
     request.options.apply(CviOptions::table(), cvi_options, non_family_keys());
+  // The sensitivities' options (`blr sensitivity`'s flags) when they are asked for.
+  SensitivityOptions sensitivity_options = SensitivityOptions::after(request.method);
+  if (request.sensitivities)
+    request.options.apply(SensitivityOptions::table(), sensitivity_options);
   request.options.require_taken(
       fmt::format("glm {}{}", components > 0 ? "mixture-vi" : request.method,
                   noise == Noise::normal_gamma ? " with the noise precision unknown (no iterations)"
@@ -239,7 +243,6 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
   const Vector model_precisions = normal_gamma ? Vector(beta * precisions) : precisions;
   const Glm model = make_glm(x, y, likelihood, model_precisions, request.prior_mean, beta);
   Matrix covariance;  // the Gaussian the sensitivities use (τ unknown: S at τ = E[τ | y])
-  SiteEvaluation sites = SiteEvaluation::at_mean;
   if (noise == Noise::normal_gamma) {
     const NormalGammaFit& f = *normal_gamma;
     out.mean = f.mean;
@@ -288,12 +291,9 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
     out.iterations = r.iterations;
     out.converged = r.converged;
     if (noise == Noise::plug_in) out.noise_precision = beta;
-    sites = SiteEvaluation::expected;
   }
   if (request.sensitivities) {
-    SensitivityOptions options;
-    options.sites = sites;
-    out.sensitivity = glm_sensitivity(model, out.mean, covariance, options);
+    out.sensitivity = glm_sensitivity(model, out.mean, covariance, sensitivity_options);
     out.loo = loo_estimate(model, *out.sensitivity);
   }
   return out;

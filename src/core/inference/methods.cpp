@@ -148,6 +148,18 @@ OptionValue InferenceMethod::default_of(const OptionInfo& o) const {
   return preset_value(preset, o);
 }
 
+std::string SharedOptions::default_text(const OptionInfo& o) const {
+  std::vector<std::string> texts;
+  for (const auto& p : presets) texts.push_back(o.default_text(preset_value(p.values, o)));
+  if (texts.empty() || std::all_of(texts.begin(), texts.end(),
+                                   [&](const std::string& t) { return t == texts.front(); }))
+    return texts.empty() ? o.default_text(o.default_value) : texts.front();
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < texts.size(); ++i)
+    parts.push_back(fmt::format("{} after {}", texts[i], presets[i].after));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 const std::vector<InferenceMethod>& inference_methods() {
   static const std::vector<InferenceMethod> registry = make_registry();
   return registry;
@@ -180,8 +192,13 @@ const std::vector<SharedOptions>& inference_shared_options() {
        "the predictive of new or test rows of every glm method and of gpc (`--predictive`, "
        "`--samples`, `--seed`, `--quadrature-nodes`; `GlmResult.predict(predictive=...)`)",
        &PredictiveOptions::table()},
-      {"sensitivity", "the per-example sensitivities of a GLM posterior (`blr sensitivity`)",
-       &SensitivityOptions::table()}};
+      {"sensitivity",
+       "the per-example sensitivities of a GLM posterior (`blr sensitivity`; "
+       "`blr.infer.glm(sensitivities=True)`)",
+       &SensitivityOptions::table(),
+       {{"glm laplace or exact",
+         preset_of(SensitivityOptions::table(), SensitivityOptions::after("laplace"))},
+        {"glm cvi", preset_of(SensitivityOptions::table(), SensitivityOptions::after("cvi"))}}}};
   return shared;
 }
 
@@ -194,6 +211,21 @@ std::string inference_methods_with(std::string_view key) {
     if (shared.options->find(key) != nullptr) out.push_back(shared.name);
   return fmt::format("{}", fmt::join(out, ", "));
 }
+
+namespace {
+
+nlohmann::json option_json(const OptionInfo& o, const OptionValue& value) {
+  nlohmann::json info{{"key", o.key},
+                      {"type", std::string(type_name(o.type))},
+                      {"default", options_to_json({{o.key, value}}).at(o.key)},
+                      {"allowed", describe_allowed(o)},
+                      {"help", o.help}};
+  if (o.type == OptionType::kChoice) info["choices"] = o.choices;
+  if (o.unset_by_default) info["unset_by_default"] = true;
+  return info;
+}
+
+}  // namespace
 
 std::string inference_methods_markdown() {
   std::string out =
@@ -216,7 +248,7 @@ std::string inference_methods_markdown() {
     out += fmt::format("\n### Shared: `{}` ({})\n\n", shared.name, cell(shared.applies_to));
     out += "| option | default | allowed | meaning |\n|---|---|---|---|\n";
     for (const auto& o : shared.options->options())
-      out += fmt::format("| `{}` | {} | {} | {} |\n", o.key, o.default_text(o.default_value),
+      out += fmt::format("| `{}` | {} | {} | {} |\n", o.key, shared.default_text(o),
                          cell(describe_allowed(o)), cell(o.help));
   }
   return out;
@@ -227,16 +259,7 @@ nlohmann::json inference_methods_json() {
   for (const auto& m : inference_methods()) {
     nlohmann::json options = nlohmann::json::array();
     if (m.options)
-      for (const auto& o : m.options->options()) {
-        nlohmann::json info{{"key", o.key},
-                            {"type", std::string(type_name(o.type))},
-                            {"default", options_to_json({{o.key, m.default_of(o)}}).at(o.key)},
-                            {"allowed", describe_allowed(o)},
-                            {"help", o.help}};
-        if (o.type == OptionType::kChoice) info["choices"] = o.choices;
-        if (o.unset_by_default) info["unset_by_default"] = true;
-        options.push_back(info);
-      }
+      for (const auto& o : m.options->options()) options.push_back(option_json(o, m.default_of(o)));
     out.push_back({{"model", m.model},
                    {"method", m.method},
                    {"summary", m.summary},
@@ -246,6 +269,24 @@ nlohmann::json inference_methods_json() {
                    {"python", m.python},
                    {"options_owner", m.options ? m.options->owner() : std::string()},
                    {"options", options}});
+  }
+  return out;
+}
+
+nlohmann::json inference_shared_options_json() {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& shared : inference_shared_options()) {
+    nlohmann::json options = nlohmann::json::array();
+    for (const auto& o : shared.options->options()) {
+      nlohmann::json info = option_json(o, o.default_value);
+      nlohmann::json after = nlohmann::json::array();
+      for (const auto& p : shared.presets)
+        after.push_back({{"after", p.after},
+                         {"default", options_to_json({{o.key, preset_value(p.values, o)}}).at(o.key)}});
+      if (!shared.presets.empty()) info["defaults_after"] = after;
+      options.push_back(info);
+    }
+    out[shared.name] = {{"applies_to", shared.applies_to}, {"options", options}};
   }
   return out;
 }

@@ -25,6 +25,12 @@ const OptionTable<SensitivityOptions>& SensitivityOptions::table() {
 
 void SensitivityOptions::validate() const { table().validate(*this); }
 
+SensitivityOptions SensitivityOptions::after(std::string_view glm_method) {
+  SensitivityOptions o;
+  if (glm_method == "cvi") o.sites = SiteEvaluation::expected;
+  return o;
+}
+
 Sensitivity glm_sensitivity(const Glm& model, const Vector& mean, const Matrix& covariance,
                             const SensitivityOptions& options) {
   model.validate();
