@@ -180,8 +180,9 @@ void setup_sensitivity(CLI::App& app, int& exit_code) {
     if (m.model == "glm" && m.method != "mixture-vi" && m.options != nullptr)
       sources.push_back({m.model + " " + m.method, m.options, m.preset});
   for (const auto& shared : inference::inference_shared_options())
-    sources.push_back({shared.name, shared.options, {},
-                       [&shared](const OptionInfo& o) { return shared.default_text(o); }});
+    if (shared.name == "predictive" || shared.name == "sensitivity")
+      sources.push_back({shared.name, shared.options, {},
+                         [&shared](const OptionInfo& o) { return shared.default_text(o); }});
   f.flags.add_to(cmd, sources, {"family", "alpha", "beta"},
                  "Options of the fit, the sensitivities and the predictive (blr methods)");
   cmd->add_option("--top", o->top, "How many of the most influential rows to list.")

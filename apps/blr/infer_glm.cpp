@@ -474,28 +474,19 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions, InferPlot
   check(parse_family(o.family) == 0,
         "Model 'gpc' uses a full Gaussian over the latent values: --family gaussian-full.");
   const bool laplace = method == "laplace";
-  // The method's table (GP Laplace from its preset, tight_laplace) and the predictive's.
-  inference::CviOptions co;
-  inference::GpLaplaceOptions lo = inference::tight_laplace();
-  if (laplace) {
-    o.flags.apply(inference::GpLaplaceOptions::table(), lo);
-  } else {
-    o.flags.apply(inference::CviOptions::table(), co);
-  }
+  // The method's table (GP Laplace from its preset tight_laplace, CVI from learning_cvi), the
+  // hyperparameters' L-BFGS with --learn-hyperparameters, and the predictive's.
+  const inference::GpLearnOptions learn = inference::gp_classification_options(
+      laplace ? inference::GpcMethod::laplace : inference::GpcMethod::cvi,
+      o.learn_hyperparameters, o.flags.given());
   inference::PredictiveOptions predictive;
   o.flags.apply(inference::PredictiveOptions::table(), predictive);
-  o.flags.require_taken(fmt::format("blr infer gpc --method {}", method));
-  // Learning by the ELBO gradient needs the sites stationary for the ELBO itself: at least 100
-  // Gauss–Hermite nodes (gp_hyperparameters.hpp), also for the final fit.
-  if (o.learn_hyperparameters)
-    co.quadrature_nodes = std::max(co.quadrature_nodes, inference::learning_cvi().quadrature_nodes);
+  o.flags.require_taken(fmt::format("blr infer gpc --method {}{}", method,
+                                    o.learn_hyperparameters ? " --learn-hyperparameters" : ""));
   const Supervised s = load_supervised(o, Response::binary, false);
   inference::Kernel kernel = kernel_of(o, s.x_train.cols());
   fmt::print("blr infer gpc — {}, full Gaussian over {} latent values; kernel {}\n",
              laplace ? "Laplace (GPML Alg. 3.1)" : "CVI", s.x_train.rows(), kernel.expression());
-  inference::GpLearnOptions learn;
-  learn.laplace = lo;
-  learn.cvi = co;
   const auto fit = inference::fit_gp_classification(
       s.x_train, s.y_train, kernel,
       laplace ? inference::GpcMethod::laplace : inference::GpcMethod::cvi,
@@ -514,14 +505,14 @@ nlohmann::json run_gpc(const Options& o, PredictionTable* predictions, InferPlot
   fmt::print("{}\n", fit.kernel.describe());
   if (laplace) {
     require_converged(fit.converged, "Newton's method to the GP's Laplace mode", fit.iterations,
-                      lo.max_iterations, "iterations", kRaiseCap);
+                      learn.laplace.max_iterations, "iterations", kRaiseCap);
     fmt::print("{} Newton iterations, converged: {}; log marginal likelihood {:.9g}\n",
                fit.iterations, fit.converged ? "yes" : "no", fit.objective);
   } else {
-    require_converged(fit.converged, "CVI", fit.iterations, co.max_iterations, "iterations",
+    require_converged(fit.converged, "CVI", fit.iterations, learn.cvi.max_iterations, "iterations",
                       kRaiseCap);
     fmt::print("{} iterations, converged: {}; ELBO {:.9g} ({} Gauss–Hermite nodes)\n",
-               fit.iterations, fit.converged ? "yes" : "no", fit.objective, co.quadrature_nodes);
+               fit.iterations, fit.converged ? "yes" : "no", fit.objective, learn.cvi.quadrature_nodes);
   }
   const Vector& gradient = fit.gradient;
   fmt::print("its gradient in the log hyperparameters ({}): ({:.6g})\n",

@@ -87,8 +87,8 @@ nlohmann::json run_gpr(const Options& o, PredictionTable* predictions, InferPlot
         "Model 'gpr' takes its noise as a variance: use --noise-variance instead of "
         "--noise-precision.");
   // The L-BFGS of --learn-hyperparameters, from its preset (default_lbfgs).
-  inference::GpLearnOptions learn;
-  if (o.learn_hyperparameters) o.flags.apply(inference::LbfgsOptions::table(), learn.lbfgs);
+  const inference::GpLearnOptions learn =
+      inference::gp_regression_options(o.learn_hyperparameters, o.flags.given());
   o.flags.require_taken(o.learn_hyperparameters ? "blr infer gpr --learn-hyperparameters"
                                                 : "blr infer gpr without --learn-hyperparameters");
   check_positive("noise-variance", o.noise_variance);

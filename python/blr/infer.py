@@ -77,8 +77,10 @@ def _shared_doc(name, when):
     for o in _shared_tables()[name]["options"]:
         after = o.get("defaults_after", [])
         values = {repr(a["default"]) for a in after}
-        default = (repr(o["default"]) if len(values) <= 1 else
-                   ", ".join(f"{a['default']!r} after {a['after']}" for a in after))
+        if len(values) > 1:
+            default = ", ".join(f"{a['default']!r} after {a['after']}" for a in after)
+        else:
+            default = repr(after[0]["default"] if after else o["default"])
         items.append(f"``{o['key']}`` = {default} ({o['help']})")
     return f"    * {when}: " + "; ".join(items) + "."
 
@@ -561,15 +563,28 @@ _gp_regression = wrap(_infer.gp_regression, "blr.infer.gp_regression")
 _gp_classification = wrap(_infer.gp_classification, "blr.infer.gp_classification")
 
 
-def gp_regression(*args, **kwargs):
-    return GpResult(*_gp_regression(*args, **kwargs))
+def gp_regression(x, y, kernel="rbf", ard=False, lengthscale=1.0, variance=1.0,
+                  noise_variance=1.0, learn=True, x_new=None, **options):
+    _check_keywords("blr.infer.gp_regression", options, (), "gpr", shared=("hyperparameters",))
+    return GpResult(*_gp_regression(x, y, kernel, ard, lengthscale, variance, noise_variance,
+                                    learn, x_new, options))
 
 
-def gp_classification(*args, **kwargs):
-    return GpResult(*_gp_classification(*args, **kwargs))
+def gp_classification(x, y, kernel="rbf", ard=False, lengthscale=1.0, variance=1.0,
+                      method="laplace", learn=True, x_new=None, **options):
+    _check_keywords("blr.infer.gp_classification", options, (), "gpc",
+                    shared=("hyperparameters",))
+    return GpResult(*_gp_classification(x, y, kernel, ard, lengthscale, variance, method, learn,
+                                        x_new, options))
 
 
-gp_regression.__doc__ = _infer.gp_regression.__doc__ + "\nReturns a ``GpResult``."
-gp_classification.__doc__ = _infer.gp_classification.__doc__ + "\nReturns a ``GpResult``."
+_LEARN = "with learn=True (the kernel's L-BFGS)"
+gp_regression.__doc__ = (_infer.gp_regression.__doc__.split("\n\n")[-1]
+                         + "\nReturns a ``GpResult``." + _options_doc("gpr") + "\n"
+                         + _shared_doc("hyperparameters", _LEARN))
+gp_classification.__doc__ = (_infer.gp_classification.__doc__.split("\n\n")[-1]
+                             + "\nReturns a ``GpResult``." + _options_doc("gpc") + "\n"
+                             + _shared_doc("hyperparameters", _LEARN + "; not max_iterations, "
+                                           "the method's"))
 
 __all__ = ["methods", "glm", "GlmResult", "Summary", "conjugate", "ConjugateResult", "KalmanResult", "structural", "MixtureResult", "GpResult", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]

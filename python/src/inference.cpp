@@ -522,9 +522,14 @@ void check_search(const std::optional<::blr::inference::GpLearned>& search) {
 
 py::tuple gp_regression(const Matrix& x, const Vector& y, const std::string& kernel, bool ard,
                         const std::variant<double, Vector>& lengthscale, double variance,
-                        double noise_variance, bool learn, const std::optional<Matrix>& x_new) {
+                        double noise_variance, bool learn, const std::optional<Matrix>& x_new,
+                        const py::dict& options) {
+  const GivenOptions given = given_options(options);
+  const auto learn_options = ::blr::inference::gp_regression_options(learn, given);
+  require_taken(given, learn ? "gpr with learn=True" : "gpr with learn=False");
   const auto start = gp_kernel(kernel, ard, lengthscale, variance, x.cols());
-  const auto fit = ::blr::inference::fit_gp_regression(x, y, start, noise_variance, learn);
+  const auto fit =
+      ::blr::inference::fit_gp_regression(x, y, start, noise_variance, learn, learn_options);
   check_search(fit.search);
   py::dict out;
   put_gp_kernel(out, fit.kernel, fit.search);
@@ -547,12 +552,15 @@ py::tuple gp_regression(const Matrix& x, const Vector& y, const std::string& ker
 py::tuple gp_classification(const Matrix& x, const Vector& y, const std::string& kernel, bool ard,
                             const std::variant<double, Vector>& lengthscale, double variance,
                             const std::string& method, bool learn,
-                            const std::optional<Matrix>& x_new) {
+                            const std::optional<Matrix>& x_new, const py::dict& keywords) {
   check(method == "laplace" || method == "cvi",
         fmt::format("The GP classification method must be 'laplace' or 'cvi'; got '{}'.", method));
   const bool laplace = method == "laplace";
-  ::blr::inference::GpLearnOptions options;
-  if (!laplace) options.cvi = ::blr::inference::learning_cvi();  // 100 nodes, as `blr infer gpc`
+  const GivenOptions given = given_options(keywords);
+  const auto options = ::blr::inference::gp_classification_options(
+      laplace ? ::blr::inference::GpcMethod::laplace : ::blr::inference::GpcMethod::cvi, learn,
+      given);
+  require_taken(given, fmt::format("gpc {} with learn={}", method, learn ? "True" : "False"));
   const auto start = gp_kernel(kernel, ard, lengthscale, variance, x.cols());
   const auto fit = ::blr::inference::fit_gp_classification(
       x, y, start,
@@ -562,7 +570,8 @@ py::tuple gp_classification(const Matrix& x, const Vector& y, const std::string&
   require_converged(fit.converged, laplace ? "Newton's method to the GP's Laplace mode" : "CVI",
                     fit.iterations,
                     laplace ? options.laplace.max_iterations : options.cvi.max_iterations,
-                    "iterations", "scale the inputs or start from other kernel values");
+                    "iterations",
+                    "raise max_iterations, scale the inputs or start from other kernel values");
   py::dict out;
   put_gp_kernel(out, fit.kernel, fit.search);
   out[laplace ? "log_marginal_likelihood" : "elbo"] = fit.objective;
@@ -680,6 +689,7 @@ void bind_inference(py::module_& m) {
   inf.def("gp_regression", &gp_regression, py::arg("x"), py::arg("y"), py::arg("kernel") = "rbf",
           py::arg("ard") = false, py::arg("lengthscale") = 1.0, py::arg("variance") = 1.0,
           py::arg("noise_variance") = 1.0, py::arg("learn") = true, py::arg("x_new") = py::none(),
+          py::arg("options") = py::dict(),
           "Exact GP regression of y on x (the GP models y - mean(y)) with a kernel expression "
           "(sums of products of rbf, matern32, matern52, linear, white and constant, each with "
           "optional values, e.g. 'rbf(l=2)*linear+white(v=0.1)'; lengthscale and variance start "
@@ -692,7 +702,7 @@ void bind_inference(py::module_& m) {
   inf.def("gp_classification", &gp_classification, py::arg("x"), py::arg("y"),
           py::arg("kernel") = "rbf", py::arg("ard") = false, py::arg("lengthscale") = 1.0,
           py::arg("variance") = 1.0, py::arg("method") = "laplace", py::arg("learn") = true,
-          py::arg("x_new") = py::none(),
+          py::arg("x_new") = py::none(), py::arg("options") = py::dict(),
           "GP classification of labels y in {0, 1} (Bernoulli-logit likelihood) by the Laplace "
           "approximation (GPML Alg. 3.1) or CVI, with the kernel expressions of gp_regression; "
           "learn: the hyperparameters maximise the Laplace evidence or the CVI ELBO first. With "

@@ -8,6 +8,7 @@ blr.Error sentence.
 
 import csv
 import json
+import re
 import subprocess
 
 import numpy as np
@@ -169,3 +170,41 @@ def test_an_overflowing_fit_is_refused():
     with pytest.raises(blr.Error, match="log marginal likelihood, its gradient or the latent mean "
                                         "is not finite"):
         blr.infer.gp_regression(x, np.array([2.0, 1e300, 4.0]), learn=False)
+
+
+def test_the_options_of_the_fit_and_the_search_are_keywords_as_the_flags(faithful, tmp_path):
+    """The GP functions take the registry's keys (`blr infer gpr|gpc`'s flags): gpc's method
+    table and, with learn=True, the hyperparameters' L-BFGS, from the library's
+    gp_regression_options / gp_classification_options that the CLI calls too. A key reaches the
+    fit (a capped search stops; a capped Newton stops), a key no table of the run takes is refused
+    naming where it applies, and the defaults agree with the command's."""
+    x, y = faithful
+    rows = list(csv.DictReader(open(DATA / "synth_train.csv")))
+    xc = np.array([[float(r["xs"]), float(r["ys"])] for r in rows])
+    yc = np.array([float(r["yc"]) for r in rows])
+    with pytest.raises(blr.Error, match="did not converge"):
+        blr.infer.gp_regression(x, y, max_evaluations=2)
+    with pytest.raises(blr.Error, match=re.escape(
+            "Option 'memory' does not apply to gpr with learn=False; it is an option of "
+            "hyperparameters")):
+        blr.infer.gp_regression(x, y, learn=False, memory=5)
+    with pytest.raises(blr.Error, match="did you mean 'memory'"):
+        blr.infer.gp_regression(x, y, memroy=5)
+    with pytest.raises(blr.Error, match="raise max_iterations"):
+        blr.infer.gp_classification(xc, yc, learn=False, lengthscale=0.5, variance=4.0,
+                                    max_iterations=1)
+    with pytest.raises(blr.Error, match=re.escape(
+            "Option 'rho' does not apply to gpc laplace with learn=False; it is an option of")):
+        blr.infer.gp_classification(xc, yc, learn=False, rho=0.5)
+    # CVI's defaults are the registry's preset (100 nodes) in both doors: the same ELBO.
+    ran = command(tmp_path, "gpc", "--train", str(DATA / "synth_train.csv"), "--label", "yc",
+                  "--method", "cvi", "--kernel", "rbf", "--lengthscale", "0.5", "--variance", "4")
+    fit = blr.infer.gp_classification(xc, yc, method="cvi", learn=False, lengthscale=0.5,
+                                      variance=4.0)
+    assert relative(fit["elbo"], ran["elbo"]) <= 1e-12
+    coarse = blr.infer.gp_classification(xc, yc, method="cvi", learn=False, lengthscale=0.5,
+                                         variance=4.0, quadrature_nodes=8)
+    assert relative(coarse["elbo"], fit["elbo"]) > 1e-9
+    for function in (blr.infer.gp_regression, blr.infer.gp_classification):
+        assert "``gradient_tolerance`` = 1e-05" in function.__doc__
+    assert "``quadrature_nodes`` = 100" in blr.infer.gp_classification.__doc__

@@ -13,6 +13,7 @@
 
 #include <optional>
 
+#include "blr/core/option_table.hpp"
 #include "blr/core/types.hpp"
 #include "blr/inference/cvi.hpp"
 #include "blr/inference/gp_hyperparameters.hpp"
@@ -41,6 +42,15 @@ struct GpRegressionFit {
   /// f* at new inputs (add noise_variance to the variance for y*).
   GpLatentPrediction predict(const Matrix& x_new) const;
 };
+
+/// The options of a GP fit from options given by name (`blr infer gpr|gpc`'s flags, Python's
+/// keywords), each checked by its table: gpc's method table (GP Laplace from tight_laplace(), CVI
+/// from learning_cvi()) and, with `learn`, the hyperparameters' L-BFGS from default_lbfgs() (for
+/// gpc all its keys but max_iterations, which is the method's; the search is capped by
+/// max_evaluations there). The keys taken are marked in `given`; the caller refuses the rest
+/// (GivenOptions::require_taken).
+GpLearnOptions gp_regression_options(bool learn, const GivenOptions& given);
+GpLearnOptions gp_classification_options(GpcMethod method, bool learn, const GivenOptions& given);
 
 /// Exact GP regression of y on x with `kernel` and noise σₙ²; `learn`: both first maximise the
 /// evidence from there (a search that does not converge is reported in `search`, not refused).

@@ -35,6 +35,27 @@ void require_finite_fit(const char* what, double objective, const Vector& gradie
 
 }  // namespace
 
+GpLearnOptions gp_regression_options(bool learn, const GivenOptions& given) {
+  GpLearnOptions o;
+  if (learn) given.apply(LbfgsOptions::table(), o.lbfgs);
+  return o;
+}
+
+GpLearnOptions gp_classification_options(GpcMethod method, bool learn, const GivenOptions& given) {
+  GpLearnOptions o;
+  if (method == GpcMethod::laplace) {
+    given.apply(GpLaplaceOptions::table(), o.laplace);
+  } else {
+    given.apply(CviOptions::table(), o.cvi);
+  }
+  if (learn) {
+    std::vector<std::string> search_keys = LbfgsOptions::table().keys();
+    std::erase(search_keys, std::string("max_iterations"));
+    given.apply(LbfgsOptions::table(), o.lbfgs, search_keys);
+  }
+  return o;
+}
+
 GpRegressionFit fit_gp_regression(const Matrix& x, const Vector& y, const Kernel& kernel,
                                   double noise_variance, bool learn,
                                   const GpLearnOptions& options) {

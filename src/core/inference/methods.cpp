@@ -75,13 +75,12 @@ std::vector<InferenceMethod> make_registry() {
       {"gpc", "cvi", "GP classification: the ELBO-optimal Gaussian of the latent values",
        "CVI for a GP prior (Khan & Rue 2023, eq. 60)", "fit_gp_classification (gp_fit.hpp)",
        "blr infer gpc --method cvi", "blr.infer.gp_classification(x, y, method=\"cvi\")",
-       &CviOptions::table()},
+       &CviOptions::table(), preset_of(CviOptions::table(), learning_cvi())},
       {"gpr", "exact",
        "GP regression: the exact posterior and evidence; kernel hyperparameters by L-BFGS on the "
        "evidence",
        "GPML Alg. 2.1 and eq. 5.9", "fit_gp_regression (gp_fit.hpp)", "blr infer gpr",
-       "blr.infer.gp_regression(x, y)", &LbfgsOptions::table(),
-       preset_of(LbfgsOptions::table(), default_lbfgs())},
+       "blr.infer.gp_regression(x, y)"},
       {"gmm", "em", "a Gaussian mixture's maximum-likelihood weights, means and covariances",
        "EM as the BLR with a mixture family and ρ = 1 (§5.2)",
        "fit_mixture (mixture_summary.hpp) over em (gmm.hpp)", "blr infer gmm --method em",
@@ -198,7 +197,13 @@ const std::vector<SharedOptions>& inference_shared_options() {
        &SensitivityOptions::table(),
        {{"glm laplace or exact",
          preset_of(SensitivityOptions::table(), SensitivityOptions::after("laplace"))},
-        {"glm cvi", preset_of(SensitivityOptions::table(), SensitivityOptions::after("cvi"))}}}};
+        {"glm cvi", preset_of(SensitivityOptions::table(), SensitivityOptions::after("cvi"))}}},
+      {"hyperparameters",
+       "the L-BFGS of the GP kernel's hyperparameters (and gpr's noise) when they are learned "
+       "(`blr infer gpr|gpc --learn-hyperparameters`, `learn=True`; gpc's `max_iterations` is its "
+       "method's, the search's is capped by `max_evaluations` there)",
+       &LbfgsOptions::table(),
+       {{"gpr, gpc", preset_of(LbfgsOptions::table(), default_lbfgs())}}}};
   return shared;
 }
 
