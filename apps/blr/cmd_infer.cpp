@@ -89,14 +89,8 @@ nlohmann::json to_json(const Matrix& m) {
 }
 
 Marginals Marginals::gaussian(const Vector& mean, const Vector& sd, double level) {
-  Marginals m{mean, sd, Vector(mean.size()), Vector(mean.size()), level};
-  // gaussian_interval's m ± z·sd with z computed once (10^6 Kalman states need one quantile).
-  const double z = inference::gaussian_z(level);
-  for (Index i = 0; i < mean.size(); ++i) {
-    m.lower[i] = mean[i] - z * sd[i];
-    m.upper[i] = mean[i] + z * sd[i];
-  }
-  return m;
+  inference::IntervalBands i = inference::gaussian_bands(mean, sd, level);
+  return {mean, sd, std::move(i.lower), std::move(i.upper), level};
 }
 
 void Marginals::to(nlohmann::json& j) const {

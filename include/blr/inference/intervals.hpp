@@ -36,6 +36,14 @@ Interval beta_interval(double a, double b, double level);
 Interval gamma_interval(double shape, double rate, double level);
 Interval student_t_interval(double dof, double location, double scale, double level);
 
+/// Gaussian intervals m ± z·sd elementwise, with z computed once (10^6 Kalman states need one
+/// quantile): the bands of the Kalman states and forecasts, a GP's latent values and the CLI's
+/// marginals.
+struct IntervalBands {
+  Matrix lower, upper;  ///< the shape of the mean (a column for a vector)
+};
+IntervalBands gaussian_bands(const Matrix& mean, const Matrix& sd, double level);
+
 /// A one-dimensional mixture of Gaussians (a single component is a Gaussian); a component of
 /// variance 0 is a point mass.
 struct GaussianMixture1d {

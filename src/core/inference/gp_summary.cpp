@@ -55,10 +55,9 @@ LatentBands GpSummary::latent(double level) const {
   check_level(level);
   const GpLatentPrediction f = regression_ ? regression_->fitted() : classification_->fitted();
   LatentBands b{f.mean, f.variance.cwiseMax(0.0).cwiseSqrt(), {}, {}, level};
-  // m ± z·sd with z computed once.
-  const double z = gaussian_z(level);
-  b.lower = b.mean - z * b.sd;
-  b.upper = b.mean + z * b.sd;
+  IntervalBands i = gaussian_bands(b.mean, b.sd, level);
+  b.lower = std::move(i.lower);
+  b.upper = std::move(i.upper);
   return b;
 }
 

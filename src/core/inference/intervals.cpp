@@ -53,6 +53,14 @@ Interval gaussian_interval(double mean, double sd, double level) {
   return {mean - z * sd, mean + z * sd};
 }
 
+IntervalBands gaussian_bands(const Matrix& mean, const Matrix& sd, double level) {
+  check(mean.rows() == sd.rows() && mean.cols() == sd.cols(),
+        fmt::format("Gaussian bands need one sd per mean; got {}×{} means and {}×{} sds.",
+                    mean.rows(), mean.cols(), sd.rows(), sd.cols()));
+  const double z = gaussian_z(level);
+  return {mean - z * sd, mean + z * sd};
+}
+
 Interval beta_interval(double a, double b, double level) {
   check_level(level);
   if (!std::isfinite(a) || !std::isfinite(b)) return not_finite();

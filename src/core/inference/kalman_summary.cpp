@@ -15,18 +15,13 @@
 namespace blr::inference {
 namespace {
 
-/// Gaussian bands m ± z·sd over the steps, with z computed once.
+/// Gaussian bands m ± z·sd over the steps.
 StateBands bands(std::string state, Vector mean, const Vector& variance, double level) {
-  check_level(level);
-  const double z = gaussian_z(level);
   StateBands b{std::move(state), std::move(mean), variance.cwiseMax(0.0).cwiseSqrt(), {}, {},
                level};
-  b.lower.resize(b.mean.size());
-  b.upper.resize(b.mean.size());
-  for (Index t = 0; t < b.mean.size(); ++t) {
-    b.lower[t] = b.mean[t] - z * b.sd[t];
-    b.upper[t] = b.mean[t] + z * b.sd[t];
-  }
+  IntervalBands i = gaussian_bands(b.mean, b.sd, level);
+  b.lower = std::move(i.lower);
+  b.upper = std::move(i.upper);
   return b;
 }
 
@@ -163,7 +158,7 @@ Forecast KalmanSummary::forecast(Index steps, double level) const {
   const Matrix& c = model_.observation;
   Vector m = result_.filtered_mean.row(last).transpose();
   Matrix cov = result_.filtered_covariance(last);
-  const double z = gaussian_z(level);
+  check_level(level);
   Forecast f{Matrix(steps, p), Matrix(steps, p), Matrix(steps, p), Matrix(steps, p), level};
   for (Index k = 0; k < steps; ++k) {
     m = a * m;
@@ -173,10 +168,11 @@ Forecast KalmanSummary::forecast(Index steps, double level) const {
     for (Index j = 0; j < p; ++j) {
       f.mean(k, j) = mean[j];
       f.sd(k, j) = std::sqrt(std::max(var[j], 0.0));
-      f.lower(k, j) = mean[j] - z * f.sd(k, j);
-      f.upper(k, j) = mean[j] + z * f.sd(k, j);
     }
   }
+  IntervalBands i = gaussian_bands(f.mean, f.sd, level);
+  f.lower = std::move(i.lower);
+  f.upper = std::move(i.upper);
   return f;
 }
 
