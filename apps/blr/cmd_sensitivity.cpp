@@ -69,7 +69,7 @@ nlohmann::json run_sensitivity(const Options& so) {
   // model p.model is (prepare_regression/fit_gaussian_posterior).
   const Matrix& cov = post.normal_gamma ? post.normal_gamma->scale : post.covariance;
   const auto s = inference::glm_sensitivity(p.model, post.mean, cov, sopt);
-  const inference::PredictiveOptions& popt = p.options.predictive;
+  const inference::PredictiveOptions& popt = p.predictive;
   const auto loo = inference::loo_estimate(p.model, s, popt);
   const auto in_sample = inference::test_metrics(
       p.likelihood,

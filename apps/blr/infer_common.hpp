@@ -15,6 +15,7 @@
 #include "blr/core/types.hpp"
 #include "blr/inference/conjugate.hpp"
 #include "blr/inference/glm.hpp"
+#include "blr/inference/glm_fit.hpp"
 #include "blr/inference/gmm.hpp"
 #include "blr/inference/gp_hyperparameters.hpp"
 #include "blr/inference/intervals.hpp"
@@ -177,15 +178,6 @@ enum class Noise {
   plug_in,       ///< laplace, cvi: β = E[τ | y] of the Normal–Gamma posterior, then held fixed
 };
 
-/// The options of a GLM's method, from the flags given (the one its method uses is set).
-struct GlmMethodOptions {
-  inference::EvidenceOptions evidence;  ///< exact with --optimize-evidence
-  inference::LaplaceOptions laplace;    ///< laplace
-  inference::CviOptions cvi;            ///< cvi with a Gaussian family
-  inference::MixtureViOptions mixture;  ///< cvi with --family mixture:K
-  inference::PredictiveOptions predictive;
-};
-
 /// linreg, logistic or poisson with its options checked, data loaded and model built.
 struct RegressionProblem {
   inference::Likelihood likelihood = inference::Likelihood::gaussian;
@@ -200,7 +192,8 @@ struct RegressionProblem {
   inference::NormalGammaRegression normal_gamma;  ///< Noise::normal_gamma and plug_in
   std::vector<std::string> assumptions;  ///< one sentence per default assumed (printed, JSON)
   std::vector<std::string> warnings;     ///< e.g. a value that swamps its column (stderr, JSON)
-  GlmMethodOptions options;
+  inference::GlmMethodOptions options;  ///< the method's, from the flags (glm_method_options)
+  inference::PredictiveOptions predictive;
   std::string run;  ///< "blr infer logistic --method laplace": what the flags must apply to
 };
 /// Adds "assumptions", "warnings" (when any), the prior precisions and the noise to `j`.

@@ -115,7 +115,7 @@ nlohmann::json run_mixture(const Options& o, const RegressionProblem& p,
   report_problem(p, j);
   if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
   const inference::GlmSummary summary(s.x_train, s.y_train, fit, s.names);
-  report_summary(o, s, summary, p.options.predictive,
+  report_summary(o, s, summary, p.predictive,
                  fmt::format("posterior: mixture of {} Gaussians (moments of the mixture; "
                              "intervals from its marginals)",
                              k),
@@ -269,14 +269,9 @@ RegressionProblem prepare_regression(const Options& o, const std::string& comman
         o.optimize_evidence ? "; δ is learned for the other coefficients" : ""));
   // The method's options from the flags given (table_flags.hpp): its own table's and the
   // predictive's; run_regression and `blr sensitivity` refuse the rest before fitting.
-  GlmMethodOptions& m = p.options;
-  if (p.method == "exact" && o.optimize_evidence)
-    o.flags.apply(inference::EvidenceOptions::table(), m.evidence);
-  if (p.method == "laplace") o.flags.apply(inference::LaplaceOptions::table(), m.laplace);
-  if (p.method == "cvi" && p.family > 0)
-    o.flags.apply(inference::MixtureViOptions::table(), m.mixture);
-  if (p.method == "cvi" && p.family <= 0) o.flags.apply(inference::CviOptions::table(), m.cvi);
-  o.flags.apply(inference::PredictiveOptions::table(), m.predictive);
+  p.options = inference::glm_method_options(p.method, std::max(p.family, 0), o.optimize_evidence,
+                                            o.flags.given());
+  o.flags.apply(inference::PredictiveOptions::table(), p.predictive);
   p.run = fmt::format("blr {} {} --method {}{}", command, o.model, p.method,
                       p.method == "exact" && !o.optimize_evidence ? " without --optimize-evidence"
                       : p.family > 0 ? fmt::format(" --family {}", o.family)
@@ -458,7 +453,7 @@ nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
     g.noise_rate = f.noise_rate;
   }
   const inference::GlmSummary summary(s.x_train, s.y_train, std::move(g), s.names);
-  report_summary(o, s, summary, p.options.predictive,
+  report_summary(o, s, summary, p.predictive,
                  post.normal_gamma
                      ? fmt::format("posterior (Student t marginals, ν = {:g}):", post.normal_gamma->dof)
                      : std::string("posterior:"),

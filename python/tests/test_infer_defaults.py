@@ -91,3 +91,19 @@ def test_the_sensitivities_options_reach_the_fit_as_in_blr_sensitivity():
         infer.glm(x, y, sites="expected")
     with pytest.raises(blr.Error, match=re.escape("Option 'sites' takes a choice (one of at-mean, expected); got nowhere.")):
         infer.glm(x, y, sensitivities=True, sites="nowhere")
+
+
+def test_the_method_table_is_chosen_as_the_command_chooses_it():
+    """glm_method_options chooses the table for blr infer and blr.infer.glm alike: exact has no
+    iterations (the command refused --max-iterations there, where Python took it for a Newton
+    step's), laplace takes Laplace's (a cap of one step stops the fit)."""
+    rng = np.random.default_rng(5)
+    x = np.column_stack([np.ones(30), rng.normal(size=30)])
+    y = x @ np.array([1.0, 2.0]) + rng.normal(size=30)
+    with pytest.raises(blr.Error, match=re.escape(
+            "Option 'max_iterations' does not apply to glm exact with a known noise precision "
+            "(closed form); it is an option of")):
+        infer.glm(x, y, "gaussian", method="exact", noise_precision=2.0, max_iterations=5)
+    labels = (y > np.median(y)).astype(float)
+    with pytest.raises(blr.Error, match="raise max_iterations"):
+        infer.glm(x, labels, method="laplace", max_iterations=1)

@@ -22,11 +22,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "blr/core/option_table.hpp"
 #include "blr/core/types.hpp"
+#include "blr/inference/conjugate.hpp"
+#include "blr/inference/cvi.hpp"
 #include "blr/inference/glm.hpp"
 #include "blr/inference/mixture_vi.hpp"
 #include "blr/inference/sensitivity.hpp"
@@ -47,10 +50,10 @@ struct GlmFitRequest {
   /// sites are taken under a variance of 10⁶, and on 10⁵ rows no step size keeps the ELBO from
   /// falling (logistic) or E[e^a] overflows (Poisson), so laplace is the default.
   std::string cvi_start = "laplace";
-  /// The method's options by key, as its table in the registry (`blr methods`) names them:
-  /// laplace's (also exact's with a known noise precision: one Newton step), cvi's or mixture
-  /// VI's (rho, max_iterations, tolerance, iterations, seed, ...). A key the method's table lacks
-  /// is refused in one sentence naming where it applies.
+  /// The method's options by key, as its table in the registry (`blr methods`) names them
+  /// (glm_method_options): laplace's, cvi's or mixture VI's (rho, max_iterations, tolerance,
+  /// iterations, seed, ...); exact has none. A key the method's table lacks is refused in one
+  /// sentence naming where it applies.
   GivenOptions options;
   bool sensitivities = false;  ///< add the MPE quantities and the LOO estimates
 };
@@ -82,6 +85,22 @@ struct GlmFit {
   std::optional<Sensitivity> sensitivity;
   std::optional<TestMetrics> loo;
 };
+
+/// The options of a GLM method's iterative part.
+struct GlmMethodOptions {
+  EvidenceOptions evidence;  ///< exact with the evidence maximised (`--optimize-evidence`)
+  LaplaceOptions laplace;    ///< laplace
+  CviOptions cvi;            ///< cvi with a Gaussian family (whose family is the request's)
+  MixtureViOptions mixture;  ///< cvi with a mixture of `mixture_components` Gaussians
+};
+/// The options of `method` (exact, laplace or cvi; cvi with `mixture_components` > 0: mixture VI)
+/// from options given by name (`blr infer`'s flags, Python's keywords), each checked by the table
+/// of the method in the registry; exact takes the evidence maximisation's only when
+/// `evidence_maximised`, and CVI's `family` key is refused (the request's `family` spells it).
+/// The keys taken are marked in `given`; the caller refuses the rest (require_taken). The CLI and
+/// fit_glm both choose the table here.
+GlmMethodOptions glm_method_options(std::string_view method, int mixture_components,
+                                    bool evidence_maximised, const GivenOptions& given);
 
 /// Fits the request's GLM to (X, y); every refusal is one blr::Error sentence.
 GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request);

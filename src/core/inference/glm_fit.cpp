@@ -99,6 +99,17 @@ const std::vector<std::string>& non_family_keys() {
 
 }  // namespace
 
+GlmMethodOptions glm_method_options(std::string_view method, int mixture_components,
+                                    bool evidence_maximised, const GivenOptions& given) {
+  GlmMethodOptions o;
+  if (method == "exact" && evidence_maximised) given.apply(EvidenceOptions::table(), o.evidence);
+  if (method == "laplace") given.apply(LaplaceOptions::table(), o.laplace);
+  if (method == "cvi" && mixture_components > 0) given.apply(MixtureViOptions::table(), o.mixture);
+  if (method == "cvi" && mixture_components == 0)
+    given.apply(CviOptions::table(), o.cvi, non_family_keys());
+  return o;
+}
+
 GlmFit fit_glm_mixture(const Glm& model, int components, const MixtureViOptions& options) {
   check(components >= 1, "A mixture posterior needs at least one component.");
   check(options.iterations >= 1,
@@ -187,16 +198,8 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
                                                 : Noise::normal_gamma;
   // The method's options (its table in the registry), each checked there; a key the method's
   // table lacks is refused before anything is fitted.
-  LaplaceOptions laplace_options;
-  CviOptions cvi_options;
-  MixtureViOptions mixture_options;
-  const bool newton =
-      noise != Noise::normal_gamma && (request.method == "laplace" || request.method == "exact");
-  if (newton) request.options.apply(LaplaceOptions::table(), laplace_options);
-  if (request.method == "cvi" && components > 0)
-    request.options.apply(MixtureViOptions::table(), mixture_options);
-  if (request.method == "cvi" && components == 0)
-    request.options.apply(CviOptions::table(), cvi_options, non_family_keys());
+  const GlmMethodOptions method_options =
+      glm_method_options(request.method, components, false, request.options);
   // The sensitivities' options (`blr sensitivity`'s flags) when they are asked for.
   SensitivityOptions sensitivity_options = SensitivityOptions::after(request.method);
   if (request.sensitivities)
@@ -204,7 +207,7 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
   request.options.require_taken(
       fmt::format("glm {}{}", components > 0 ? "mixture-vi" : request.method,
                   noise == Noise::normal_gamma ? " with the noise precision unknown (no iterations)"
-                  : request.method == "exact"  ? " with a known noise precision (one Newton step)"
+                  : request.method == "exact"  ? " with a known noise precision (closed form)"
                                                : ""),
       [](const std::string& key) { return inference_methods_with(key); });
   const Vector precisions = prior_precisions_from(request.prior_precision, x.cols());
@@ -258,7 +261,7 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
     out.converged = true;
   } else if (request.method == "laplace" || request.method == "exact") {
     // With β known a Gaussian's Laplace posterior is exact (one Newton step from any start).
-    const LaplaceOptions& options = laplace_options;
+    const LaplaceOptions& options = method_options.laplace;
     const LaplaceResult r = laplace(model, options);
     require_converged(r.converged, "Newton's method to the Laplace mode", r.iterations,
                       options.max_iterations, "iterations", kRaiseCap);
@@ -269,13 +272,13 @@ GlmFit fit_glm(const Matrix& x, const Vector& y, const GlmFitRequest& request) {
     out.iterations = r.iterations;
     out.converged = r.converged;
   } else if (components > 0) {
-    GlmFit m = fit_glm_mixture(model, components, mixture_options);
+    GlmFit m = fit_glm_mixture(model, components, method_options.mixture);
     m.assumptions = std::move(out.assumptions);
     m.noise_precision = out.noise_precision;
     if (noise == Noise::plug_in) m.noise_precision = beta;
     return m;
   } else {
-    CviOptions options = cvi_options;
+    CviOptions options = method_options.cvi;
     options.family =
         request.family == "gaussian-full" ? GaussianFamilyKind::full : GaussianFamilyKind::diagonal;
     check(request.cvi_start == "laplace" || request.cvi_start == "prior",
