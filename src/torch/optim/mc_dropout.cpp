@@ -306,6 +306,11 @@ void McDropout::save(::torch::serialize::OutputArchive& archive) const {
       archive.write(param_key(g, i, "precision"), s.precision);
     }
   }
+  // The mask generator's state, so that a resumed run draws the masks the uninterrupted one
+  // draws (a handle shares the generator; its mutex guards the read).
+  ::at::Generator generator = generator_;
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  archive.write("blr/mask_generator", generator.get_state());
 }
 
 void McDropout::load(::torch::serialize::InputArchive& archive) {
@@ -344,6 +349,18 @@ void McDropout::load(::torch::serialize::InputArchive& archive) {
   }
   archive.read("blr/step", value);
   step_ = value.toInt();
+  // A state saved before the generator was kept (2026-11-29) leaves the generator as it is.
+  ::at::Tensor generator_state;
+  if (archive.try_read("blr/mask_generator", generator_state)) {
+    std::lock_guard<std::mutex> lock(generator_.mutex());
+    try {
+      generator_.set_state(generator_state);
+    } catch (const c10::Error&) {
+      throw Error(fmt::format("The saved {} state's mask generator is not a CPU generator's "
+                              "state.",
+                              name()));
+    }
+  }
   slots_ = std::move(slots);
   samples_ = 0;
   ::at::NoGradGuard no_grad;
