@@ -1,6 +1,7 @@
 #include "checked_result.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdlib>

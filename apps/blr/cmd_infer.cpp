@@ -2,6 +2,7 @@
 // Kalman filtering and smoothing, Laplace, EM, VMP, SVI and CVI — all run by the one BLR step.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <fstream>

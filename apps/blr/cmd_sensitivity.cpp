@@ -4,6 +4,7 @@
 // infer_common.hpp). Prints the leave-one-out estimates and the K most influential rows; --json
 // writes every row's error, variance, deviations and score.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <numeric>

@@ -5,6 +5,7 @@
 // mean), so the prior mean of y is ȳ. Also the kernel options shared with `blr infer gpc`.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 

@@ -3,6 +3,7 @@
 // the options or fitted by maximum likelihood) or a general model A, C, Q, R from a JSON file
 // (io/state_space.hpp). Intervals of each state are Gaussian: m ± z·√P.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <utility>
 

@@ -2,6 +2,7 @@
 // labels, as CSV. The table's mathematics is the library's (inference/predictive_table.hpp); here
 // are the file lines, the predicted class, the report and the CSV writer.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <utility>

@@ -2,6 +2,7 @@
 // (with VMP/SVI for the Normal–Gamma model) with exact credible intervals. Kalman:
 // infer_kalman.cpp.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <optional>

@@ -18,6 +18,8 @@
 // accepted refusal; a crash, a sanitizer report, another exception, or an accepted result that
 // is not finite (or a GLM fit reported as not converged, or mixture weights that do not sum to
 // one) is a bug.
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

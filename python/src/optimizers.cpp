@@ -12,6 +12,7 @@
 // parameter, no copies) and refuses a change with one sentence; inside a sample, the sample is
 // discarded first so the optimizer stays usable. A state coming back through load_state_dict is
 // read behind a checkpoint's defences (blr/torch/optim/state_bytes.hpp).
+#include <nlohmann/json.hpp>
 #include <torch/csrc/utils/pybind.h>
 #include <torch/csrc/utils/tensor_dtypes.h>
 

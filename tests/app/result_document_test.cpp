@@ -4,6 +4,7 @@
 #include "result_document.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <bit>
 #include <cmath>

@@ -4,6 +4,7 @@
 // log evidence. Equalities are to 1e-12 relative: the summary computes the same quantities
 // through the natural parameters (conjugate.hpp), a few roundings apart.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <string>

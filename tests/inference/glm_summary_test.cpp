@@ -4,6 +4,7 @@
 // tests/cli/infer_fit_statistics.sh) and WAIC (waic_test). Equalities are to 1e-12 relative: the
 // summary recomputes the same formulas in another order, a few roundings apart.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <string>

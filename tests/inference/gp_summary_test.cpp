@@ -4,6 +4,7 @@
 // the kernel's hyperparameters by name and the search's start, and misuse is a sentence. Equal to
 // 1e-12 relative: the same quantities through the same calls.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <string>

@@ -4,6 +4,7 @@
 // the local level (mean m_T, variance P_T + kW + V after k steps) and the trend (level + k·slope).
 // Equalities to 1e-12 relative: the same formulas, a few roundings apart.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <functional>

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/LU>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <functional>

@@ -3,6 +3,7 @@
 // tasks so far; prints the accuracy matrix, average accuracy and forgetting, writes JSON and a
 // heat map.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>

@@ -2,6 +2,7 @@
 // printed line by line like the core's; `blr table1` starts it as a child process and merges its
 // rows and JSON (apps/blr/cmd_table1.cpp). Not listed in --help: run `blr table1 --layer torch`.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <memory>
 

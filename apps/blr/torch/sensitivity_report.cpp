@@ -1,6 +1,7 @@
 #include "sensitivity_report.hpp"
 
 #include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 

@@ -18,7 +18,7 @@
 //   to_json(level)       every number above, for the CLI's --json and Python's to_dict().
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 

@@ -14,7 +14,7 @@
 //   table(level)        the same as text.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 

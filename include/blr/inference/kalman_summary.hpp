@@ -17,7 +17,7 @@
 //   x_{T+k} | y_1:T ~ N(A^k m_T, A P Aᵀ + Q iterated),  y_{T+k} | y_1:T ~ N(C x̄, C P Cᵀ + R).
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <utility>

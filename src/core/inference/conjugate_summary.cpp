@@ -2,6 +2,7 @@
 #include "blr/inference/conjugate_summary.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -2,6 +2,7 @@
 #include "blr/inference/glm_summary.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <Eigen/Cholesky>
 

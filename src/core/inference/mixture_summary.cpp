@@ -2,6 +2,7 @@
 #include "blr/inference/mixture_summary.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 

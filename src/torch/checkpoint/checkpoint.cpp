@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/core/Generator.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <torch/serialize/output-archive.h>
 #include <fcntl.h>
 #include <signal.h>

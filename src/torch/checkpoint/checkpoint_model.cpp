@@ -1,6 +1,7 @@
 // Checkpoints of any Model (checkpoint.hpp): a TorchScript model loaded from an archive has the
 // archive embedded next to its parameters. Kept apart from checkpoint.cpp, which the libFuzzer
 // build compiles alone (fuzz/libfuzzer/).
+#include <nlohmann/json.hpp>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 

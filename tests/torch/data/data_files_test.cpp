@@ -2,6 +2,7 @@
 // regression likelihood and its metrics, against values computed by hand.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <unistd.h>
 

@@ -3,6 +3,7 @@
 // the schedule, warm-up and clipping apply unless explicit. Also the trainer's gradient clipping
 // (--grad-clip) against its definition, and the posterior diagnostics of a run.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include <algorithm>

@@ -28,7 +28,7 @@
 #pragma once
 
 #include <ATen/Device.h>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <functional>

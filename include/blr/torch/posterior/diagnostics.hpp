@@ -16,7 +16,7 @@
 #pragma once
 
 #include <torch/optim/optimizer.h>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <limits>

@@ -3,7 +3,7 @@
 // what `blr train`, `blr compare` and `blr eval` build from their flags.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <map>

@@ -35,7 +35,7 @@
 
 #include <ATen/Tensor.h>
 #include <torch/optim/optimizer.h>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <cmath>
 #include <functional>
