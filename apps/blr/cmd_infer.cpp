@@ -286,14 +286,8 @@ void check_output_options(const Options& o) {
 /// The tables whose keys are `blr infer`'s method flags: every method's (with its preset), the
 /// predictive's and the GP hyperparameters' search.
 std::vector<FlagSource> method_flag_sources() {
-  std::vector<FlagSource> out;
-  for (const auto& m : inference::inference_methods())
-    if (m.options != nullptr) out.push_back({m.model + " " + m.method, m.options, m.preset});
-  for (const auto& shared : inference::inference_shared_options())
-    if (shared.name == "predictive" || shared.name == "hyperparameters")
-      out.push_back({shared.name, shared.options, {},
-                     [&shared](const OptionInfo& o) { return shared.default_text(o); }});
-  return out;
+  return inference_flag_sources([](const inference::InferenceMethod&) { return true; },
+                                {"predictive", "hyperparameters"});
 }
 
 ResultDocument run_model(const Options& o, PredictionTable* predictions, InferPlots* plots) {

@@ -176,14 +176,9 @@ void setup_sensitivity(CLI::App& app, int& exit_code) {
   infer::add_prior_options(cmd, f);
   // The fit's, the sensitivities' and the leave-one-out predictive's options, one flag per key of
   // their tables (table_flags.hpp), as `blr infer` has them.
-  std::vector<FlagSource> sources;
-  for (const auto& m : inference::inference_methods())
-    if (m.model == "glm" && m.method != "mixture-vi" && m.options != nullptr)
-      sources.push_back({m.model + " " + m.method, m.options, m.preset});
-  for (const auto& shared : inference::inference_shared_options())
-    if (shared.name == "predictive" || shared.name == "sensitivity")
-      sources.push_back({shared.name, shared.options, {},
-                         [&shared](const OptionInfo& o) { return shared.default_text(o); }});
+  const std::vector<FlagSource> sources = inference_flag_sources(
+      [](const inference::InferenceMethod& m) { return m.model == "glm" && m.method != "mixture-vi"; },
+      {"predictive", "sensitivity"});
   f.flags.add_to(cmd, sources, {"family", "alpha", "beta"},
                  "Options of the fit, the sensitivities and the predictive (blr methods)");
   cmd->add_option("--top", o->top, "How many of the most influential rows to list.")

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "blr/core/error.hpp"
+#include "blr/inference/methods.hpp"
 
 namespace blr::cli {
 namespace {
@@ -18,6 +19,23 @@ std::string flag_of(std::string key) {
 }
 
 }  // namespace
+
+std::vector<FlagSource> inference_flag_sources(
+    const std::function<bool(const inference::InferenceMethod&)>& keep,
+    const std::vector<std::string>& shared) {
+  std::vector<FlagSource> out;
+  for (const auto& m : inference::inference_methods())
+    if (m.options != nullptr && keep(m)) out.push_back({m.model + " " + m.method, m.options, m.preset});
+  for (const auto& name : shared) {
+    const auto& tables = inference::inference_shared_options();
+    const auto it = std::find_if(tables.begin(), tables.end(),
+                                 [&](const inference::SharedOptions& t) { return t.name == name; });
+    check(it != tables.end(), fmt::format("No shared option table is named '{}'.", name));
+    out.push_back({it->name, it->options, {},
+                   [&table = *it](const OptionInfo& o) { return table.default_text(o); }});
+  }
+  return out;
+}
 
 void TableFlags::add_to(CLI::App* cmd, const std::vector<FlagSource>& sources,
                         const std::vector<std::string>& skip, const std::string& group) {

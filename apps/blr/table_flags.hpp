@@ -22,6 +22,9 @@
 namespace CLI {
 class App;
 }
+namespace blr::inference {
+struct InferenceMethod;
+}
 
 namespace blr::cli {
 
@@ -36,6 +39,14 @@ struct FlagSource {
   std::function<std::string(const OptionInfo&)> default_text = {};
 };
 
+/// The inference registry's tables as flag sources (inference/methods.hpp): every method that
+/// `keep` accepts and has a table, labelled "glm laplace" with its preset, then the shared tables
+/// named in `shared` ("predictive", "sensitivity", "hyperparameters"), each with its per-method
+/// default text (SharedOptions::default_text).
+std::vector<FlagSource> inference_flag_sources(
+    const std::function<bool(const inference::InferenceMethod&)>& keep,
+    const std::vector<std::string>& shared);
+
 class TableFlags {
  public:
   /// Adds one flag per distinct key of `sources` to `cmd`, except `skip` (keys another flag of the
@@ -46,12 +57,11 @@ class TableFlags {
   const GivenOptions& given() const { return given_; }
   /// Whether --key was given.
   bool given(std::string_view key) const { return given_.given(key); }
-  /// Writes every flag given that `table` has (or, with `only`, that `only` lists) into `target`,
-  /// each checked by this table, and marks it taken.
+  /// Writes every flag given that `table` has (and `keys` selects) into `target`, each checked
+  /// by this table, and marks it taken.
   template <class O>
-  void apply(const OptionTable<O>& table, O& target,
-             const std::vector<std::string>& only = {}) const {
-    given_.apply(table, target, only);
+  void apply(const OptionTable<O>& table, O& target, const KeySelection& keys = {}) const {
+    given_.apply(table, target, keys);
   }
   /// Throws, naming the flag, `run` ("blr infer gmm --method em") and the methods whose tables
   /// have it, for the first flag given that no `apply` took.

@@ -40,6 +40,7 @@ Arguments that do not fit (an array of the wrong dimension, a misspelled keyword
 ``blr.Error`` with one sentence naming the argument (``_arguments.py``).
 """
 
+import functools as _functools
 import json as _json
 
 from ._arguments import Error, call, wrap
@@ -53,35 +54,43 @@ def methods():
     return _json.loads(_infer._methods_json())
 
 
+@_functools.cache
+def _registry():
+    """methods(), read once for the keyword checks and docstrings (not handed out)."""
+    return methods()
+
+
 def _tables(model, method=None):
     """The option tables of ``model``'s methods (all, or ``method``'s) in the registry, as
     {key: [(method, default, help), ...]}."""
     out = {}
-    for entry in methods():
+    for entry in _registry():
         if entry["model"] == model and method in (None, entry["method"]):
             for o in entry["options"] or []:
                 out.setdefault(o["key"], []).append((entry["method"], o["default"], o["help"]))
     return out
 
 
-def _shared_tables():
-    """The option tables several methods share (the predictive, the sensitivities), as
-    {name: {"applies_to": ..., "options": [{key, default, help, defaults_after}, ...]}}."""
+def shared_options():
+    """The option tables several methods share (``blr methods``' "Shared options"): the
+    predictive of new rows, the per-example sensitivities and the GP hyperparameters' search, as
+    {name: {"applies_to": ..., "options": [{key, type, default, allowed, help, default_text,
+    defaults_after}, ...]}}. ``default_text`` is the default as ``--help`` says it (per method
+    where the methods' defaults differ); ``defaults_after`` lists them per method."""
     return _json.loads(_infer._shared_options_json())
+
+
+@_functools.cache
+def _shared_tables():
+    """shared_options(), read once for the keyword checks and docstrings (not handed out)."""
+    return shared_options()
 
 
 def _shared_doc(name, when):
     """One line of a docstring's ``**options`` section: shared table ``name``'s keys, taken
-    ``when`` (e.g. "with sensitivities=True"), with their defaults (per method where they differ)."""
-    items = []
-    for o in _shared_tables()[name]["options"]:
-        after = o.get("defaults_after", [])
-        values = {repr(a["default"]) for a in after}
-        if len(values) > 1:
-            default = ", ".join(f"{a['default']!r} after {a['after']}" for a in after)
-        else:
-            default = repr(after[0]["default"] if after else o["default"])
-        items.append(f"``{o['key']}`` = {default} ({o['help']})")
+    ``when`` (e.g. "with sensitivities=True"), with their defaults as the CLI's help says them."""
+    items = [f"``{o['key']}`` = {o['default_text']} ({o['help']})"
+             for o in _shared_tables()[name]["options"]]
     return f"    * {when}: " + "; ".join(items) + "."
 
 
@@ -91,7 +100,7 @@ def _options_doc(model, skip=()):
     lines = ["", "", "    ``**options`` are the method's options, named as in its option table (``blr methods``;",
              "    ``blr infer`` spells them as flags, --max-iterations); a key that the method's table",
              "    lacks raises blr.Error naming where it applies. Per method:", ""]
-    for entry in methods():
+    for entry in _registry():
         if entry["model"] != model or not entry["options"]:
             continue
         keys = [o for o in entry["options"] if o["key"] not in skip]
@@ -587,4 +596,4 @@ gp_classification.__doc__ = (_infer.gp_classification.__doc__.split("\n\n")[-1]
                              + _shared_doc("hyperparameters", _LEARN + "; not max_iterations, "
                                            "the method's"))
 
-__all__ = ["methods", "glm", "GlmResult", "Summary", "conjugate", "ConjugateResult", "KalmanResult", "structural", "MixtureResult", "GpResult", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]
+__all__ = ["methods", "shared_options", "glm", "GlmResult", "Summary", "conjugate", "ConjugateResult", "KalmanResult", "structural", "MixtureResult", "GpResult", "kalman", "gmm", "merge", "gp_regression", "gp_classification"]

@@ -84,13 +84,32 @@ def test_the_sensitivities_options_reach_the_fit_as_in_blr_sensitivity():
     # cvi the key is CVI's too, as --quadrature-nodes is in blr sensitivity: one name per concept.)
     assert np.max(np.abs(deviation(sites="expected", quadrature_nodes=2)
                          - deviation(sites="expected", quadrature_nodes=64))) > 1e-6
-    assert ("``sites`` = 'at-mean' after glm laplace or exact, 'expected' after glm cvi"
+    assert ("``sites`` = at-mean after glm laplace or exact, expected after glm cvi"
             in infer.glm.__doc__)
     with pytest.raises(blr.Error, match=re.escape(
             "Option 'sites' does not apply to glm laplace; it is an option of sensitivity")):
         infer.glm(x, y, sites="expected")
     with pytest.raises(blr.Error, match=re.escape("Option 'sites' takes a choice (one of at-mean, expected); got nowhere.")):
         infer.glm(x, y, sensitivities=True, sites="nowhere")
+
+
+def test_the_shared_tables_are_public_and_their_defaults_are_the_commands_text():
+    """blr.infer.shared_options() lists the tables several methods share, each option with the
+    default text of `--help` (per method where the defaults differ, written once in C++), and hands
+    out a copy: changing it reaches neither the keyword checks nor the docstrings."""
+    tables = infer.shared_options()
+    assert {"predictive", "sensitivity", "hyperparameters"} <= set(tables)
+    sites = {o["key"]: o for o in tables["sensitivity"]["options"]}["sites"]
+    assert sites["default_text"] == "at-mean after glm laplace or exact, expected after glm cvi"
+    assert [a["default"] for a in sites["defaults_after"]] == ["at-mean", "expected"]
+    nodes = {o["key"]: o for o in tables["predictive"]["options"]}["quadrature_nodes"]
+    assert nodes["default_text"] == str(nodes["default"])
+    tables["sensitivity"]["options"].clear()
+    assert infer.shared_options()["sensitivity"]["options"]
+    rng = np.random.default_rng(4)
+    x = np.column_stack([np.ones(40), rng.normal(size=(40, 2))])
+    y = (x @ np.array([0.2, 1.0, -1.0]) + rng.logistic(size=40) > 0).astype(float)
+    assert "sensitivity" in infer.glm(x, y, sensitivities=True, sites="expected")
 
 
 def test_the_method_table_is_chosen_as_the_command_chooses_it():

@@ -329,6 +329,21 @@ class GivenOptions {
   explicit GivenOptions(OptionValues values) : values_(std::move(values)) {}
   const OptionValues& values() const { return values_; }
   /// Gives `key` (again: the later value replaces the earlier).
+/// Which of a table's keys a GivenOptions::apply takes: all of them (the default), only those
+/// listed, or all but those listed (CVI's keys but `family`, which glm's request spells).
+struct KeySelection {
+  std::vector<std::string> only = {};    ///< empty: every key …
+  std::vector<std::string> except = {};  ///< … but these
+  static KeySelection only_these(std::vector<std::string> keys) { return {std::move(keys), {}}; }
+  static KeySelection all_but(std::vector<std::string> keys) { return {{}, std::move(keys)}; }
+  bool takes(std::string_view key) const {
+    const auto listed = [&](const std::vector<std::string>& keys) {
+      return std::find(keys.begin(), keys.end(), key) != keys.end();
+    };
+    return (only.empty() || listed(only)) && !listed(except);
+  }
+};
+
   void give(const std::string& key, OptionValue value) {
     for (auto& [k, v] : values_)
       if (k == key) {
@@ -340,13 +355,12 @@ class GivenOptions {
   bool given(std::string_view key) const {
     return std::any_of(values_.begin(), values_.end(), [&](const auto& v) { return v.first == key; });
   }
-  /// Sets every key given that `table` has (with `only`, that `only` lists too) on `target`,
-  /// converted and checked by this table, and marks it taken.
+  /// Sets every key given that `table` has (and `keys` selects) on `target`, converted and
+  /// checked by this table, and marks it taken.
   template <class O>
-  void apply(const OptionTable<O>& table, O& target, const std::vector<std::string>& only = {}) const {
+  void apply(const OptionTable<O>& table, O& target, const KeySelection& keys = {}) const {
     for (const auto& [key, value] : values_) {
-      if (table.find(key) == nullptr) continue;
-      if (!only.empty() && std::find(only.begin(), only.end(), key) == only.end()) continue;
+      if (table.find(key) == nullptr || !keys.takes(key)) continue;
       table.set(target, key, value);
       taken_.push_back(key);
     }

@@ -73,7 +73,8 @@ std::string inference_methods_with(std::string_view key);
 std::string inference_methods_markdown();
 nlohmann::json inference_methods_json();
 /// The shared tables as JSON: {name: {applies_to, options: [{key, type, default, allowed, help,
-/// defaults_after: [{after, default}, ...]}]}} (Python's keyword checks and docstrings).
+/// default_text, defaults_after: [{after, default}, ...]}]}} (Python's keyword checks and
+/// docstrings, blr.infer.shared_options()).
 nlohmann::json inference_shared_options_json();
 
 }  // namespace blr::inference

@@ -84,21 +84,6 @@ int mixture_components(const std::string& family) {
 
 }  // namespace
 
-namespace {
-
-/// CVI's keys but its family, which the request's `family` spells (gaussian-full, gaussian-diag
-/// or mixture:K): given as an option it is refused, naming where it applies.
-const std::vector<std::string>& non_family_keys() {
-  static const std::vector<std::string> keys = [] {
-    std::vector<std::string> out = CviOptions::table().keys();
-    out.erase(std::remove(out.begin(), out.end(), "family"), out.end());
-    return out;
-  }();
-  return keys;
-}
-
-}  // namespace
-
 GlmMethodOptions glm_method_options(std::string_view method, int mixture_components,
                                     bool evidence_maximised, const GivenOptions& given) {
   GlmMethodOptions o;
@@ -106,7 +91,7 @@ GlmMethodOptions glm_method_options(std::string_view method, int mixture_compone
   if (method == "laplace") given.apply(LaplaceOptions::table(), o.laplace);
   if (method == "cvi" && mixture_components > 0) given.apply(MixtureViOptions::table(), o.mixture);
   if (method == "cvi" && mixture_components == 0)
-    given.apply(CviOptions::table(), o.cvi, non_family_keys());
+    given.apply(CviOptions::table(), o.cvi, KeySelection::all_but({"family"}));  // family: the request's
   return o;
 }
 

@@ -48,11 +48,7 @@ GpLearnOptions gp_classification_options(GpcMethod method, bool learn, const Giv
   } else {
     given.apply(CviOptions::table(), o.cvi);
   }
-  if (learn) {
-    std::vector<std::string> search_keys = LbfgsOptions::table().keys();
-    std::erase(search_keys, std::string("max_iterations"));
-    given.apply(LbfgsOptions::table(), o.lbfgs, search_keys);
-  }
+  if (learn) given.apply(LbfgsOptions::table(), o.lbfgs, KeySelection::all_but({"max_iterations"}));
   return o;
 }
 

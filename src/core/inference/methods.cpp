@@ -289,6 +289,7 @@ nlohmann::json inference_shared_options_json() {
         after.push_back({{"after", p.after},
                          {"default", options_to_json({{o.key, preset_value(p.values, o)}}).at(o.key)}});
       if (!shared.presets.empty()) info["defaults_after"] = after;
+      info["default_text"] = shared.default_text(o);
       options.push_back(info);
     }
     out[shared.name] = {{"applies_to", shared.applies_to}, {"options", options}};
