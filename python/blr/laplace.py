@@ -1,9 +1,9 @@
 """The post-hoc Laplace posterior of a trained network, as laplace-torch users know it.
 
-    la = blr.Laplace(model, "classification", subset="last_layer", structure="kron")
+    la = blr.Laplace(model, "classification", subset="last-layer", structure="kron")
     la.fit(train_loader)                                  # curvature at the trained weights
     la.optimize_prior_precision(method="marglik")         # or "gridsearch" with val_loader=
-    probs = la(x_test, link="probit")                     # or link="mc", samples=K
+    probs = la(x_test, link="probit")                     # or link="monte-carlo", samples=K
 
     la = blr.Laplace(model, "regression", sigma_noise=0.5).fit(train_loader)
     la.optimize_prior_precision(optimize_sigma_noise=True)  # δ and σ by the marginal likelihood
@@ -16,8 +16,10 @@ on a log-spaced grid (Daxberger et al. 2021, "Laplace Redux"; MacKay 1992). A cl
 predictive is the linearised probit softmax(f/√(1 + π·diag(JΣJᵀ)/8)) or the average of K sampled
 networks. A regression's likelihood is N(f, σ²I) (``sigma_noise`` σ, on the targets' scale); its
 Ĝ is diag(JᵀJ)/σ², and its predictive of f is N(f*, diag(JΣJᵀ)) linearised (``link="probit"``,
-laplace-torch's "glm") or the mean and variance of K sampled networks (``link="mc"``); add σ² for
-the targets'.
+laplace-torch's "glm") or the mean and variance of K sampled networks (``link="monte-carlo"``);
+add σ² for the targets'. The choices are spelled as in every door of blr (``blr laplace
+--subset last-layer --predictive monte-carlo``); laplace-torch's ``"last_layer"`` and ``"mc"`` are
+read as ``"last-layer"`` and ``"monte-carlo"``.
 
 It runs the C++ pipeline of ``blr laplace`` (include/blr/torch/laplace_fit.hpp,
 laplace_prior_search.hpp, laplace_predictive.hpp) on a TorchScript copy of the model
@@ -81,7 +83,7 @@ class Laplace:
         """Sets δ: "marglik" maximises the Laplace marginal likelihood (with
         ``optimize_sigma_noise``, a regression's σ too, jointly); "gridsearch" takes the δ of
         ``grid`` = (min, max, points), log-spaced, with the lowest NLL of the predictive
-        (``link``, ``samples`` draws for "mc"; a regression's with its σ) on ``val_loader``.
+        (``link``, ``samples`` draws for "monte-carlo"; a regression's with its σ) on ``val_loader``.
         Returns a dict with the chosen δ (and σ; for gridsearch the grid, its NLLs and whether
         the best δ is at the grid's edge)."""
         if optimize_sigma_noise and (self.likelihood != "regression" or method != "marglik"):
@@ -123,7 +125,7 @@ class Laplace:
 
     def predictive_log_probs(self, x, link="probit", samples=100, batch_size=500):
         """log p(y | x, D), N×C: the linearised probit ("probit") or ``samples`` sampled networks
-        ("mc")."""
+        ("monte-carlo")."""
         if not isinstance(x, torch.Tensor):
             raise Error(f"Laplace: the inputs must be a tensor; got {type(x).__name__}.")
         return self._impl.log_probs(x, link, int(samples), int(batch_size))

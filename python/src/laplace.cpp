@@ -92,18 +92,23 @@ class PyLaplace {
     options_.likelihood = likelihood == "regression" ? LaplaceLikelihood::kRegression
                                                      : LaplaceLikelihood::kClassification;
     options_.noise_std = noise_std;
-    ::blr::torch::check_options("laplace", {{"subset", subset},
-                                            {"curvature", curvature},
-                                            {"structure", structure}});
+    // Read by the laplace optimizer's table, as blr laplace reads its flags: laplace-torch's
+    // "last_layer" is the earlier spelling of "last-layer".
+    ::blr::torch::LaplacePosteriorOptions choice;
+    const auto& table = ::blr::torch::LaplacePosteriorOptions::table();
+    table.apply(choice, {{"subset", subset}, {"curvature", curvature}, {"structure", structure}});
     check(seed >= 0, fmt::format("The seed must be ≥ 0; got {}.", seed));
-    options_.subset = subset == "last_layer" ? LaplaceSubset::kLastLayer : LaplaceSubset::kAll;
-    options_.curvature = curvature == "ef" ? LaplaceCurvature::kEmpiricalFisher
-                                           : LaplaceCurvature::kGaussNewton;
-    options_.structure =
-        structure == "kron" ? LaplaceStructure::kKronecker : LaplaceStructure::kDiagonal;
-    subset_ = subset;
-    curvature_name_ = curvature;
-    structure_ = structure;
+    options_.subset = choice.subset;
+    options_.curvature = choice.curvature;
+    options_.structure = choice.structure;
+    const auto spelled = [&](const char* key) {
+      for (const auto& [k, value] : table.values(choice))
+        if (k == key) return std::get<std::string>(value);
+      throw Error("Internal: a Laplace choice is missing.");
+    };
+    subset_ = spelled("subset");
+    curvature_name_ = spelled("curvature");
+    structure_ = spelled("structure");
     auto bytes = std::make_shared<const std::string>(std::string(model_archive));
     model_ = ::blr::torch::load_script_model(std::move(bytes), origin);
   }
@@ -162,7 +167,7 @@ class PyLaplace {
   }
 
   /// laplace-torch's gridsearch: leaves the posterior at the δ with the lowest validation NLL.
-  /// The predictive compared is `link`'s ("probit" or "mc" with `samples` draws).
+  /// The predictive compared is `link`'s ("probit" or "monte-carlo" with `samples` draws).
   py::dict gridsearch(const ::at::Tensor& x, const ::at::Tensor& y, const std::string& link,
                       int samples, double min, double max, int points) {
     fitted();
@@ -205,7 +210,7 @@ class PyLaplace {
   }
 
   /// Regression: the predictive of f, mean and variance (N×D each, without σ²): the linearised
-  /// N(f*, diag(JΣJᵀ)) ("probit"), or the mean and the variance over `samples` draws ("mc").
+  /// N(f*, diag(JΣJᵀ)) ("probit"), or the mean and the variance over `samples` draws ("monte-carlo").
   std::pair<::at::Tensor, ::at::Tensor> regression_predictive(const ::at::Tensor& x,
                                                               const std::string& link, int samples,
                                                               int64_t batch_size) {
@@ -279,8 +284,9 @@ class PyLaplace {
   }
 
   static void check_link(const std::string& link) {
-    check(link == "probit" || link == "mc",
-          fmt::format("The predictive link must be 'probit' or 'mc'; got '{}'.", link));
+    // "mc" is laplace-torch's spelling (and blr's before 2026-11-29) of "monte-carlo".
+    check(link == "probit" || link == "monte-carlo" || link == "mc",
+          fmt::format("The predictive link must be 'probit' or 'monte-carlo'; got '{}'.", link));
   }
 
   /// The registry's "laplace" posterior at prior precision `delta` with the predictive `link`
@@ -295,7 +301,7 @@ class PyLaplace {
          {"subset", subset_},
          {"curvature", curvature_name_},
          {"structure", structure_},
-         {"predictive", link == "mc" ? "mc" : "probit"}},
+         {"predictive", link == "probit" ? "probit" : "monte-carlo"}},
         context);
     posterior_->set_curvature(fit_->curvature, fit_->factors);
     link_ = link;

@@ -39,13 +39,13 @@ def relative(a, b):
 
 
 @pytest.mark.parametrize("structure,subset,curvature", [
-    ("diag", "all", "ggn"), ("diag", "last_layer", "ef"), ("kron", "all", "ggn"),
-    ("kron", "last_layer", "ggn")])
+    ("diag", "all", "ggn"), ("diag", "last-layer", "ef"), ("kron", "all", "ggn"),
+    ("kron", "last_layer", "ggn")])  # last_layer: laplace-torch's spelling, read as last-layer
 def test_equals_the_command(run, structure, subset, curvature):
     model, data, folder = run
     name = f"{structure}-{subset}-{curvature}"
     fit, predictive = command_laplace(folder, name, "--structure", structure,
-                                      "--subset", subset.replace("_", "-"), "--curvature", curvature)
+                                      "--subset", subset, "--curvature", curvature)
     la = blr.Laplace(model, structure=structure, subset=subset, curvature=curvature)
     la.fit(torch.utils.data.DataLoader(torch.utils.data.TensorDataset(data["x"], data["y"]),
                                        batch_size=64))
@@ -89,9 +89,10 @@ def test_gridsearch_keeps_the_lowest_validation_nll(run):
 
 def test_monte_carlo_predictive_is_seeded_and_normalised(run):
     model, data, _ = run
-    draws = [blr.Laplace(model, seed=7).fit((data["x"], data["y"]))(data["x_test"], link="mc",
+    # laplace-torch's "mc" is read as "monte-carlo": the same seeded draws.
+    draws = [blr.Laplace(model, seed=7).fit((data["x"], data["y"]))(data["x_test"], link=link,
                                                                       samples=16)
-             for _ in range(2)]
+             for link in ("monte-carlo", "mc")]
     assert torch.equal(draws[0], draws[1])
     assert torch.allclose(draws[0].sum(1), torch.ones(N_TEST, dtype=torch.float64), atol=1e-6)
 
@@ -100,7 +101,7 @@ def test_the_model_is_not_changed(run):
     model, data, _ = run
     before = [p.detach().clone() for p in model.parameters()]
     la = blr.Laplace(model).fit((data["x"], data["y"]))
-    la(data["x_test"], link="mc", samples=4)
+    la(data["x_test"], link="monte-carlo", samples=4)
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
     assert all(torch.equal(a, b) for a, b in zip(before, la.mean))
     assert la.parameter_names == [name for name, _ in model.named_parameters()]
@@ -126,7 +127,7 @@ def test_misuse_is_one_sentence(run):
     la.fit((data["x"], data["y"]))
     with pytest.raises(blr.Error, match="prior precision must be a positive finite number"):
         la.prior_precision = -1.0
-    with pytest.raises(blr.Error, match="link must be 'probit' or 'mc'"):
+    with pytest.raises(blr.Error, match="link must be 'probit' or 'monte-carlo'"):
         la(data["x_test"], link="exact")
     with pytest.raises(blr.Error, match="needs val_loader"):
         la.optimize_prior_precision("gridsearch")

@@ -212,6 +212,6 @@ expect_exit2 nan-row "non-finite" predict --checkpoint "$ckpt" --data "$work/nan
 expect_exit2 one-key "a single key" predict --checkpoint "$ckpt" --data "$work/one_key.pt" "${quiet[@]}"
 expect_exit2 no-x "no key 'x'" predict --checkpoint "$ckpt" --data "$work/nox.pt" "${quiet[@]}"
 expect_exit2 zero-samples "must lie in [1, 100000]; got 0" predict --checkpoint "$ckpt" --data "$work/new.pt" --samples 0 "${quiet[@]}"
-expect_exit2 bad-method "mc or probit" predict --checkpoint "$ckpt" --data "$work/new.pt" --predictive laplace "${quiet[@]}"
+expect_exit2 bad-method "monte-carlo or probit" predict --checkpoint "$ckpt" --data "$work/new.pt" --predictive laplace "${quiet[@]}"
 expect_exit2 csv-for-pt-run "is a CSV table" predict --checkpoint "$ckpt" --data "$work/new.csv" "${quiet[@]}"
 finish

@@ -18,8 +18,6 @@ namespace {
 
 struct LaplaceFlags {
   blr::torch::LaplaceRequest request;
-  std::string subset = "all";
-  std::string curvature = "ggn";
   std::string grid;
   blr::torch::RunSettings settings;
 };
@@ -55,24 +53,22 @@ void setup_laplace(CLI::App& app, int& exit_code) {
   cmd->add_option("--checkpoint", f->request.checkpoint,
                   "Checkpoint (.ckpt) of a trained run, e.g. AdamW or SGD from blr train "
                   "(required).");
-  cmd->add_option("--subset", f->subset, "Weights with a posterior: all or last-layer.")
-      ->check(CLI::IsMember({"all", "last-layer"}))
+  // The choices are the laplace optimizer's table's (blr optimizers), which checks them in one
+  // sentence; an earlier spelling (last_layer, mc: laplace-torch's) reads as the current one.
+  cmd->add_option("--subset", f->request.subset, "Weights with a posterior: all or last-layer.")
       ->capture_default_str();
-  cmd->add_option("--curvature", f->curvature,
+  cmd->add_option("--curvature", f->request.curvature,
                   "ggn (diagonal Gauss-Newton, exact: one backward pass per class or output) or ef "
                   "(empirical Fisher: one pass).")
-      ->check(CLI::IsMember({"ggn", "ef"}))
       ->capture_default_str();
   cmd->add_option("--structure", f->request.structure,
                   "diag (one precision per weight) or kron (Kronecker-factored N·(A⊗G) + δI per "
                   "Linear/Conv2d weight; other parameters diagonal).")
-      ->check(CLI::IsMember({"diag", "kron"}))
       ->capture_default_str();
   cmd->add_option("--predictive", f->request.predictive,
-                  "mc (average over --test-samples posterior draws) or probit (linearised, no "
-                  "draws: softmax(f/√(1+πv/8)) for a classifier, N(f, v + σ²) for a "
-                  "regression).")
-      ->check(CLI::IsMember({"mc", "probit"}))
+                  "monte-carlo (average over --test-samples posterior draws) or probit "
+                  "(linearised, no draws: softmax(f/√(1+πv/8)) for a classifier, N(f, v + σ²) for "
+                  "a regression).")
       ->capture_default_str();
   cmd->add_option("--prior-precision", f->request.prior_precision,
                   "Prior precision δ of N(0, δ⁻¹I) (default: chosen by "
@@ -120,8 +116,6 @@ void setup_laplace(CLI::App& app, int& exit_code) {
     }
     f->request.grid.validate();
     if (!f->request.save.empty()) blr::cli::check_writable_file(f->request.save, "--save");
-    f->request.subset = f->subset == "last-layer" ? "last_layer" : f->subset;
-    f->request.curvature = f->curvature;
     exit_code = blr::torch::run_laplace(f->request, f->settings);
   });
 }

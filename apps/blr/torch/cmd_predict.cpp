@@ -34,7 +34,7 @@ struct PredictFlags {
   std::string out;
   int samples = 0;            ///< 0 when --samples is absent: the checkpoint's K
   bool samples_given = false;
-  std::string predictive = "mc";
+  std::string predictive = "monte-carlo";
   blr::torch::RunSettings settings;
 };
 
@@ -84,7 +84,7 @@ std::string regression_csv(const blr::torch::NewDataRegression& p) {
 }
 
 std::string describe(const std::string& method, int samples) {
-  return method == "mc"       ? fmt::format("Monte Carlo predictive (K={})", samples)
+  return method == "monte-carlo" ? fmt::format("Monte Carlo predictive (K={})", samples)
          : method == "probit" ? std::string("linearised probit predictive")
                               : std::string("at the mean (no posterior)");
 }
@@ -154,7 +154,7 @@ void setup_predict(CLI::App& app, int& exit_code) {
   cmd->add_option("--samples", f->samples,
                   "Posterior draws K of the Monte Carlo predictive (default: the checkpoint's).");
   cmd->add_option("--predictive", f->predictive,
-                  "mc (K posterior draws) or probit (linearised probit predictive of a Gaussian "
+                  "monte-carlo (K posterior draws) or probit (linearised probit predictive of a Gaussian "
                   "posterior of a classifier: IVON, VOGN, Vadam, Laplace).")
       ->capture_default_str();
   cmd->add_option("--threads", f->settings.threads, "LibTorch threads (0 = all cores).");

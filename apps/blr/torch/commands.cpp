@@ -710,10 +710,24 @@ int run_eval(const std::string& checkpoint_path, int test_samples, const std::st
 int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   apply_run_settings(settings);
   check(settings.checkpoint_every == 0, "blr laplace writes no periodic checkpoints.");
-  check_options("laplace", {{"subset", request.subset},
-                            {"curvature", request.curvature},
-                            {"structure", request.structure},
-                            {"predictive", request.predictive}});
+  // The request's choices read by the laplace optimizer's table (an earlier spelling, mc or
+  // last_layer, as its current one); the posterior and its checkpoint get the current spellings.
+  LaplacePosteriorOptions choice;
+  LaplacePosteriorOptions::table().apply(choice, {{"subset", request.subset},
+                                                  {"curvature", request.curvature},
+                                                  {"structure", request.structure},
+                                                  {"predictive", request.predictive}});
+  OptionValues choices;
+  for (const auto& [key, value] : LaplacePosteriorOptions::table().values(choice))
+    if (key == "subset" || key == "curvature" || key == "structure" || key == "predictive")
+      choices.emplace_back(key, value);
+  const auto spelled_choice = [&choices](std::string_view key) {
+    for (const auto& [k, value] : choices)
+      if (k == key) return std::get<std::string>(value);
+    throw Error("Internal: a Laplace choice is missing.");
+  };
+  const bool last_layer = choice.subset == LaplaceSubset::kLastLayer;
+  const bool probit = choice.predictive == LaplacePredictive::kProbit;
   check(request.prior_precision == 0 ||
             (request.prior_precision > 0 && std::isfinite(request.prior_precision)),
         fmt::format("The prior precision must be a positive finite number (0: choose it by the "
@@ -748,22 +762,20 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
     fit_options.likelihood = LaplaceLikelihood::kRegression;
     fit_options.noise_std = trainer.noise_std();
   }
-  fit_options.subset = request.subset == "last_layer" ? LaplaceSubset::kLastLayer : LaplaceSubset::kAll;
-  fit_options.curvature = request.curvature == "ef" ? LaplaceCurvature::kEmpiricalFisher
-                                                    : LaplaceCurvature::kGaussNewton;
-  fit_options.structure = request.structure == "kron" ? LaplaceStructure::kKronecker
-                                                      : LaplaceStructure::kDiagonal;
+  fit_options.subset = choice.subset;
+  fit_options.curvature = choice.curvature;
+  fit_options.structure = choice.structure;
   if (!settings.quiet) {
     std::cerr << fmt::format(
         "blr laplace: {} trained with {} for {} epochs; {} {} of {} weights over {} "
         "training examples of '{}'{}; {} predictive\n",
         trainer.result().model_description, run.config.optimizer, trainer.epoch(),
-        request.structure == "kron" ? "Kronecker-factored" : "diagonal",
-        request.curvature == "ef" ? "empirical Fisher" : "Gauss-Newton",
-        request.subset == "last_layer" ? "the last layer's" : "all", run.data->train.size(),
-        run.data->name, regression ? " (Gaussian likelihood)" : "",
-        request.predictive == "probit" ? (regression ? "linearised Gaussian" : "linearised probit")
-                                       : "Monte Carlo");
+        choice.structure == LaplaceStructure::kKronecker ? "Kronecker-factored" : "diagonal",
+        choice.curvature == LaplaceCurvature::kEmpiricalFisher ? "empirical Fisher"
+                                                                : "Gauss-Newton",
+        last_layer ? "the last layer's" : "all", run.data->train.size(), run.data->name,
+        regression ? " (Gaussian likelihood)" : "",
+        probit ? (regression ? "linearised Gaussian" : "linearised probit") : "Monte Carlo");
   }
   // The library's pipeline (posthoc_laplace.hpp): curvature, σ, δ, the posterior, log Z.
   PosthocLaplaceRequest pipeline;
@@ -779,12 +791,9 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
       gridsearch ? run.data->validation.y.to(device) : ::at::Tensor(), pipeline,
       [&](double delta, const LaplaceCurvatureResult& fit) -> LaplacePosterior& {
         if (noise_by_marglik) trainer.set_noise_std(fit.noise_std);
-        const OptionValues options{{"prior_precision", delta},
-                                   {"ess", static_cast<double>(fit.examples)},
-                                   {"subset", request.subset},
-                                   {"curvature", request.curvature},
-                                   {"structure", request.structure},
-                                   {"predictive", request.predictive}};
+        OptionValues options{{"prior_precision", delta},
+                             {"ess", static_cast<double>(fit.examples)}};
+        options.insert(options.end(), choices.begin(), choices.end());
         auto posterior = make_laplace_posterior(trainer.model().parameters(), options,
                                                 trainer.optimizer_context());
         LaplacePosterior& made = *posterior;
@@ -835,10 +844,10 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   nlohmann::json extra = {
       {"laplace",
        {{"source_optimizer", run.config.optimizer},
-        {"subset", request.subset},
-        {"curvature", request.curvature},
-        {"structure", request.structure},
-        {"predictive", request.predictive},
+        {"subset", spelled_choice("subset")},
+        {"curvature", spelled_choice("curvature")},
+        {"structure", spelled_choice("structure")},
+        {"predictive", spelled_choice("predictive")},
         {"weights", fit.subset_size},
         {"examples", fit.examples},
         {"prior_precision", delta},

@@ -99,10 +99,10 @@ LoadedRun load_run(const std::string& checkpoint_path, int test_samples,
 /// `blr laplace`: what to fit.
 struct LaplaceRequest {
   std::string checkpoint;  ///< a checkpoint of a trained run (blr train / compare)
-  std::string subset = "all";         ///< all | last_layer
+  std::string subset = "all";         ///< all | last-layer
   std::string curvature = "ggn";      ///< ggn | ef
   std::string structure = "diag";     ///< diag | kron
-  std::string predictive = "mc";      ///< mc | probit
+  std::string predictive = "monte-carlo";  ///< monte-carlo | probit
   double prior_precision = 0.0;       ///< δ; 0: chosen by `prior_precision_method`
   std::string prior_precision_method = "marglik";  ///< marglik | gridsearch (validation NLL)
   PriorPrecisionGrid grid;            ///< gridsearch's grid

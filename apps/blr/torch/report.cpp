@@ -62,15 +62,13 @@ double mean_epoch_seconds(const RunResult& run) {
 }
 
 // How the predictive was formed: "probit" for a Laplace posterior with the linearised probit
-// predictive (no draws), else "mc" (K posterior draws).
+// predictive (no draws), else "monte-carlo" (K posterior draws). A checkpoint written before
+// 2026-11-29 spells the latter "mc".
 std::string predictive_method(const RunResult& run) {
-  if (run.config.optimizer != "laplace") return "mc";
-  for (const auto& [key, value] : run.config.optimizer_options) {
-    if (key == "predictive" && std::holds_alternative<std::string>(value)) {
-      return std::get<std::string>(value);
-    }
-  }
-  return "mc";
+  if (run.config.optimizer == "laplace")
+    for (const auto& [key, value] : run.config.optimizer_options)
+      if (key == "predictive" && value == OptionValue(std::string("probit"))) return "probit";
+  return "monte-carlo";
 }
 
 // A language model's figures: perplexity exp(mean NLL per token) at the mean and with the
@@ -146,7 +144,7 @@ nlohmann::json run_to_json(const RunResult& run) {
     test["predictive"] = metrics_to_json(t.predictive);
     const bool probit = t.has_predictive && predictive_method(run) == "probit";
     test["predictive"]["samples"] = t.has_predictive && !probit ? t.samples : 0;
-    if (t.has_predictive) test["predictive"]["method"] = probit ? "probit" : "mc";
+    if (t.has_predictive) test["predictive"]["method"] = probit ? "probit" : "monte-carlo";
     if (std::isfinite(t.ood_mean.auroc)) {
       test["ood"] = {{"shift", t.ood_shift},
                      {"auroc_mean", t.ood_mean.auroc},

@@ -106,6 +106,9 @@ struct OptionInfo {
   /// fixed count): validation accepts it, a value given must lie in the range (so no in-range
   /// value doubles as "off", the reliability audit's D12).
   bool unset_by_default = false;
+  /// Earlier spellings of choices, (old, current): read as the current one (checkpoints and
+  /// scripts written before a choice was renamed to the house spelling), never written or listed.
+  std::vector<std::pair<std::string, std::string>> former_choices = {};
 
   /// The value as text ("0.1", "1", "true", "price").
   static std::string format(const OptionValue& value);
@@ -212,6 +215,17 @@ class OptionTable final : public OptionSchema {
         });
   }
 
+  /// The last option (a choice) was spelled `old` where it now says `current`: `old` is still
+  /// read, as `current` (OptionInfo::former_choices).
+  OptionTable& formerly(std::string old, std::string current) {
+    auto& info = rows_.back().info;
+    if (std::find(info.choices.begin(), info.choices.end(), current) == info.choices.end())
+      throw Error(fmt::format("Internal: '{}' is no choice of option '{}'.", current, info.key));
+    info.former_choices.emplace_back(std::move(old), std::move(current));
+    infos_.back() = info;
+    return *this;
+  }
+
   /// Marks the last option added: its value must be given (the initialiser is a placeholder), or
   /// comes from the training-set size or the run seed when the CLI/registry supplies one.
   OptionTable& required(DefaultFrom from = DefaultFrom::kInitialiser) {
@@ -315,20 +329,6 @@ class OptionTable final : public OptionSchema {
   std::vector<OptionInfo> infos_;
 };
 
-/// Options given by key for a run that uses several tables (a CLI command's flags, a Python
-/// function's keywords): each table the run uses takes the keys it has, and a key that no table
-/// took is refused in one sentence naming the run and where the key applies, never ignored.
-///
-///   GivenOptions given(values);
-///   given.apply(LaplaceOptions::table(), laplace);            // rho, max_iterations, tolerance
-///   given.apply(PredictiveOptions::table(), predictive);
-///   given.require_taken("blr infer logistic --method laplace", where);
-class GivenOptions {
- public:
-  GivenOptions() = default;
-  explicit GivenOptions(OptionValues values) : values_(std::move(values)) {}
-  const OptionValues& values() const { return values_; }
-  /// Gives `key` (again: the later value replaces the earlier).
 /// Which of a table's keys a GivenOptions::apply takes: all of them (the default), only those
 /// listed, or all but those listed (CVI's keys but `family`, which glm's request spells).
 struct KeySelection {
@@ -344,6 +344,20 @@ struct KeySelection {
   }
 };
 
+/// Options given by key for a run that uses several tables (a CLI command's flags, a Python
+/// function's keywords): each table the run uses takes the keys it has, and a key that no table
+/// took is refused in one sentence naming the run and where the key applies, never ignored.
+///
+///   GivenOptions given(values);
+///   given.apply(LaplaceOptions::table(), laplace);            // rho, max_iterations, tolerance
+///   given.apply(PredictiveOptions::table(), predictive);
+///   given.require_taken("blr infer logistic --method laplace", where);
+class GivenOptions {
+ public:
+  GivenOptions() = default;
+  explicit GivenOptions(OptionValues values) : values_(std::move(values)) {}
+  const OptionValues& values() const { return values_; }
+  /// Gives `key` (again: the later value replaces the earlier).
   void give(const std::string& key, OptionValue value) {
     for (auto& [k, v] : values_)
       if (k == key) {

@@ -115,6 +115,8 @@ OptionValue OptionInfo::coerce(const OptionValue& value) const {
     case OptionType::kChoice:
       if (const auto* s = std::get_if<std::string>(&value)) {
         if (std::find(choices.begin(), choices.end(), *s) != choices.end()) return *s;
+        for (const auto& [old, current] : former_choices)
+          if (*s == old) return current;
       }
       // Configurations of format 1 wrote a choice as its index (0 = the first name).
       if (const auto* d = std::get_if<double>(&value);

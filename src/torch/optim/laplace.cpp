@@ -36,8 +36,9 @@ const OptionTable<LaplacePosteriorOptions>& LaplacePosteriorOptions::table() {
                   OptionScope::kOptimizer)
           .default_from(DefaultFrom::kTrainingSetSize)
           .choice("subset", &O::subset,
-                  {{"all", LaplaceSubset::kAll}, {"last_layer", LaplaceSubset::kLastLayer}},
+                  {{"all", LaplaceSubset::kAll}, {"last-layer", LaplaceSubset::kLastLayer}},
                   "weights with a posterior: all, or those of the last layer", OptionScope::kOptimizer)
+          .formerly("last_layer", "last-layer")  // laplace-torch's, and blr's before 2026-11-29
           .choice("curvature", &O::curvature,
                   {{"ggn", LaplaceCurvature::kGaussNewton},
                    {"ef", LaplaceCurvature::kEmpiricalFisher}},
@@ -48,9 +49,11 @@ const OptionTable<LaplacePosteriorOptions>& LaplacePosteriorOptions::table() {
                   "diagonal precision, or Kronecker-factored N·(A⊗G) + δI per Linear/Conv2d weight",
                   OptionScope::kOptimizer)
           .choice("predictive", &O::predictive,
-                  {{"mc", LaplacePredictive::kMonteCarlo}, {"probit", LaplacePredictive::kProbit}},
+                  {{"monte-carlo", LaplacePredictive::kMonteCarlo},
+                   {"probit", LaplacePredictive::kProbit}},
                   "Monte Carlo average over posterior draws, or the linearised probit approximation",
-                  OptionScope::kOptimizer));
+                  OptionScope::kOptimizer)
+          .formerly("mc", "monte-carlo"));  // laplace-torch's, and blr's before 2026-11-29
   return t;
 }
 

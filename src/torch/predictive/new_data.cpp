@@ -17,9 +17,10 @@
 namespace blr::torch {
 
 PredictiveMethod parse_predictive_method(const std::string& text) {
-  if (text == "mc") return PredictiveMethod::kMonteCarlo;
+  // "mc" is the spelling before 2026-11-29 (and laplace-torch's); monte-carlo is every door's.
+  if (text == "monte-carlo" || text == "mc") return PredictiveMethod::kMonteCarlo;
   if (text == "probit") return PredictiveMethod::kProbit;
-  throw Error(fmt::format("Option 'predictive' must be mc or probit; got '{}'.", text));
+  throw Error(fmt::format("Option 'predictive' must be monte-carlo or probit; got '{}'.", text));
 }
 
 NewDataPrediction predict_new_data(const Model& model, ::torch::optim::Optimizer& optimizer,
@@ -35,13 +36,13 @@ NewDataPrediction predict_new_data(const Model& model, ::torch::optim::Optimizer
     } else {
       throw Error(fmt::format(
           "The probit predictive needs a Gaussian posterior ({}); this checkpoint has none, so "
-          "use --predictive mc.",
+          "use --predictive monte-carlo.",
           fmt::join(gaussian_posterior_names(), ", ")));
     }
     out.method = "probit";
   } else if (posterior) {
     out.log_probs = predictive_log_probs(model, *v, inputs, samples);
-    out.method = "mc";
+    out.method = "monte-carlo";
     out.samples = samples;
   } else {
     out.log_probs = predict_log_probs(model, inputs);
@@ -80,7 +81,7 @@ NewDataRegression predict_new_regression(const Model& model, ::torch::optim::Opt
     } else {
       throw Error(fmt::format(
           "The linearised predictive (--predictive probit) needs a Gaussian posterior ({}); this "
-          "checkpoint has none, so use --predictive mc.",
+          "checkpoint has none, so use --predictive monte-carlo.",
           fmt::join(gaussian_posterior_names(), ", ")));
     }
     const auto f = linearised.first.to(at::kCPU, at::kDouble).reshape({n, d});
@@ -93,7 +94,7 @@ NewDataRegression predict_new_regression(const Model& model, ::torch::optim::Opt
   at::Tensor outputs;  // K×N×D on the standardised scale (K = 1 for a point estimate)
   if (v != nullptr && v->has_posterior()) {
     outputs = predictive_outputs(model, *v, {inputs}, samples)[0];
-    out.method = "mc";
+    out.method = "monte-carlo";
     out.samples = samples;
   } else {
     outputs = predict_outputs(model, inputs).unsqueeze(0);

@@ -96,7 +96,7 @@ TEST(PredictNewData, DispatchesByPosterior) {
   EXPECT_LT((probit.entropy + (p * probit.log_probs).sum(1)).abs().max().item<double>(), 1e-14);
 
   const auto mc = predict_new_data(Model(net), ivon, x, 8, PredictiveMethod::kMonteCarlo);
-  EXPECT_EQ(mc.method, "mc");
+  EXPECT_EQ(mc.method, "monte-carlo");
   EXPECT_EQ(mc.samples, 8);
   EXPECT_EQ(mc.log_probs.sizes(), probit.log_probs.sizes());
 

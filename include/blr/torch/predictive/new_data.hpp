@@ -1,7 +1,7 @@
 // A trained classifier's predictive distribution on new inputs (blr predict), by one of two
 // methods:
 //
-//   mc      p̄(y|x) = (1/K) Σ_k softmax(f(x; θ_k)), θ_k ~ q (predictive.hpp; K posterior draws);
+//   monte-carlo  p̄(y|x) = (1/K) Σ_k softmax(f(x; θ_k)), θ_k ~ q (predictive.hpp; K draws);
 //           at the mean, softmax(f(x; μ)), for a point estimate (no posterior);
 //   probit  the linearised (GLM) predictive with the multiclass probit approximation,
 //           p(y = k|x) ≈ softmax_k(f_k(x; μ) / √(1 + π v_k / 8)), v_k = Σ_j σ_j² (∂f_k/∂θ_j)²
@@ -35,18 +35,18 @@ namespace blr::torch {
 
 enum class PredictiveMethod { kMonteCarlo, kProbit };
 
-/// "mc" / "probit" (one sentence naming the text otherwise).
+/// "monte-carlo" (or the earlier "mc") / "probit" (one sentence naming the text otherwise).
 PredictiveMethod parse_predictive_method(const std::string& text);
 
 struct NewDataPrediction {
   ::at::Tensor log_probs;  ///< N×C, double, CPU
   ::at::Tensor entropy;    ///< N, double, CPU
-  std::string method;      ///< "mean" (no posterior), "mc" or "probit"
-  int samples = 0;         ///< K of "mc", else 0
+  std::string method;      ///< "mean" (no posterior), "monte-carlo" or "probit"
+  int samples = 0;         ///< K of "monte-carlo", else 0
 };
 
 /// The predictive of `model` trained by `optimizer` on `inputs` (N, ...): `samples` ≥ 1 draws
-/// for mc; probit needs a Laplace or diagonal-Gaussian posterior (else one sentence).
+/// for monte-carlo; probit needs a Laplace or diagonal-Gaussian posterior (else one sentence).
 NewDataPrediction predict_new_data(const Model& model, ::torch::optim::Optimizer& optimizer,
                                    const ::at::Tensor& inputs, int samples,
                                    PredictiveMethod method);
@@ -54,8 +54,8 @@ NewDataPrediction predict_new_data(const Model& model, ::torch::optim::Optimizer
 struct NewDataRegression {
   ::at::Tensor mean;  ///< N×D, double, CPU, in the targets' units
   ::at::Tensor sd;    ///< N×D, double, CPU: the predictive's standard deviation
-  std::string method; ///< "mean" (no posterior), "mc" or "probit" (linearised)
-  int samples = 0;    ///< K of "mc", else 0
+  std::string method; ///< "mean" (no posterior), "monte-carlo" or "probit" (linearised)
+  int samples = 0;    ///< K of "monte-carlo", else 0
 };
 
 /// The predictive of a regression `model` (D outputs) on `inputs`: `samples` ≥ 1 draws for a
