@@ -177,7 +177,9 @@ void setup_sensitivity(CLI::App& app, int& exit_code) {
   // The fit's, the sensitivities' and the leave-one-out predictive's options, one flag per key of
   // their tables (table_flags.hpp), as `blr infer` has them.
   const std::vector<FlagSource> sources = inference_flag_sources(
-      [](const inference::InferenceMethod& m) { return m.model == "glm" && m.method != "mixture-vi"; },
+      [](const inference::InferenceMethod& m) {
+        return m.model == "glm" && m.method != "mixture-vi";
+      },
       {"predictive", "sensitivity"});
   f.flags.add_to(cmd, sources, {"family", "alpha", "beta"},
                  "Options of the fit, the sensitivities and the predictive (blr methods)");

@@ -25,7 +25,8 @@ std::vector<FlagSource> inference_flag_sources(
     const std::vector<std::string>& shared) {
   std::vector<FlagSource> out;
   for (const auto& m : inference::inference_methods())
-    if (m.options != nullptr && keep(m)) out.push_back({m.model + " " + m.method, m.options, m.preset});
+    if (m.options != nullptr && keep(m))
+      out.push_back({m.model + " " + m.method, m.options, m.preset});
   for (const auto& name : shared) {
     const auto& tables = inference::inference_shared_options();
     const auto it = std::find_if(tables.begin(), tables.end(),

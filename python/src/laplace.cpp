@@ -102,9 +102,7 @@ class PyLaplace {
     options_.curvature = choice.curvature;
     options_.structure = choice.structure;
     const auto spelled = [&](const char* key) {
-      for (const auto& [k, value] : table.values(choice))
-        if (k == key) return std::get<std::string>(value);
-      throw Error("Internal: a Laplace choice is missing.");
+      return std::get<std::string>(table.value(choice, key));
     };
     subset_ = spelled("subset");
     curvature_name_ = spelled("curvature");
@@ -210,7 +208,8 @@ class PyLaplace {
   }
 
   /// Regression: the predictive of f, mean and variance (N×D each, without σ²): the linearised
-  /// N(f*, diag(JΣJᵀ)) ("probit"), or the mean and the variance over `samples` draws ("monte-carlo").
+  /// N(f*, diag(JΣJᵀ)) ("probit"), or the mean and the variance over `samples` draws
+  /// ("monte-carlo").
   std::pair<::at::Tensor, ::at::Tensor> regression_predictive(const ::at::Tensor& x,
                                                               const std::string& link, int samples,
                                                               int64_t batch_size) {

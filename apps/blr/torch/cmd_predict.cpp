@@ -154,8 +154,8 @@ void setup_predict(CLI::App& app, int& exit_code) {
   cmd->add_option("--samples", f->samples,
                   "Posterior draws K of the Monte Carlo predictive (default: the checkpoint's).");
   cmd->add_option("--predictive", f->predictive,
-                  "monte-carlo (K posterior draws) or probit (linearised probit predictive of a Gaussian "
-                  "posterior of a classifier: IVON, VOGN, Vadam, Laplace).")
+                  "monte-carlo (K posterior draws) or probit (linearised probit predictive of a "
+                  "Gaussian posterior of a classifier: IVON, VOGN, Vadam, Laplace).")
       ->capture_default_str();
   cmd->add_option("--threads", f->settings.threads, "LibTorch threads (0 = all cores).");
   cmd->add_option("--device", f->settings.device, "cpu, cuda or cuda:N.")->capture_default_str();

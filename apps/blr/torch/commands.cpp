@@ -712,20 +712,18 @@ int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   check(settings.checkpoint_every == 0, "blr laplace writes no periodic checkpoints.");
   // The request's choices read by the laplace optimizer's table (an earlier spelling, mc or
   // last_layer, as its current one); the posterior and its checkpoint get the current spellings.
+  const auto& table = LaplacePosteriorOptions::table();
   LaplacePosteriorOptions choice;
-  LaplacePosteriorOptions::table().apply(choice, {{"subset", request.subset},
-                                                  {"curvature", request.curvature},
-                                                  {"structure", request.structure},
-                                                  {"predictive", request.predictive}});
-  OptionValues choices;
-  for (const auto& [key, value] : LaplacePosteriorOptions::table().values(choice))
-    if (key == "subset" || key == "curvature" || key == "structure" || key == "predictive")
-      choices.emplace_back(key, value);
-  const auto spelled_choice = [&choices](std::string_view key) {
-    for (const auto& [k, value] : choices)
-      if (k == key) return std::get<std::string>(value);
-    throw Error("Internal: a Laplace choice is missing.");
+  table.apply(choice, {{"subset", request.subset},
+                       {"curvature", request.curvature},
+                       {"structure", request.structure},
+                       {"predictive", request.predictive}});
+  const auto spelled_choice = [&](const char* key) {
+    return std::get<std::string>(table.value(choice, key));
   };
+  OptionValues choices;
+  for (const char* key : {"subset", "curvature", "structure", "predictive"})
+    choices.emplace_back(key, spelled_choice(key));
   const bool last_layer = choice.subset == LaplaceSubset::kLastLayer;
   const bool probit = choice.predictive == LaplacePredictive::kProbit;
   check(request.prior_precision == 0 ||

@@ -278,6 +278,9 @@ class OptionTable final : public OptionSchema {
     for (const auto& [key, value] : values) set(o, key, value);
   }
 
+  /// Option `key`'s value in `o` (a choice as its name); an unknown key is refused in a sentence.
+  OptionValue value(const O& o, std::string_view key) const { return row(key).get(o); }
+
   /// Every option's value.
   OptionValues values(const O& o) const {
     OptionValues out;

@@ -91,7 +91,8 @@ GlmMethodOptions glm_method_options(std::string_view method, int mixture_compone
   if (method == "laplace") given.apply(LaplaceOptions::table(), o.laplace);
   if (method == "cvi" && mixture_components > 0) given.apply(MixtureViOptions::table(), o.mixture);
   if (method == "cvi" && mixture_components == 0)
-    given.apply(CviOptions::table(), o.cvi, KeySelection::all_but({"family"}));  // family: the request's
+    given.apply(CviOptions::table(), o.cvi,
+                KeySelection::all_but({"family"}));  // family: the request's
   return o;
 }
 

@@ -183,10 +183,12 @@ void apply_options(MixtureRequest& request, const GivenOptions& given) {
   if (request.method == "em") {
     given.apply(EmOptions::table(), request.em);
   } else if (request.method == "vmp") {
-    given.apply(EmOptions::table(), request.em, KeySelection::only_these({"components", "covariance", "seed"}));
+    given.apply(EmOptions::table(), request.em,
+                KeySelection::only_these({"components", "covariance", "seed"}));
     given.apply(VmpOptions::table(), request.vmp);
   } else {
-    given.apply(EmOptions::table(), request.em, KeySelection::only_these({"components", "covariance"}));
+    given.apply(EmOptions::table(), request.em,
+                KeySelection::only_these({"components", "covariance"}));
     given.apply(SviOptions::table(), request.svi);
   }
 }

@@ -44,7 +44,8 @@ TEST(ChoiceSpelling, EveryChoiceIsLowerCaseWithHyphens) {
     for (const auto& o : table.schema->options())
       for (const auto& c : o.choices) {
         ++choices;
-        EXPECT_TRUE(std::regex_match(c, house)) << table.label << ", " << o.key << ": '" << c << "'";
+        EXPECT_TRUE(std::regex_match(c, house))
+            << table.label << ", " << o.key << ": '" << c << "'";
       }
   EXPECT_GT(choices, 20);  // the listing reached the tables
 }
@@ -66,6 +67,12 @@ TEST(ChoiceSpelling, AnEarlierSpellingIsReadAsTheCurrentOneAndNeverListed) {
                                              {"predictive", std::string("mc")}});
   EXPECT_EQ(o.subset, LaplaceSubset::kLastLayer);
   EXPECT_EQ(o.predictive, LaplacePredictive::kMonteCarlo);
+  // … and writes them in the current spelling (its checkpoint, the JSON).
+  EXPECT_EQ(LaplacePosteriorOptions::table().value(o, "subset"),
+            OptionValue(std::string("last-layer")));
+  EXPECT_EQ(LaplacePosteriorOptions::table().value(o, "predictive"),
+            OptionValue(std::string("monte-carlo")));
+  EXPECT_THROW(LaplacePosteriorOptions::table().value(o, "subsets"), Error);
 }
 
 TEST(ChoiceSpelling, TheMonteCarloPredictiveIsOneWordInEveryDoor) {
