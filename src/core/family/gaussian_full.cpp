@@ -7,6 +7,23 @@
 #include <numbers>
 
 namespace blr {
+namespace {
+
+// d of a parameter packed minimally (length d + d(d+1)/2), refused in one sentence otherwise.
+Index packed_dimension(Index size, const char* parameter) {
+  const Index d = GaussianFull::dimension_for_natural_size(size);
+  check(d >= 0, fmt::format("GaussianFull: a minimal {} parameter has length d + d(d+1)/2; {} is "
+                            "no such length.",
+                            parameter, size));
+  return d;
+}
+
+// Eigen's LLT can report success on a semidefinite matrix; a zero pivot is refused here too.
+bool positive_definite(const Eigen::LLT<Matrix>& llt) {
+  return llt.info() == Eigen::Success && llt.matrixLLT().diagonal().minCoeff() > 0;
+}
+
+}  // namespace
 
 Vector GaussianFull::variance() const { return covariance().diagonal(); }
 
@@ -46,11 +63,7 @@ Vector GaussianFull::natural_from(const Vector& precision_times_mean, const Matr
 }
 
 Matrix GaussianFull::precision_from_natural(const Vector& lambda) {
-  const Index d = dimension_for_natural_size(lambda.size());
-  check(d >= 0, fmt::format("GaussianFull: a minimal natural parameter has length d + d(d+1)/2; "
-                            "{} is no such length.",
-                            lambda.size()));
-  return unpack_matrix(lambda, d, -0.5, -1.0);
+  return unpack_matrix(lambda, packed_dimension(lambda.size(), "natural"), -0.5, -1.0);
 }
 
 Vector GaussianFull::expectation() const {
@@ -61,34 +74,26 @@ Vector GaussianFull::expectation() const {
 bool GaussianFull::natural_is_valid(const Vector& lambda) {
   const Index d = dimension_for_natural_size(lambda.size());
   if (d < 0 || !lambda.allFinite()) return false;
-  Eigen::LLT<Matrix> llt(unpack_matrix(lambda, d, -0.5, -1.0));
-  return llt.info() == Eigen::Success && llt.matrixLLT().diagonal().minCoeff() > 0;
+  return positive_definite(Eigen::LLT<Matrix>(unpack_matrix(lambda, d, -0.5, -1.0)));
 }
 
 GaussianFull GaussianFull::from_natural(const Vector& lambda) {
-  const Index d = dimension_for_natural_size(lambda.size());
-  check(d >= 0, fmt::format("GaussianFull: a minimal natural parameter has length d + d(d+1)/2; "
-                            "{} is no such length.",
-                            lambda.size()));
+  const Index d = packed_dimension(lambda.size(), "natural");
   check_all_finite("GaussianFull", "the natural parameter", lambda);
-  const Matrix s = unpack_matrix(lambda, d, -0.5, -1.0);
-  Eigen::LLT<Matrix> llt(s);
-  check(llt.info() == Eigen::Success && llt.matrixLLT().diagonal().minCoeff() > 0,
+  const Eigen::LLT<Matrix> llt(unpack_matrix(lambda, d, -0.5, -1.0));
+  check(positive_definite(llt),
         "GaussianFull: the natural parameter encodes a precision matrix S that is not positive "
         "definite.");
   return GaussianFull(llt.solve(lambda.head(d)), CholeskyFactor::from_lower(llt.matrixL()));
 }
 
 GaussianFull GaussianFull::from_expectation(const Vector& mu) {
-  const Index d = dimension_for_natural_size(mu.size());
-  check(d >= 0, fmt::format("GaussianFull: a minimal expectation parameter has length "
-                            "d + d(d+1)/2; {} is no such length.",
-                            mu.size()));
+  const Index d = packed_dimension(mu.size(), "expectation");
   check_all_finite("GaussianFull", "the expectation parameter", mu);
   const Vector m = mu.head(d);
   const Matrix cov = unpack_matrix(mu, d, 1.0, 1.0) - m * m.transpose();
-  Eigen::LLT<Matrix> llt(cov);
-  check(llt.info() == Eigen::Success && llt.matrixLLT().diagonal().minCoeff() > 0,
+  const Eigen::LLT<Matrix> llt(cov);
+  check(positive_definite(llt),
         "GaussianFull: the expectation parameter gives a covariance E[xx^T] - mm^T that is not "
         "positive definite.");
   Matrix s = llt.solve(Matrix(Matrix::Identity(d, d)));
