@@ -92,21 +92,17 @@ class PyLaplace {
     options_.likelihood = likelihood == "regression" ? LaplaceLikelihood::kRegression
                                                      : LaplaceLikelihood::kClassification;
     options_.noise_std = noise_std;
-    // Read by the laplace optimizer's table, as blr laplace reads its flags: laplace-torch's
-    // "last_layer" is the earlier spelling of "last-layer".
-    ::blr::torch::LaplacePosteriorOptions choice;
-    const auto& table = ::blr::torch::LaplacePosteriorOptions::table();
-    table.apply(choice, {{"subset", subset}, {"curvature", curvature}, {"structure", structure}});
+    // Read as blr laplace reads its flags: laplace-torch's "last_layer" is the earlier spelling
+    // of "last-layer".
+    const auto read = ::blr::torch::read_laplace_choices(
+        {{"subset", subset}, {"curvature", curvature}, {"structure", structure}});
     check(seed >= 0, fmt::format("The seed must be ≥ 0; got {}.", seed));
-    options_.subset = choice.subset;
-    options_.curvature = choice.curvature;
-    options_.structure = choice.structure;
-    const auto spelled = [&](const char* key) {
-      return std::get<std::string>(table.value(choice, key));
-    };
-    subset_ = spelled("subset");
-    curvature_name_ = spelled("curvature");
-    structure_ = spelled("structure");
+    options_.subset = read.options.subset;
+    options_.curvature = read.options.curvature;
+    options_.structure = read.options.structure;
+    subset_ = read.spelling("subset");
+    curvature_name_ = read.spelling("curvature");
+    structure_ = read.spelling("structure");
     auto bytes = std::make_shared<const std::string>(std::string(model_archive));
     model_ = ::blr::torch::load_script_model(std::move(bytes), origin);
   }

@@ -710,20 +710,14 @@ int run_eval(const std::string& checkpoint_path, int test_samples, const std::st
 int run_laplace(const LaplaceRequest& request, const RunSettings& settings) {
   apply_run_settings(settings);
   check(settings.checkpoint_every == 0, "blr laplace writes no periodic checkpoints.");
-  // The request's choices read by the laplace optimizer's table (an earlier spelling, mc or
-  // last_layer, as its current one); the posterior and its checkpoint get the current spellings.
-  const auto& table = LaplacePosteriorOptions::table();
-  LaplacePosteriorOptions choice;
-  table.apply(choice, {{"subset", request.subset},
-                       {"curvature", request.curvature},
-                       {"structure", request.structure},
-                       {"predictive", request.predictive}});
-  const auto spelled_choice = [&](const char* key) {
-    return std::get<std::string>(table.value(choice, key));
-  };
-  OptionValues choices;
-  for (const char* key : {"subset", "curvature", "structure", "predictive"})
-    choices.emplace_back(key, spelled_choice(key));
+  // The posterior and its checkpoint get the current spellings of the request's choices.
+  const LaplaceChoices read = read_laplace_choices({{"subset", request.subset},
+                                                    {"curvature", request.curvature},
+                                                    {"structure", request.structure},
+                                                    {"predictive", request.predictive}});
+  const LaplacePosteriorOptions& choice = read.options;
+  const OptionValues& choices = read.spelled;
+  const auto spelled_choice = [&](const char* key) { return read.spelling(key); };
   const bool last_layer = choice.subset == LaplaceSubset::kLastLayer;
   const bool probit = choice.predictive == LaplacePredictive::kProbit;
   check(request.prior_precision == 0 ||

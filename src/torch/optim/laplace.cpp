@@ -9,6 +9,8 @@
 #include <torch/serialize/archive.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "blr/core/error.hpp"
 #include "blr/torch/optim/registry.hpp"
@@ -55,6 +57,21 @@ const OptionTable<LaplacePosteriorOptions>& LaplacePosteriorOptions::table() {
                   OptionScope::kOptimizer)
           .formerly("mc", "monte-carlo"));  // laplace-torch's, and blr's before 2026-11-29
   return t;
+}
+
+LaplaceChoices read_laplace_choices(const OptionValues& given) {
+  const auto& table = LaplacePosteriorOptions::table();
+  LaplaceChoices read;
+  table.apply(read.options, given);
+  for (const auto& entry : given)
+    read.spelled.emplace_back(entry.first, table.value(read.options, entry.first));
+  return read;
+}
+
+const std::string& LaplaceChoices::spelling(const std::string& key) const {
+  for (const auto& entry : spelled)
+    if (entry.first == key) return std::get<std::string>(entry.second);
+  throw std::logic_error("LaplaceChoices: '" + key + "' was not read.");
 }
 
 LaplacePosterior::LaplacePosterior(std::vector<::torch::optim::OptimizerParamGroup> param_groups,

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,31 @@ TEST(ChoiceSpelling, AnEarlierSpellingIsReadAsTheCurrentOneAndNeverListed) {
   EXPECT_EQ(LaplacePosteriorOptions::table().value(o, "predictive"),
             OptionValue(std::string("monte-carlo")));
   EXPECT_THROW(LaplacePosteriorOptions::table().value(o, "subsets"), Error);
+}
+
+// blr laplace and blr.Laplace read their choices through read_laplace_choices: the options set,
+// each given key written back in its current spelling in the order given, a bad choice refused.
+TEST(ChoiceSpelling, TheLaplaceDoorsReadTheirChoicesInOneFunction) {
+  const LaplaceChoices read = read_laplace_choices({{"subset", std::string("last_layer")},
+                                                    {"structure", std::string("kron")},
+                                                    {"predictive", std::string("mc")}});
+  EXPECT_EQ(read.options.subset, LaplaceSubset::kLastLayer);
+  EXPECT_EQ(read.options.structure, LaplaceStructure::kKronecker);
+  EXPECT_EQ(read.options.predictive, LaplacePredictive::kMonteCarlo);
+  EXPECT_EQ(read.options.curvature, LaplacePosteriorOptions().curvature);  // not given: default
+  ASSERT_EQ(read.spelled.size(), 3u);
+  EXPECT_EQ(read.spelled[0].first, "subset");
+  EXPECT_EQ(read.spelling("subset"), "last-layer");
+  EXPECT_EQ(read.spelling("structure"), "kron");
+  EXPECT_EQ(read.spelling("predictive"), "monte-carlo");
+  EXPECT_THROW(read.spelling("curvature"), std::logic_error);  // a key that was not read
+  try {
+    read_laplace_choices({{"predictive", std::string("exact")}});
+    ADD_FAILURE() << "a bad choice was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("one of monte-carlo, probit"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ChoiceSpelling, TheMonteCarloPredictiveIsOneWordInEveryDoor) {

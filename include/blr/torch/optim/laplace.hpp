@@ -64,6 +64,16 @@ struct LaplacePosteriorOptions : ::torch::optim::OptimizerCloneableOptions<Lapla
   void set_lr(double) override {}
 };
 
+/// The posterior's choices as `blr laplace` and `blr.Laplace` take them: each (key, spelling) read
+/// through the table, an earlier spelling (mc, last_layer) as its current one, and written back
+/// in the current spelling for the reports. A bad choice is refused in the table's sentence.
+struct LaplaceChoices {
+  LaplacePosteriorOptions options;
+  OptionValues spelled;  ///< each given key with its current spelling, in the order given
+  const std::string& spelling(const std::string& key) const;
+};
+LaplaceChoices read_laplace_choices(const OptionValues& given);
+
 class LaplacePosterior : public VariationalOptimizer, public GaussianPosterior {
  public:
   using Options = LaplacePosteriorOptions;
