@@ -1,7 +1,9 @@
 // `blr methods`: the registry of inference methods (inference/methods.hpp) — each model and
 // method with what it computes, its equations, its doors and its option table — as a table on
 // stdout, as Markdown (the generated reference of docs/inference.md, checked by
-// tests/cli/inference_methods_docs.sh so that it cannot drift) or as JSON.
+// tests/cli/inference_methods_docs.sh so that it cannot drift) or as JSON; the tables several
+// methods share (the predictive, the sensitivities, the hyperparameters' search) as JSON too,
+// what blr.infer.shared_options() returns.
 #include <fmt/format.h>
 
 #include <memory>
@@ -14,9 +16,13 @@
 
 namespace {
 
-int run_methods(bool markdown, const std::string& json_path) {
-  if (!json_path.empty()) {
-    blr::cli::write_json_text(json_path, blr::inference::inference_methods_json().dump(2));
+int run_methods(bool markdown, const std::string& json_path, const std::string& shared_path) {
+  if (!json_path.empty() || !shared_path.empty()) {
+    if (!json_path.empty())
+      blr::cli::write_json_text(json_path, blr::inference::inference_methods_json().dump(2));
+    if (!shared_path.empty())
+      blr::cli::write_json_text(shared_path,
+                                blr::inference::inference_shared_options_json().dump(2));
     return 0;
   }
   if (markdown) {
@@ -41,9 +47,16 @@ void setup_methods(CLI::App& app, int& exit_code) {
       "computes, its equations and its options.");
   auto markdown = std::make_shared<bool>(false);
   auto json = std::make_shared<std::string>();
+  auto shared = std::make_shared<std::string>();
   cmd->add_flag("--markdown", *markdown, "Print the reference as Markdown (docs/inference.md).");
   cmd->add_option("--json", *json, "Write the registry as JSON to this file ('-' = stdout).");
-  cmd->callback([markdown, json, &exit_code] { exit_code = run_methods(*markdown, *json); });
+  cmd->add_option("--shared-json", *shared,
+                  "Write the option tables several methods share (predictive, sensitivity, "
+                  "hyperparameters) as JSON to this file ('-' = stdout), as "
+                  "blr.infer.shared_options() returns them.");
+  cmd->callback([markdown, json, shared, &exit_code] {
+    exit_code = run_methods(*markdown, *json, *shared);
+  });
 }
 
 BLR_REGISTER_COMMAND("methods", 21, setup_methods);

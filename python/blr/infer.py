@@ -73,7 +73,8 @@ def _tables(model, method=None):
 
 def shared_options():
     """The option tables several methods share (``blr methods``' "Shared options"): the
-    predictive of new rows, the per-example sensitivities and the GP hyperparameters' search, as
+    predictive of new rows, the per-example sensitivities and the GP hyperparameters' search
+    (``blr methods --shared-json`` writes the same), as
     {name: {"applies_to": ..., "options": [{key, type, default, allowed, help, default_text,
     defaults_after}, ...]}}. ``default_text`` is the default as ``--help`` says it (per method
     where the methods' defaults differ); ``defaults_after`` lists them per method."""

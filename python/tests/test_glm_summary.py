@@ -159,6 +159,12 @@ def test_the_registry_of_methods_is_the_commands(cli, tmp_path):
     subprocess.run([str(CLI), "methods", "--json", str(tmp_path / "m.json")], check=True,
                    capture_output=True)
     assert listed == json.loads((tmp_path / "m.json").read_text())
+    # The shared tables too: blr.infer.shared_options() is `blr methods --shared-json`.
+    subprocess.run([str(CLI), "methods", "--shared-json", str(tmp_path / "s.json")], check=True,
+                   capture_output=True)
+    shared = json.loads((tmp_path / "s.json").read_text())
+    assert blr.infer.shared_options() == shared
+    assert {"predictive", "sensitivity", "hyperparameters"} <= set(shared)
     by = {(m["model"], m["method"]): m for m in listed}
     laplace = {o["key"]: o for o in by[("glm", "laplace")]["options"]}
     assert laplace["max_iterations"]["default"] == 100 and laplace["rho"]["default"] == 1
