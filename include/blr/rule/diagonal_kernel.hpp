@@ -5,8 +5,8 @@
 // stages need them) and writes m', S', u' once. The loop touches every stream at the same index,
 // so the hardware prefetchers follow all of them at once; the stages are a compile-time list, so
 // the body has no branches and is vectorised (`omp simd`). The loop is compiled for AVX-512, AVX2
-// and the baseline ISA and the loader picks one (`target_clones`); with FMA contraction off
-// project-wide every clone rounds like the baseline. Validity is accumulated branch-free (x·0 is 0
+// and the baseline ISA and the loader picks one (BLR_CPU_CLONES, core/cpu_clones.hpp); with FMA
+// contraction off project-wide every clone rounds like the baseline. Validity is accumulated branch-free (x·0 is 0
 // for finite x and NaN otherwise); the rare invalid step is diagnosed coordinate by coordinate with
 // the same per-coordinate function.
 #pragma once
@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "blr/core/cpu_clones.hpp"
 #include "blr/core/types.hpp"
 #include "blr/rule/policy.hpp"
 
@@ -54,7 +55,7 @@ template <bool kLearn, class... Stages>
 }
 
 template <bool kLearn, class... Stages>
-[[gnu::target_clones("avx512f", "avx2", "default")]] KernelResult diagonal_pass(
+BLR_CPU_CLONES KernelResult diagonal_pass(
     const StepCoefficients<double, Stages...>& coefficients, const DiagonalBuffers& buffers,
     Index d, bool check_mean) {
   const StepCoefficients<double, Stages...> k = coefficients;  // local: stores cannot alias it

@@ -27,6 +27,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "blr/core/cpu_clones.hpp"
+
 namespace blr::torch::detail {
 
 // The sampling helpers are forced inline so that a multiversioned caller (mean_field.cpp) compiles
@@ -35,16 +37,6 @@ namespace blr::torch::detail {
 #define BLR_KERNEL_INLINE [[gnu::always_inline]] inline
 #else
 #define BLR_KERNEL_INLINE inline
-#endif
-
-// Kernels whose speed depends on the vector width are compiled for AVX-512, AVX2 and the baseline
-// ISA on x86-64, and the loader picks one by CPU (GCC function multiversioning). FMA contraction
-// is off project-wide (-ffp-contract=off), so every clone rounds exactly like the baseline: the
-// numbers do not depend on the machine.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define BLR_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define BLR_CPU_CLONES
 #endif
 
 constexpr int64_t kChunk = int64_t{1} << 14;  ///< elements per task and per noise stream
