@@ -7,7 +7,8 @@
 # libfmt.so.9 loaded it (CWE-426). Each ELF file's RUNPATH is read with readelf; then every library
 # the file needs (but the loader and libc) is planted, as a library that defines nothing, in a
 # scratch folder, and the programs run from there (the Python module is imported from there).
-# Usage: runpaths.sh BUILD_DIR HAVE_TORCH(ON|OFF) [PYTHON (the interpreter the module was built for)]
+# Usage: runpaths.sh BUILD_DIR HAVE_TORCH(ON|OFF) [PYTHON (the interpreter the module was built
+# for)]; CXX (default c++) compiles the planted libraries.
 set -euo pipefail
 build=$(cd "$1" && pwd); have_torch=${2:-OFF}; python=${3:-}
 work="$build/runpaths"
@@ -18,7 +19,8 @@ files=("$build/blr" "$prefix/bin/blr")
 if [ "$have_torch" = ON ]; then
   files+=("$build/blr-torch" "$build/libblr_torch.so" "$prefix/bin/blr-torch")
   files+=("$(find "$prefix" -name 'libblr_torch.so' -print -quit)")
-  files+=($(find "$build/python/blr" "$prefix" -name '_blr*.so' 2>/dev/null))
+  while IFS= read -r module; do files+=("$module"); done < <(
+    find "$build/python/blr" "$prefix" -name '_blr*.so' 2>/dev/null)
 fi
 status=0
 for file in "${files[@]}"; do
@@ -26,7 +28,8 @@ for file in "${files[@]}"; do
   runpath=$(readelf -d "$file" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p')
   [ -z "$runpath" ] && continue
   case ":$runpath:" in
-    *::*) echo "runpaths: $file has an empty entry in its search path '$runpath' (the current directory)" >&2
+    *::*) echo "runpaths: $file has an empty entry (the current directory) in its search" \
+            "path '$runpath'" >&2
           status=1; continue ;;
   esac
   IFS=: read -r -a entries <<<"$runpath"
@@ -41,11 +44,11 @@ done
 [ "$status" = 0 ] || exit 1
 
 # Plant every library these files need, each an empty shared library, and run them from there.
-echo 'void blr_planted_library(void) {}' >"$work/planted.c"
+echo 'extern "C" void blr_planted_library() {}' >"$work/planted.cpp"
 for file in "${files[@]}"; do
   readelf -d "$file" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
 done | sort -u | grep -v -E '^(ld-linux|libc\.so)' | while read -r needed; do
-  cc -shared -fPIC -o "$work/planted/$needed" "$work/planted.c"
+  "${CXX:-c++}" -shared -fPIC -o "$work/planted/$needed" "$work/planted.cpp"
 done
 planted_count=$(find "$work/planted" -type f | wc -l)
 [ "$planted_count" -gt 3 ] || { echo "runpaths: only $planted_count libraries planted" >&2; exit 1; }
