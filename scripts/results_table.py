@@ -3,7 +3,9 @@
 files the result scripts write (no number is typed by hand):
 
   --demo FILE     `blr compare --seeds N` of scripts/demo.sh (the MLP, image-small recipe)
-  --vision DIR    scripts/vision_results.sh's outputs (lenet-*.json, resnet20-*.json)
+  --vision DIR    scripts/vision_results.sh's outputs (lenet-*.json, resnet20-*.json); a file
+                  <name>-seed<S>.recorded.json holds the reported metrics of a run whose output
+                  was not kept, with "recorded_from" naming where they were reported
   --lm DIR        scripts/lm_results.sh's outputs (the learning rates run with 3 seeds); repeated
                   for other budgets (EPOCHS=2 runs in their own directory)
 
@@ -93,7 +95,7 @@ def vision_rows(directory, model):
     files = sorted(pathlib.Path(directory).glob(f"{model}-*-seed*.json"))
     by_kind = {}
     for f in files:
-        kind = re.match(rf"{model}-(.*)-seed\d+\.json", f.name).group(1)
+        kind = re.fullmatch(rf"{model}-(.*)-seed\d+(\.recorded)?\.json", f.name).group(1)
         by_kind.setdefault(kind, []).append(f)
     has_separate_dropout = "mc-dropout" in by_kind
     # compare-TAG: a part of compare run on its own (vision_results.sh's TAG), read alike.
@@ -136,7 +138,8 @@ def vision_rows(directory, model):
     for f in by_kind.get("ensemble", []):
         d = json.load(open(f))
         e = d["ensemble"]
-        per_epoch = d["seconds"] / d["epochs"]  # all members, evaluation included
+        # all members, evaluation included; a recorded run has no time
+        per_epoch = d["seconds"] / d["epochs"] if d.get("seconds") else None
         rows.add(f"deep ensemble, {e['members']} AdamW", e["test"]["accuracy"], e["test"]["nll"],
                  e["test"]["ece"], e["ood_auroc"], per_epoch)
         t = e["temperature_scaled"]

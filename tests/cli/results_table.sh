@@ -58,6 +58,27 @@ diff <(grep "IVON, predictive" "$work/demo.md" | cut -d'|' -f4-) \
   <(grep "IVON, predictive" "$work/vision.md" | cut -d'|' -f4-) >/dev/null ||
   fail "the vision table's IVON row differs from the demo table's for the same runs"
 
+# The ResNet-20 deep ensembles kept in the tree (docs/results/vision): two output files and one
+# recorded file (seed 0, whose output was not kept) make one three-seed row whose cells are the
+# mean ± sd of the three ensembles' test metrics.
+python3 "$src/scripts/results_table.py" --vision "$src/docs/results/vision" >"$work/kept.md" 2>&1 ||
+  fail "results_table.py --vision docs/results/vision failed"
+python3 - "$src/docs/results/vision" "$work/kept.md" <<'PY' || fail "the kept ensembles' row is wrong"
+import json, pathlib, statistics, sys
+kept = pathlib.Path(sys.argv[1])
+runs = [json.load(open(f))["ensemble"] for f in sorted(kept.glob("resnet20-ensemble-seed*.json"))]
+assert len(runs) == 3, len(runs)
+assert all("recorded_from" in json.load(open(f)) for f in kept.glob("*.recorded.json"))
+rows = [l for l in open(sys.argv[2]).read().splitlines() if "| deep ensemble, 5 AdamW |" in l]
+assert len(rows) == 1, rows
+cells = [c.strip() for c in rows[0].strip("|").split("|")]
+for column, key in ((2, "accuracy"), (3, "nll"), (4, "ece")):
+    values = [r["test"][key] for r in runs]
+    want = f"{statistics.fmean(values):.4f} ± {statistics.stdev(values):.4f}"
+    assert cells[column] == want, (key, cells[column], want)
+assert cells[7] == "3", cells
+PY
+
 if python3 "$src/scripts/results_table.py" >/dev/null 2>"$work/none.err"; then
   fail "results_table.py without inputs exited 0"
 fi
