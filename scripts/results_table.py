@@ -26,8 +26,9 @@ import statistics
 import sys
 
 PUBLISHED = {
-    # google/uncertainty-baselines, baselines/mnist/README.md (LeNet-5 on Fashion-MNIST, all 60 000
-    # training images): ../shared/research/peers_update.md §3.
+    # google/uncertainty-baselines, baselines/mnist/README.md (LeNet-5 on Fashion-MNIST;
+    # deterministic.py: the first 50 000 training images, Adam 1e-3, batch 256, 5 000 steps):
+    # ../shared/research/peers_update.md §3.
     "LeNet-5": [
         ("deterministic (uncertainty-baselines)", "0.910", "0.321", "", ""),
         ("ensemble of 10 (uncertainty-baselines)", "0.932", "0.200", "0.010", ""),
