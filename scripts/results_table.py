@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Issue 29, item 6: one results table, every task x method, mean ± sd over seeds, from the JSON
-files the result scripts write (no number is typed by hand):
+files the result scripts write (no number is typed by hand; a *.recorded.json file holds the
+digits reported for a run whose output was not kept, and says where they were reported):
 
   --demo FILE     `blr compare --seeds N` of scripts/demo.sh (the MLP, image-small recipe)
   --vision DIR    scripts/vision_results.sh's outputs (lenet-*.json, resnet20-*.json); a file
@@ -96,8 +97,11 @@ def vision_rows(directory, model):
     files = sorted(pathlib.Path(directory).glob(f"{model}-*-seed*.json"))
     by_kind = {}
     for f in files:
-        kind = re.fullmatch(rf"{model}-(.*)-seed\d+(\.recorded)?\.json", f.name).group(1)
-        by_kind.setdefault(kind, []).append(f)
+        named = re.fullmatch(rf"{model}-(.*)-seed\d+(\.recorded)?\.json", f.name)
+        if not named:
+            sys.exit(f"results_table.py: {f} is not named "
+                     "<model>-<what>-seed<S>[.recorded].json.")
+        by_kind.setdefault(named.group(1), []).append(f)
     has_separate_dropout = "mc-dropout" in by_kind
     # compare-TAG: a part of compare run on its own (vision_results.sh's TAG), read alike.
     # A tag other than the optimizer's name is another setting of it (e.g. compare-adamw4e3):
