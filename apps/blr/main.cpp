@@ -30,17 +30,14 @@ bool needs_no_openmp(int argc, char** argv) {
 }
 #endif
 
-// libgomp (LibTorch's OpenMP) reads OMP_WAIT_POLICY once, when it is loaded, before main(); its
-// default lets idle worker threads spin, taking cores from everything else on a small or shared
-// machine. When the user has not chosen, blr chooses PASSIVE and starts itself again so that
-// libgomp sees it. The started image finds the variable set and goes on: no loop. If exec fails
-// (no /proc), the run goes on with libgomp's default.
+// The torch part's OpenMP wait policy (torch_part.hpp, choose_omp_wait_policy): libgomp reads
+// OMP_WAIT_POLICY when it is loaded, before main(), so when this process had to set it, it starts
+// itself again so that libgomp sees it. The started image finds the variable set and goes on: no
+// loop. Started by the front, the part finds it set by the front. If exec fails (no /proc), the
+// run goes on with libgomp's default.
 void default_omp_wait_policy([[maybe_unused]] int argc, [[maybe_unused]] char** argv) {
 #ifdef BLR_TORCH_PART
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr || needs_no_openmp(argc, argv)) return;
-  if (::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0 || std::getenv("OMP_WAIT_POLICY") == nullptr) {
-    return;
-  }
+  if (needs_no_openmp(argc, argv) || !blr::cli::choose_omp_wait_policy()) return;
   ::execv("/proc/self/exe", argv);
 #endif
 }

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -22,6 +23,11 @@ const PartCommand& torch_command(std::string_view name) {
     if (name == c.name) return c;
   }
   throw std::logic_error("torch_command: '" + std::string(name) + "' is not in kTorchCommands.");
+}
+
+bool choose_omp_wait_policy() {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return false;
+  return ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0 && std::getenv("OMP_WAIT_POLICY") != nullptr;
 }
 
 bool is_network_sensitivity(int argc, char** argv) {
@@ -54,6 +60,7 @@ int run_torch_part_child(const std::vector<std::string>& args, std::string& why)
   std::vector<char*> argv;
   for (auto& a : storage) argv.push_back(a.data());
   argv.push_back(nullptr);
+  choose_omp_wait_policy();
   std::fflush(stdout);
   std::fflush(stderr);
   pid_t pid = 0;
@@ -82,6 +89,7 @@ void run_torch_part_if_asked(int argc, char** argv) {
   for (const auto& c : kTorchCommands) ours = ours || std::strcmp(argv[1], c.name) == 0;
   if (!ours) return;
   const std::filesystem::path part = torch_part_path(argv[0]);
+  choose_omp_wait_policy();  // here, so that the part need not start itself again to set it
   ::execv(part.c_str(), argv);
   const int why = errno;
   std::cerr << "blr: error: The LibTorch part of blr (" << part.string()

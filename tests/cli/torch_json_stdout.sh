@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `--json -` for train, compare, eval, optimizers and bench step: stdout is the JSON document alone (table and progress on
-# stderr); and the OpenMP wait policy main() sets when the user has not: the JSON records the
-# OMP_WAIT_POLICY the run had (PASSIVE when unset by the user, the user's value otherwise).
+# stderr); and the OpenMP wait policy blr sets when the user has not: the JSON records the
+# OMP_WAIT_POLICY the run had (PASSIVE when unset by the user, the user's value otherwise), and
+# LibTorch is loaded once per command started through `blr` (the front sets the policy before it
+# starts blr-torch; blr-torch started alone sets it and starts itself again: twice).
 # Usage: torch_json_stdout.sh <path-to-blr> <source-dir>
 set -uo pipefail
 blr=${1:?usage: torch_json_stdout.sh <path-to-blr> <source-dir>}
@@ -22,6 +24,18 @@ grep -q -- "--ivon-lr" "$work/optimizers.err" || fail "optimizers: the listing i
   { fail "bench step: exit status $?"; cat "$work/step.err" >&2; }
 check step '"ivon" in d and "adamw" in d'
 grep -q "ratio to AdamW" "$work/step.err" || fail "bench step: the table is not on stderr"
+
+# loads ARGS...: how many times LibTorch is loaded while `ARGS...` runs (the loader's own count)
+loads() {
+  LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -cE 'file=libtorch_cpu\.so[.0-9]* \[0\];  generating link map'
+}
+part="$(dirname "$blr")/blr-torch"
+n=$(unset OMP_WAIT_POLICY; loads "$blr" train --epochs x)
+[ "$n" = 1 ] || fail "blr train (policy unset): LibTorch loaded $n times, not once"
+n=$(export OMP_WAIT_POLICY=ACTIVE; loads "$blr" train --epochs x)
+[ "$n" = 1 ] || fail "blr train (policy ACTIVE): LibTorch loaded $n times, not once"
+n=$(unset OMP_WAIT_POLICY; loads "$part" train --epochs x)
+[ "$n" = 2 ] || fail "blr-torch train (policy unset): LibTorch loaded $n times, not twice (set, then again)"
 
 data_dir=${BLR_FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
 if [ ! -f "$data_dir/train-images-idx3-ubyte.gz" ]; then
