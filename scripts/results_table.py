@@ -6,7 +6,9 @@ digits reported for a run whose output was not kept, and says where they were re
   --demo FILE     `blr compare --seeds N` of scripts/demo.sh (the MLP, image-small recipe)
   --vision DIR    scripts/vision_results.sh's outputs (lenet-*.json, resnet20-*.json); a file
                   <name>-seed<S>.recorded.json holds the reported metrics of a run whose output
-                  was not kept, with "recorded_from" naming where they were reported
+                  was not kept, with "recorded_from" naming where they were reported; repeated
+                  for another protocol (PROTOCOL=uncertainty-baselines runs, whose task names
+                  their budget; the published rows go under the last LeNet-5 table)
   --lm DIR        scripts/lm_results.sh's outputs (the learning rates run with 3 seeds); repeated
                   for other budgets (EPOCHS=2 runs in their own directory)
 
@@ -79,6 +81,7 @@ def compare_run(rows, name, run, label):
                  t.get("ood_auroc"), seconds)
 
 
+SCHEDULES = ("constant", "cosine", "warmup-cosine")
 LABELS = {"ivon": "IVON", "adamw": "AdamW", "sgd": "SGD", "mc-dropout": "MC dropout",
           "vogn": "VOGN", "laplace": "Laplace"}
 
@@ -114,7 +117,9 @@ def vision_rows(directory, model):
             if name == "mc-dropout" and has_separate_dropout:
                 continue  # superseded by the run with the model's input kept whole
             label = LABELS.get(name, name)
-            if tag and tag != name:
+            if tag in SCHEDULES:  # compare-cosine: the runs with another schedule (d["schedule"])
+                label += f" ({d['schedule']} schedule)"
+            elif tag and tag != name:
                 label += f" (lr {run['options']['lr']:g})"
             compare_run(rows, name, run, label)
     for f in by_kind.get("mc-dropout", []):
@@ -150,10 +155,18 @@ def vision_rows(directory, model):
         t = e["temperature_scaled"]
         rows.add("deep ensemble, temperature-scaled", t["accuracy"], t["nll"], t["ece"],
                  t.get("ood_auroc"), per_epoch)
-    epochs = None
+    epochs, setting = None, ""
     if files:
-        epochs = json.load(open(files[0])).get("epochs")
-    return rows, epochs
+        first = json.load(open(files[0]))
+        epochs = first.get("epochs")
+        if compare_files and not compare_files[0][0]:  # an untagged compare: the budget's setting
+            d = json.load(open(compare_files[0][1]))
+            run = next(iter(d["optimizers"].values()))
+            if d.get("batch_size", 128) != 128:
+                images = f"{run['train_size']:,}".replace(",", " ")
+                setting = (f"{d['epochs']} epochs, batch {d['batch_size']}, {d['schedule']} rate, "
+                           f"{images} training images")
+    return rows, epochs, setting
 
 
 def lm_rows(directory):
@@ -194,7 +207,7 @@ def lm_rows(directory):
     return rows, (epochs.pop() if epochs else 1)
 
 
-def print_task(task, rows, first_column="accuracy"):
+def print_task(task, rows, first_column="accuracy", published=None):
     adamw = [m for m in rows.rows if m.startswith("AdamW") and "temperature" not in m]
     base = statistics.fmean(rows.rows[adamw[0]]["s"]) if adamw and rows.rows[adamw[0]]["s"][0] else None
     for method, r in rows.rows.items():
@@ -203,14 +216,15 @@ def print_task(task, rows, first_column="accuracy"):
         acc = mean_sd(r["acc"], 3 if first_column == "perplexity" else 4)
         print(f"| {task} | {method} | {acc} | {mean_sd(r['nll'], 4)} | {mean_sd(r['ece'], 4)} | "
               f"{mean_sd(r['auroc'], 3)} | {ratio} | {len(r['acc'])} |")
-    for method, acc, nll, ece, auroc in PUBLISHED.get(task, []):
+    for method, acc, nll, ece, auroc in PUBLISHED.get(published, []):
         print(f"| {task} | *published:* {method} | {acc} | {nll} | {ece or '—'} | {auroc or '—'} | — | — |")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--demo")
-    parser.add_argument("--vision")
+    parser.add_argument("--vision", action="append", default=[],
+                        help="a directory of vision_results.sh (repeat for another protocol)")
     parser.add_argument("--lm", action="append", default=[],
                         help="a directory of lm_results.sh (repeat for other budgets)")
     args = parser.parse_args()
@@ -221,11 +235,18 @@ def main():
     if args.demo:
         rows, d = demo_rows(args.demo)
         print_task(f"MLP 784-500-300-10, {d['epochs']} epochs", rows)
-    if args.vision:
+    # The published LeNet-5 rows go under the last LeNet-5 table (the published protocol's when
+    # its directory is given last, as docs/results.md does).
+    lenet_tables = [d for d in args.vision if vision_rows(d, "lenet")[0].rows]
+    for directory in args.vision:
         for model, label in (("lenet", "LeNet-5"), ("resnet20", "ResNet-20")):
-            rows, epochs = vision_rows(args.vision, model)
-            if rows.rows:
-                print_task(label if model == "lenet" else f"{label}, {epochs} epochs", rows)
+            rows, epochs, setting = vision_rows(directory, model)
+            if not rows.rows:
+                continue
+            task = f"{label}, {setting}" if setting else (
+                label if model == "lenet" else f"{label}, {epochs} epochs")
+            last_lenet = model == "lenet" and directory == lenet_tables[-1]
+            print_task(task, rows, published="LeNet-5" if last_lenet else None)
     for directory in args.lm:
         rows, epochs = lm_rows(directory)
         tokens = "2.32 M tokens" if epochs == 1 else f"{epochs} epochs of 2.32 M tokens"

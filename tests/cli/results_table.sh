@@ -58,6 +58,29 @@ diff <(grep "IVON, predictive" "$work/demo.md" | cut -d'|' -f4-) \
   <(grep "IVON, predictive" "$work/vision.md" | cut -d'|' -f4-) >/dev/null ||
   fail "the vision table's IVON row differs from the demo table's for the same runs"
 
+# A second protocol (vision_results.sh PROTOCOL=uncertainty-baselines: batch 256) given after the
+# first: its task names its budget, its compare-cosine rows their schedule, and the published
+# LeNet-5 rows stand once, under it.
+mkdir -p "$work/protocol"
+python3 - "$work/vision" "$work/protocol" <<'PY'
+import json, sys
+for seed in range(2):
+    d = json.load(open(f"{sys.argv[1]}/lenet-compare-seed{seed}.json"))
+    d["batch_size"] = 256
+    json.dump(d, open(f"{sys.argv[2]}/lenet-compare-seed{seed}.json", "w"))
+    d["schedule"] = "cosine"
+    json.dump(d, open(f"{sys.argv[2]}/lenet-compare-cosine-seed{seed}.json", "w"))
+PY
+python3 "$src/scripts/results_table.py" --vision "$work/vision" --vision "$work/protocol" \
+  >"$work/protocol.md" 2>&1 || fail "results_table.py with two --vision directories failed"
+task="LeNet-5, 1 epochs, batch 256, constant rate, 600 training images"
+grep -q "^| $task | IVON (cosine schedule), predictive (K = 4) |" "$work/protocol.md" ||
+  fail "no cosine row under the second protocol's task"
+[ "$(grep -c '\*published:\* deterministic' "$work/protocol.md")" = 1 ] ||
+  fail "the published rows do not stand once"
+grep -q "^| $task | \*published:\* deterministic" "$work/protocol.md" ||
+  fail "the published rows are not under the last LeNet-5 table"
+
 # The ResNet-20 deep ensembles kept in the tree (docs/results/vision): two output files and one
 # recorded file (seed 0, whose output was not kept) make one three-seed row whose cells are the
 # mean ± sd of the three ensembles' test metrics.
