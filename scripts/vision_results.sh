@@ -15,9 +15,18 @@
 # default ivon,adamw,sgd,mc-dropout) shorten the protocol where the machine cannot afford it.
 # TAG names a part of `compare` run on its own (OPTIMIZERS=ivon TAG=ivon writes
 # <model>-compare-ivon-seed<S>.json, which results_table.py reads with the other compare files),
-# so that methods can run side by side on two cores; FLAGS adds options to every run. SUBSET
-# (laplace, laplace-grid: all or last-layer, default all) is the weights the Laplace covers:
+# so that methods can run side by side on two cores; FLAGS adds options to every training run.
+# SUBSET (laplace, laplace-grid: all or last-layer, default all) is the weights the Laplace covers:
 # last-layer for a network with batch norm, whose per-example gradients blr refuses.
+# PROTOCOL=uncertainty-baselines runs LeNet-5 as google/uncertainty-baselines' deterministic
+# baseline was run (baselines/mnist/deterministic.py: 50 000 training images, the rest for
+# validation; Adam at 1e-3 without weight decay or schedule; batch 256; 5 000 steps = 25 epochs;
+# an ensemble of 10 such runs): 25 epochs, batch 256, a constant rate, AdamW's weight decay 0, a
+# validation fraction of 0.16667 (10 000 of the 60 000 images, drawn with the run's seed, where
+# the baseline held out the last 10 000), ensembles of 10. The other optimizers keep the recipe's
+# settings under the same budget and schedule. Write its runs to an OUTDIR of their own.
+# SCHEDULE replaces its constant rate (SCHEDULE=cosine TAG=cosine: the IVON paper's schedule under
+# the same budget) and MEMBERS its ensembles' size.
 set -euo pipefail
 blr=${1:?usage: vision_results.sh BLR OUTDIR lenet|resnet20 compare|ensemble|laplace|laplace-grid|mc-dropout [SEED...]}
 out=${2:?}
@@ -31,12 +40,28 @@ export OMP_WAIT_POLICY=PASSIVE
 recipe=image-small
 [ "$model" = resnet20 ] && recipe=image-resnet
 epochs=${EPOCHS:-10}
+validation=0.1
+members=5
+protocol=()
+adamw_protocol=()  # AdamW's own flags: given only to runs that train AdamW (blr refuses others')
+case "${PROTOCOL:-}" in
+  "") ;;
+  uncertainty-baselines)
+    epochs=${EPOCHS:-25}; validation=0.16667; members=${MEMBERS:-10}
+    protocol=(--batch-size 256 --schedule "${SCHEDULE:-constant}")
+    adamw_protocol=(--adamw-weight-decay 0) ;;
+  *) echo "vision_results.sh: PROTOCOL is uncertainty-baselines or unset; got '$PROTOCOL'" >&2
+     exit 2 ;;
+esac
 samples=${SAMPLES:-32}
 optimizers=${OPTIMIZERS:-ivon,adamw,sgd,mc-dropout}
-common=(--model "$model" --recipe "$recipe" --epochs "$epochs" --validation 0.1 --temperature-scaling
-        --threads 1 --quiet)
-tag=${TAG:+-$TAG}
 read -r -a flags <<<"${FLAGS:-}"
+common=(--model "$model" --recipe "$recipe" --epochs "$epochs" --validation "$validation"
+        --temperature-scaling --threads 1 --quiet ${protocol[@]+"${protocol[@]}"}
+        ${flags[@]+"${flags[@]}"})
+tag=${TAG:+-$TAG}
+compare_adamw=()
+[[ ",$optimizers," == *,adamw,* ]] && compare_adamw=(${adamw_protocol[@]+"${adamw_protocol[@]}"})
 for seed in "${seeds[@]}"; do
   json="$out/$model-$what$tag-seed$seed.json"
   [ -s "$json" ] && { echo "reusing $json"; continue; }
@@ -44,13 +69,15 @@ for seed in "${seeds[@]}"; do
   case "$what" in
     compare)
       "$blr" compare --optimizers "$optimizers" --seed "$seed" --test-samples "$samples" \
-        "${common[@]}" ${flags[@]+"${flags[@]}"} --out "$out/$model$tag-seed$seed" --json "$json.tmp" \
+        "${common[@]}" ${compare_adamw[@]+"${compare_adamw[@]}"} --out "$out/$model$tag-seed$seed" \
+        --json "$json.tmp" \
         >/dev/null ;;
     mc-dropout)
       "$blr" compare --optimizers mc-dropout --seed "$seed" --test-samples "$samples" \
         "${common[@]}" --out "$out/$model-mc-dropout-seed$seed" --json "$json.tmp" >/dev/null ;;
     ensemble)
-      "$blr" ensemble --members 5 --optimizer adamw --seed "$seed" "${common[@]}" \
+      "$blr" ensemble --members "$members" --optimizer adamw --seed "$seed" "${common[@]}" \
+        ${adamw_protocol[@]+"${adamw_protocol[@]}"} \
         --json "$json.tmp" >/dev/null ;;
     laplace)
       "$blr" laplace --checkpoint "$out/$model$tag-seed$seed/adamw.ckpt" --structure kron \

@@ -27,7 +27,8 @@ const PartCommand& torch_command(std::string_view name) {
 
 bool choose_omp_wait_policy() {
   if (std::getenv("OMP_WAIT_POLICY") != nullptr) return false;
-  return ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0 && std::getenv("OMP_WAIT_POLICY") != nullptr;
+  return ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0 &&
+         std::getenv("OMP_WAIT_POLICY") != nullptr;
 }
 
 bool is_network_sensitivity(int argc, char** argv) {

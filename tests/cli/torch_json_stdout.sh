@@ -27,7 +27,8 @@ grep -q "ratio to AdamW" "$work/step.err" || fail "bench step: the table is not 
 
 # loads ARGS...: how many times LibTorch is loaded while `ARGS...` runs (the loader's own count)
 loads() {
-  LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -cE 'file=libtorch_cpu\.so[.0-9]* \[0\];  generating link map'
+  LD_DEBUG=files "$@" 2>&1 >/dev/null |
+    grep -cE 'file=libtorch_cpu\.so[.0-9]* \[0\];  generating link map'
 }
 part="$(dirname "$blr")/blr-torch"
 n=$(unset OMP_WAIT_POLICY; loads "$blr" train --epochs x)
@@ -35,7 +36,8 @@ n=$(unset OMP_WAIT_POLICY; loads "$blr" train --epochs x)
 n=$(export OMP_WAIT_POLICY=ACTIVE; loads "$blr" train --epochs x)
 [ "$n" = 1 ] || fail "blr train (policy ACTIVE): LibTorch loaded $n times, not once"
 n=$(unset OMP_WAIT_POLICY; loads "$part" train --epochs x)
-[ "$n" = 2 ] || fail "blr-torch train (policy unset): LibTorch loaded $n times, not twice (set, then again)"
+[ "$n" = 2 ] ||
+  fail "blr-torch train (policy unset): LibTorch loaded $n times, not twice (set, then again)"
 
 data_dir=${BLR_FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
 if [ ! -f "$data_dir/train-images-idx3-ubyte.gz" ]; then

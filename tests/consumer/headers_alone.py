@@ -196,7 +196,8 @@ def main():
     if have_torch:
         (planted_dir / "torch.hpp").write_text(
             "#pragma once\n#include <ATen/Tensor.h>\n"
-            "inline int zz_planted_torch(torch::nn::Module& m) { return 0; }  // module.h missing\n")
+            "inline int zz_planted_torch(torch::nn::Module& m) { return 0; }"
+            "  // <torch/nn/module.h> missing\n")
         planted.append(("torch", "blr/zz_planted/torch.hpp"))
 
     closures = Closures(include, flags_of, work / "scratch")
