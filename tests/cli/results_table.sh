@@ -102,6 +102,34 @@ for column, key in ((2, "accuracy"), (3, "nll"), (4, "ece")):
 assert cells[7] == "3", cells
 PY
 
+# LeNet-5 under uncertainty-baselines' protocol, kept in the tree (stop 42): AdamW's and IVON's
+# (cosine schedule) rows are the mean ± sd of the three seeds' files, under the protocol's task.
+python3 "$src/scripts/results_table.py" --vision "$src/docs/results/vision-uncertainty-baselines" \
+  >"$work/ub.md" 2>&1 || fail "results_table.py --vision docs/results/vision-uncertainty-baselines failed"
+python3 - "$src/docs/results/vision-uncertainty-baselines" "$work/ub.md" <<'PY' ||
+import json, pathlib, statistics, sys
+kept = pathlib.Path(sys.argv[1])
+table = open(sys.argv[2]).read().splitlines()
+task = "LeNet-5, 25 epochs, batch 256, constant rate, 50 000 training images"
+for pattern, name, label, prediction in (
+        ("lenet-compare-seed*.json", "adamw", "AdamW", "mean"),
+        ("lenet-compare-cosine-seed*.json", "ivon", "IVON (cosine schedule), predictive (K = 32)",
+         "predictive")):
+    runs = [json.load(open(f))["optimizers"][name]["test"][prediction]
+            for f in sorted(kept.glob(pattern))]
+    assert len(runs) == 3, (pattern, len(runs))
+    rows = [l for l in table if l.startswith(f"| {task} | {label} |")]
+    assert len(rows) == 1, (label, table)
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    for column, key in ((2, "accuracy"), (3, "nll"), (4, "ece")):
+        values = [r[key] for r in runs]
+        want = f"{statistics.fmean(values):.4f} ± {statistics.stdev(values):.4f}"
+        assert cells[column] == want, (label, key, cells[column], want)
+    assert cells[7] == "3", cells
+assert sum("*published:* deterministic" in l for l in table) == 1, table
+PY
+  fail "the kept uncertainty-baselines rows are wrong"
+
 if python3 "$src/scripts/results_table.py" >/dev/null 2>"$work/none.err"; then
   fail "results_table.py without inputs exited 0"
 fi
