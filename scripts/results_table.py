@@ -237,16 +237,14 @@ def main():
         print_task(f"MLP 784-500-300-10, {d['epochs']} epochs", rows)
     # The published LeNet-5 rows go under the last LeNet-5 table (the published protocol's when
     # its directory is given last, as docs/results.md does).
-    lenet_tables = [d for d in args.vision if vision_rows(d, "lenet")[0].rows]
-    for directory in args.vision:
-        for model, label in (("lenet", "LeNet-5"), ("resnet20", "ResNet-20")):
-            rows, epochs, setting = vision_rows(directory, model)
-            if not rows.rows:
-                continue
-            task = f"{label}, {setting}" if setting else (
-                label if model == "lenet" else f"{label}, {epochs} epochs")
-            last_lenet = model == "lenet" and directory == lenet_tables[-1]
-            print_task(task, rows, published="LeNet-5" if last_lenet else None)
+    tables = [(model, label, *vision_rows(directory, model)) for directory in args.vision
+              for model, label in (("lenet", "LeNet-5"), ("resnet20", "ResNet-20"))]
+    tables = [t for t in tables if t[2].rows]
+    last_lenet = max((i for i, t in enumerate(tables) if t[0] == "lenet"), default=None)
+    for i, (model, label, rows, epochs, setting) in enumerate(tables):
+        task = f"{label}, {setting}" if setting else (
+            label if model == "lenet" else f"{label}, {epochs} epochs")
+        print_task(task, rows, published="LeNet-5" if i == last_lenet else None)
     for directory in args.lm:
         rows, epochs = lm_rows(directory)
         tokens = "2.32 M tokens" if epochs == 1 else f"{epochs} epochs of 2.32 M tokens"

@@ -95,15 +95,18 @@ class Closures:
         self.include_dir, self.flags_of, self.scratch = include_dir, flags_of, scratch
         self.text_cache, self.third_party = {}, {}
 
+    def is_blr(self, spelling):
+        """A quoted include of an installed blr header (its closure is read from its text)."""
+        return spelling.startswith('"') and (self.include_dir / spelling[1:-1]).is_file()
+
     def blr_closure(self, relative):
         if relative not in self.text_cache:
             self.text_cache[relative] = set()  # a cycle stops here
             found = set()
             for spelling in direct_includes(self.include_dir / relative):
                 found.add(spelling)
-                inner = spelling[1:-1]
-                if spelling.startswith('"') and (self.include_dir / inner).is_file():
-                    found |= self.blr_closure(inner)
+                if self.is_blr(spelling):
+                    found |= self.blr_closure(spelling[1:-1])
             self.text_cache[relative] = found
         return self.text_cache[relative]
 
@@ -118,9 +121,8 @@ class Closures:
         """Every file the header's closure reads, as far as it is known without compiling it."""
         out = {os.path.realpath(self.include_dir / relative)}
         for spelling in self.blr_closure(relative):
-            inner = spelling[1:-1]
-            if spelling.startswith('"') and (self.include_dir / inner).is_file():
-                out.add(os.path.realpath(self.include_dir / inner))
+            if self.is_blr(spelling):
+                out.add(os.path.realpath(self.include_dir / spelling[1:-1]))
             else:
                 out |= self.files(kind, spelling) or set()
         return out
@@ -204,8 +206,7 @@ def main():
     jobs = os.cpu_count() or 2
     # Every third-party spelling a closure names, and every hub's, resolved by g++ -M in parallel.
     spellings = {(kind, s) for kind, relative in headers + planted
-                 for s in closures.blr_closure(relative)
-                 if not (s.startswith('"') and (include / s[1:-1]).is_file())}
+                 for s in closures.blr_closure(relative) if not closures.is_blr(s)}
     spellings |= {(kind, s) for kind in flags_of for _, hub in hubs_of[kind] for s in hub}
     spellings = sorted(spellings)
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
