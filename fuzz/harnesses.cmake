@@ -2,7 +2,7 @@
 # Shared by the replay build (fuzz/CMakeLists.txt, the normal compiler, linked with blr_core) and
 # the libFuzzer build (fuzz/libfuzzer/CMakeLists.txt, clang, which compiles only these sources).
 set(BLR_FUZZ_HARNESSES csv idx state options plot_text python_infer)
-set(BLR_FUZZ_SOURCES_csv src/core/io/csv.cpp)
+set(BLR_FUZZ_SOURCES_csv src/core/io/csv.cpp src/core/io/csv_stream.cpp)
 set(BLR_FUZZ_SOURCES_idx src/torch/data/idx.cpp)
 set(BLR_FUZZ_SOURCES_state src/core/core/cholesky.cpp src/core/family/gaussian_full.cpp)
 set(BLR_FUZZ_SOURCES_plot_text apps/blr/gnuplot_text.cpp)

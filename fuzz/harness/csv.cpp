@@ -5,9 +5,17 @@
 // standardised. Properties checked: numbers are finite, `looks_numeric` agrees with
 // `parse_number`, distinct labels are pairwise different and the bounded scan is a prefix of the
 // full one, class labels point at a class equal to the cell, counts are non-negative integers,
-// standardised values, means and sds are finite with sd > 0.
+// standardised values, means and sds are finite with sd > 0. The same text written to a file
+// and streamed (`CsvTable::read` with a chooser: the first half of the columns as numbers, the
+// rest as text, through a buffer of 1-64 bytes set by the input's first byte) is accepted exactly
+// when the whole text is, with the same rows, lines, text cells, numbers and missing cells.
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "blr/io/csv.hpp"
@@ -76,12 +84,59 @@ void check_column(const CsvTable& t, const std::string& name, Index j,
   }
 }
 
+/// The streaming reader on the same text agrees with the whole-text table `whole` (nullptr when the
+/// whole text was refused).
+void check_stream(const std::string& text, const CsvTable* whole) {
+  static const std::string path =
+      (std::filesystem::temp_directory_path() /
+       ("blr-fuzz-csv-" + std::to_string(static_cast<long>(::getpid())) + ".csv"))
+          .string();
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  const std::size_t chunk = text.empty() ? 1 : 1 + static_cast<unsigned char>(text[0]) % 64;
+  std::vector<std::string> numbers, kept_text;
+  CsvTable t;
+  const bool ok = accepted([&] {
+    t = CsvTable::read(
+        path,
+        [&](const std::vector<std::string>& header) {
+          numbers.assign(header.begin(), header.begin() + static_cast<long>(header.size() / 2));
+          kept_text.assign(header.begin() + static_cast<long>(header.size() / 2), header.end());
+          return CsvColumns{numbers, kept_text};
+        },
+        kMaxCsvBytes, chunk);
+  });
+  std::remove(path.c_str());
+  require(ok == (whole != nullptr), "the streaming reader and the whole-text reader disagree on "
+                                    "whether the text is a table");
+  if (!ok) return;
+  require(t.rows() == whole->rows() && t.columns() == whole->columns(),
+          "the streamed table's rows or header differ");
+  for (Index i = 0; i < t.rows(); ++i)
+    require(t.line_of(i) == whole->line_of(i), "a streamed row's line differs");
+  for (const auto& name : kept_text) {
+    const Index j = t.column_index(name);
+    for (Index i = 0; i < t.rows(); ++i)
+      require(t.cell(i, j) == whole->cell(i, j), "a streamed text cell differs");
+  }
+  for (const auto& name : numbers) {
+    Vector a, b;
+    const bool sa = accepted([&] { a = t.numeric_column(name); });
+    const bool sb = accepted([&] { b = whole->numeric_column(name); });
+    require(sa == sb && (!sa || a == b), "a streamed numeric column differs");
+    const auto ma = t.first_missing({name}), mb = whole->first_missing({name});
+    require(ma.has_value() == mb.has_value() && (!ma || ma->row == mb->row),
+            "a streamed column's first missing cell differs");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   CsvTable t;
-  if (!accepted([&] { t = CsvTable::parse(text, "fuzz.csv"); })) return 0;
+  const bool parsed = accepted([&] { t = CsvTable::parse(text, "fuzz.csv"); });
+  check_stream(text, parsed ? &t : nullptr);
+  if (!parsed) return 0;
   require(t.rows() > 0 && !t.columns().empty(), "an accepted table has no rows or no columns");
   std::vector<std::string> numeric_names;
   for (Index j = 0; j < static_cast<Index>(t.columns().size()); ++j) {

@@ -17,6 +17,7 @@
 // warn about.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,9 @@ struct DominantValue {
 };
 /// The dominant value of each column of x that has one (names: the columns' names).
 std::vector<DominantValue> dominant_values(const Matrix& x, const std::vector<std::string>& names);
+/// The dominant value of one column, if it has one.
+std::optional<DominantValue> dominant_value(const Eigen::Ref<const Vector>& x,
+                                           const std::string& name);
 
 struct DesignSpec {
   std::vector<std::string> features;     ///< columns, in design order
@@ -70,8 +74,13 @@ class DesignEncoder {
     bool categorical = false;
     std::vector<std::string> levels;  ///< reference first
   };
-  /// The design from the table's numeric feature columns (read already) and its categorical ones.
-  Matrix assemble(const CsvTable& table, Matrix numeric_x) const;
+  /// The design before standardisation: the intercept, the numeric features as read (straight
+  /// from a table that keeps them as numbers: no second copy of them) and the indicators.
+  Matrix raw_design(const CsvTable& table) const;
+  /// The design's column of each numeric feature.
+  std::vector<Index> numeric_positions() const;
+  /// Standardises the numeric features' columns of a design in place (with `standardize`).
+  void standardize_in_place(Matrix& x) const;
   DesignSpec spec_;
   std::vector<Column> columns_;
   std::vector<std::string> names_;

@@ -1,6 +1,5 @@
 #include "blr/io/csv.hpp"
 
-#include <fast_float/fast_float.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,9 +14,11 @@
 #include <set>
 #include <system_error>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "blr/core/error.hpp"
+#include "csv_detail.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -27,10 +28,7 @@
 #endif
 
 namespace blr::io {
-namespace {
-
-/// Tables with at least this many cells are parsed on one thread per core (numeric_columns).
-constexpr Index kParallelParseCells = Index{1} << 18;
+namespace detail {
 
 std::string_view trim(std::string_view s) {
   std::size_t b = 0, e = s.size();
@@ -61,16 +59,7 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
-/// The records of a CSV text, flat: the text is rewritten in place so that every field's text
-/// lies back to back from its start (`ends[k]` the end of field k, its start the previous end),
-/// `widths[r]` the number of fields of record r and `lines[r]` the 1-based line on which it
-/// starts. One buffer instead of a string per field: a table of 10^5 × 51 numbers is then a few
-/// allocations, not five million.
-struct Records {
-  std::vector<std::size_t> ends;
-  std::vector<std::size_t> widths;
-  std::vector<long> lines;
-};
+namespace {
 
 bool blank(char c) {
   return c == ' ' || c == '\t';
@@ -158,21 +147,20 @@ class RunEnds {
   }
 }
 
-/// Splits a text into records of fields, rewriting it in place: each field's text is moved down
-/// to follow the previous field's (a field is never longer than the text it came from, so the
-/// writing position never passes the reading one), and `s` is cut to the fields' total length. A
-/// quoted field may hold commas, doubled quotes and line breaks; unquoted fields are stored
-/// trimmed of spaces and tabs.
-Records split_records(std::string& s, const std::string& source) {
+}  // namespace
+
+// One buffer instead of a string per field: a table of 10^5 × 51 numbers is a few allocations,
+// not five million. Each field's text is moved down to follow the previous field's, so the
+// writing position never passes the reading one.
+Records split_records(char* const p, const std::size_t n, const std::string& source,
+                      long first_line, bool file_start) {
   Records out;
-  char* const p = s.data();
-  const std::size_t n = s.size();
   out.ends.reserve(n / 8 + 16);
   advise_huge_pages(out.ends.data(), out.ends.capacity() * sizeof(std::size_t));
   std::size_t w = 0;  // where the next field's text goes
-  long line = 1;
+  long line = first_line;
   // A UTF-8 byte-order mark is not part of the first column's name.
-  std::size_t i = s.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  std::size_t i = file_start && std::string_view(p, n).starts_with("\xEF\xBB\xBF") ? 3 : 0;
   RunEnds run_ends(p, n);
   auto move_down = [&](std::size_t from, std::size_t count) {
     copy_down(p + w, p + from, count);
@@ -247,15 +235,12 @@ Records split_records(std::string& s, const std::string& source) {
     out.widths.push_back(fields);
     out.lines.push_back(record_line);
   }
-  s.resize(w);
+  out.bytes = w;
+  out.next_line = line;
   return out;
 }
 
-enum class NumberStatus { kOk, kNotANumber, kNotFinite, kOutOfRange };
-struct Parsed {
-  NumberStatus status = NumberStatus::kNotANumber;
-  double value = 0;
-};
+namespace {
 
 /// True when the significand of a decimal token (the text before 'e' or 'E') has a digit 1-9.
 bool has_nonzero_digit(const char* b, const char* e) {
@@ -264,11 +249,13 @@ bool has_nonzero_digit(const char* b, const char* e) {
   return false;
 }
 
+}  // namespace
+
 /// A number is a whole decimal token (already trimmed): an optional sign ('+' or '-'), digits
 /// with an optional point, an optional exponent. Hexadecimal floats are not numbers; "inf",
 /// "nan" and "infinity" (any case, any sign) are reported as not finite; a value beyond the
 /// range of a double (1e400, 1e-400) is out of range. This is the whole rule; `parse_decimal`
-/// below only answers the common case first.
+/// (csv_detail.hpp) only answers the common case first.
 Parsed classify_decimal(std::string_view t) {
   const char* b = t.data();
   const char* const e = t.data() + t.size();
@@ -298,23 +285,48 @@ Parsed classify_decimal(std::string_view t) {
   return {NumberStatus::kOk, v};
 }
 
-/// `classify_decimal`, with the common case first: a token that fast_float reads whole to a
-/// finite non-zero value, and that is not "+" before a sign, is a number of that value under the
-/// rule above (fast_float's own non-numeric tokens, "inf" and "nan", give values that are not
-/// finite, and a value out of range gives infinity or zero); everything else takes the rule.
-[[gnu::always_inline]] inline Parsed parse_decimal(std::string_view t) {
-  const char* b = t.data();
-  const char* const e = t.data() + t.size();
-  if (b != e && *b == '+') {
-    ++b;
-    if (b != e && *b == '-') return {};
+void check_header(const std::vector<std::string>& header, const std::string& source, long line) {
+  std::set<std::string> seen;
+  for (std::size_t j = 0; j < header.size(); ++j) {
+    if (header[j].empty()) {
+      throw Error(
+          fmt::format("File '{}', line {}: header column {} has no name.", source, line, j + 1));
+    }
+    if (!seen.insert(header[j]).second) {
+      throw Error(fmt::format("File '{}', line {}: the header names column '{}' twice.", source,
+                              line, header[j]));
+    }
   }
-  double v = 0;
-  const auto r = fast_float::from_chars(b, e, v);
-  if (r.ptr == e && r.ec == std::errc() && std::isfinite(v) && v != 0)
-    return {NumberStatus::kOk, v};
-  return classify_decimal(t);
 }
+
+void throw_nul_byte(const std::string& source, const char* p, std::size_t at, long line) {
+  // CR, LF and CRLF each end a line, inside quotes too (p[at] is the NUL, so p[i + 1] exists).
+  for (std::size_t i = 0; i < at; ++i) line += p[i] == '\n' || (p[i] == '\r' && p[i + 1] != '\n');
+  throw Error(fmt::format("File '{}', line {}: holds a NUL byte (0x00); blr reads CSV files as "
+                          "text.",
+                          source, line));
+}
+
+void throw_malformed_row(const std::string& source, long line, std::size_t width,
+                         std::size_t columns) {
+  throw Error(
+      fmt::format("File '{}', line {}: malformed row with {} field{} where the header has {} "
+                  "columns.",
+                  source, line, width, width == 1 ? "" : "s", columns));
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::join;
+using detail::NumberStatus;
+using detail::parse_decimal;
+using detail::Parsed;
+using detail::trim;
+
+/// Tables with at least this many cells are parsed on one thread per core (numeric_columns).
+constexpr Index kParallelParseCells = Index{1} << 18;
 
 /// The class a label belongs to: its value for a number (so "1" and "1.0" agree, and -0 is 0),
 /// its trimmed text otherwise. Two labels are `same_label` exactly when their keys are equal.
@@ -380,12 +392,12 @@ CsvTable CsvTable::read(const std::string& path, std::uintmax_t max_bytes) {
   std::string text;
   if (!ec) {
     text.reserve(static_cast<std::size_t>(size));
-    advise_huge_pages(text.data(), text.capacity());
+    detail::advise_huge_pages(text.data(), text.capacity());
     text.resize(static_cast<std::size_t>(size));
     in.read(text.data(), static_cast<std::streamsize>(size));
     text.resize(static_cast<std::size_t>(in.gcount()));  // less where the file shrank
   }
-  std::vector<char> chunk(1 << 16);
+  std::vector<char> chunk(std::size_t{1} << 16);
   while (in) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     const auto got = static_cast<std::size_t>(in.gcount());
@@ -405,18 +417,12 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
 
 CsvTable CsvTable::parse_owned(std::string text, const std::string& source) {
   // A NUL byte is not text: it would cut every sentence that quotes the cell and print raw.
-  if (const auto nul = text.find('\0'); nul != std::string::npos) {
-    std::size_t line = 1;
-    for (std::size_t i = 0; i < nul; ++i) {
-      line += text[i] == '\n' || (text[i] == '\r' && (i + 1 >= text.size() || text[i + 1] != '\n'));
-    }
-    throw Error(fmt::format("File '{}', line {}: holds a NUL byte (0x00); blr reads CSV files as "
-                            "text.",
-                            source, line));
-  }
+  if (const auto nul = text.find('\0'); nul != std::string::npos)
+    detail::throw_nul_byte(source, text.data(), nul, 1);
   CsvTable t;
   t.source_ = source;
-  Records records = split_records(text, source);
+  detail::Records records = detail::split_records(text.data(), text.size(), source, 1, true);
+  text.resize(records.bytes);
   if (records.widths.empty()) {
     throw Error(
         fmt::format("File '{}' is empty; a header row naming the columns is expected.", source));
@@ -426,29 +432,15 @@ CsvTable CsvTable::parse_owned(std::string text, const std::string& source) {
     const std::size_t begin = j == 0 ? 0 : records.ends[j - 1];
     t.header_.emplace_back(text, begin, records.ends[j] - begin);
   }
-  std::set<std::string> seen;
-  for (std::size_t j = 0; j < t.header_.size(); ++j) {
-    const auto& name = t.header_[j];
-    if (name.empty()) {
-      throw Error(fmt::format("File '{}', line {}: header column {} has no name.", source,
-                              records.lines.front(), j + 1));
-    }
-    if (!seen.insert(name).second) {
-      throw Error(fmt::format("File '{}', line {}: the header names column '{}' twice.", source,
-                              records.lines.front(), name));
-    }
-  }
-  for (std::size_t r = 1; r < records.widths.size(); ++r) {
-    if (records.widths[r] != width) {
-      throw Error(fmt::format(
-          "File '{}', line {}: malformed row with {} field{} where the header has {} columns.",
-          source, records.lines[r], records.widths[r], records.widths[r] == 1 ? "" : "s", width));
-    }
-  }
+  detail::check_header(t.header_, source, records.lines.front());
+  for (std::size_t r = 1; r < records.widths.size(); ++r)
+    if (records.widths[r] != width)
+      detail::throw_malformed_row(source, records.lines[r], records.widths[r], width);
   if (records.widths.size() == 1) {
     throw Error(fmt::format("File '{}' has a header but no data rows.", source));
   }
   // Every record has the header's width, so cell (r, c) is field width·(r + 1) + c.
+  for (std::size_t j = 0; j < width; ++j) t.stored_.push_back({Kept::kText, j});
   t.width_ = width;
   t.text_ = std::move(text);
   t.ends_ = std::move(records.ends);
@@ -456,16 +448,32 @@ CsvTable CsvTable::parse_owned(std::string text, const std::string& source) {
   return t;
 }
 
+std::string_view CsvTable::text_cell(Index row, std::size_t k) const {
+  const std::size_t f = width_ * (static_cast<std::size_t>(row) + 1) + k;
+  return std::string_view(text_).substr(ends_[f - 1], ends_[f] - ends_[f - 1]);
+}
+
+std::size_t CsvTable::text_slot(Index column) const {
+  const Stored& s = stored_[static_cast<std::size_t>(column)];
+  if (s.kept != Kept::kText) {
+    throw std::logic_error(fmt::format("Column '{}' of '{}' was read without its text.",
+                                       header_[static_cast<std::size_t>(column)], source_));
+  }
+  return s.slot;
+}
+
 std::string_view CsvTable::cell(Index row, Index column) const {
-  const std::size_t k = width_ * (static_cast<std::size_t>(row) + 1) +
-                        static_cast<std::size_t>(column);
-  return std::string_view(text_).substr(ends_[k - 1], ends_[k] - ends_[k - 1]);
+  return text_cell(row, text_slot(column));
 }
 
 bool CsvTable::has_column(const std::string& name) const {
   for (const auto& h : header_)
     if (h == name) return true;
   return false;
+}
+
+bool CsvTable::holds_text(const std::string& name) const {
+  return stored_[static_cast<std::size_t>(column_index(name))].kept == Kept::kText;
 }
 
 Index CsvTable::column_index(const std::string& name) const {
@@ -477,25 +485,42 @@ Index CsvTable::column_index(const std::string& name) const {
 
 Vector CsvTable::numeric_column(const std::string& name) const {
   const Index j = column_index(name);
+  if (const Stored& s = stored_[static_cast<std::size_t>(j)]; s.kept == Kept::kNumbers) {
+    // Kept as numbers: every cell is a number but the missing ones, whose text gives the message.
+    const NumberColumn& c = numbers_[s.slot];
+    if (!c.missing.empty()) {
+      const auto& [row, text] = c.missing.front();
+      parse_number(text, fmt::format("File '{}', line {}, column '{}'", source_, lines_[row], name));
+    }
+    return Eigen::Map<const Vector>(c.values.data(), rows());
+  }
+  const std::size_t k = text_slot(j);
   Vector out(rows());
   for (Index i = 0; i < rows(); ++i) {
     // Unquoted cells are stored trimmed: parse directly, and build the message naming the file,
     // line and column only for a cell that does not parse so (parse_number then trims a quoted
     // cell, or throws).
-    const Parsed p = parse_decimal(cell(i, j));
+    const Parsed p = parse_decimal(text_cell(i, k));
     out[i] = p.status == NumberStatus::kOk
                  ? p.value
-                 : parse_number(cell(i, j), fmt::format("File '{}', line {}, column '{}'",
-                                                          source_, lines_[i], name));
+                 : parse_number(text_cell(i, k), fmt::format("File '{}', line {}, column '{}'",
+                                                              source_, lines_[i], name));
   }
   return out;
 }
 
 Matrix CsvTable::numeric_columns(const std::vector<std::string>& names) const {
   Matrix out(rows(), static_cast<Index>(names.size()));
-  advise_huge_pages(out.data(), static_cast<std::size_t>(out.size()) * sizeof(double));
-  std::vector<Index> cols;
-  for (const auto& name : names) cols.push_back(column_index(name));
+  detail::advise_huge_pages(out.data(), static_cast<std::size_t>(out.size()) * sizeof(double));
+  std::vector<std::size_t> cols;
+  bool all_text = true;
+  for (const auto& name : names) all_text = all_text && holds_text(name);
+  if (!all_text) {  // columns kept as numbers are copied; any text ones parsed column by column
+    for (std::size_t l = 0; l < names.size(); ++l)
+      out.col(static_cast<Index>(l)) = numeric_column(names[l]);
+    return out;
+  }
+  for (const auto& name : names) cols.push_back(text_slot(column_index(name)));
   // Row by row (each row's cells lie together in memory), in contiguous blocks of rows on up to
   // one thread per core for large tables (each cell is parsed on its own, so the result does not
   // depend on the split). A cell that does not parse directly (a quoted one with spaces, or a bad
@@ -505,7 +530,7 @@ Matrix CsvTable::numeric_columns(const std::vector<std::string>& names) const {
   const auto parse_rows = [&](Index begin, Index end) {
     for (Index i = begin; i < end && direct.load(std::memory_order_relaxed); ++i) {
       for (std::size_t k = 0; k < cols.size(); ++k) {
-        const Parsed p = parse_decimal(cell(i, cols[k]));
+        const Parsed p = parse_decimal(text_cell(i, cols[k]));
         if (p.status != NumberStatus::kOk) {
           direct = false;
           return;
@@ -607,45 +632,90 @@ std::vector<int> CsvTable::class_labels(const std::string& name,
 
 Vector CsvTable::count_column(const std::string& name) const {
   Vector v = numeric_column(name);
+  const bool text = holds_text(name);
   for (Index i = 0; i < v.size(); ++i) {
     if (v[i] < 0 || v[i] != std::floor(v[i])) {
       throw Error(fmt::format(
           "File '{}', line {}, column '{}': a count must be a non-negative integer; got {}.",
-          source_, lines_[i], name, cell(i, column_index(name))));
+          source_, lines_[i], name,
+          text ? std::string(cell(i, column_index(name))) : fmt::format("{}", v[i])));
     }
   }
   return v;
 }
 
+namespace {
+
+/// A missing cell's row for each column kept as numbers: a mask over the rows (1 = missing).
+std::vector<char> missing_mask(Index rows, const std::vector<std::pair<Index, std::string>>& cells) {
+  std::vector<char> mask(static_cast<std::size_t>(rows), 0);
+  for (const auto& [row, text] : cells) mask[static_cast<std::size_t>(row)] = 1;
+  return mask;
+}
+
+}  // namespace
+
 std::optional<CsvTable::MissingCell> CsvTable::first_missing(
     const std::vector<std::string>& names) const {
-  std::vector<Index> cols;
-  for (const auto& n : names) cols.push_back(column_index(n));
-  for (Index i = 0; i < rows(); ++i)
-    for (std::size_t k = 0; k < cols.size(); ++k)
-      if (is_missing(cell(i, cols[k]))) return MissingCell{i, names[k]};
-  return std::nullopt;
+  // The first in file order: the earliest row, and in it the first of `names`.
+  std::optional<MissingCell> first;
+  for (const auto& name : names) {
+    const Stored& s = stored_[static_cast<std::size_t>(column_index(name))];
+    Index row = rows();
+    if (s.kept == Kept::kNumbers) {
+      const auto& missing = numbers_[s.slot].missing;
+      if (!missing.empty()) row = missing.front().first;
+    } else {
+      const std::size_t k = text_slot(column_index(name));
+      const Index end = first ? first->row : rows();
+      for (Index i = 0; i < end; ++i)
+        if (is_missing(text_cell(i, k))) {
+          row = i;
+          break;
+        }
+    }
+    if (row < (first ? first->row : rows())) first = MissingCell{row, name};
+  }
+  return first;
 }
 
 CsvTable CsvTable::without_missing(const std::vector<std::string>& names) const {
-  std::vector<Index> cols;
-  for (const auto& n : names) cols.push_back(column_index(n));
+  std::vector<char> drop(static_cast<std::size_t>(rows()), 0);
+  for (const auto& name : names) {
+    const Stored& s = stored_[static_cast<std::size_t>(column_index(name))];
+    if (s.kept == Kept::kNumbers) {
+      const auto mask = missing_mask(rows(), numbers_[s.slot].missing);
+      for (std::size_t i = 0; i < drop.size(); ++i) drop[i] |= mask[i];
+    } else {
+      const std::size_t k = text_slot(column_index(name));
+      for (Index i = 0; i < rows(); ++i)
+        drop[static_cast<std::size_t>(i)] |= static_cast<char>(is_missing(text_cell(i, k)));
+    }
+  }
   CsvTable out;
   out.source_ = source_;
   out.header_ = header_;
+  out.stored_ = stored_;
   out.width_ = width_;
   out.text_.assign(text_, 0, width_ == 0 ? 0 : ends_[width_ - 1]);  // the header record
   out.ends_.assign(ends_.begin(), ends_.begin() + static_cast<std::ptrdiff_t>(width_));
+  out.numbers_.resize(numbers_.size());
+  std::vector<Index> new_row(static_cast<std::size_t>(rows()), -1);
   for (Index i = 0; i < rows(); ++i) {
-    bool complete = true;
-    for (Index j : cols) complete = complete && !is_missing(cell(i, j));
-    if (!complete) continue;
+    if (drop[static_cast<std::size_t>(i)]) continue;
+    new_row[static_cast<std::size_t>(i)] = static_cast<Index>(out.lines_.size());
     for (std::size_t c = 0; c < width_; ++c) {
-      out.text_ += cell(i, static_cast<Index>(c));
+      out.text_ += text_cell(i, c);
       out.ends_.push_back(out.text_.size());
     }
+    for (std::size_t c = 0; c < numbers_.size(); ++c)
+      out.numbers_[c].values.push_back(numbers_[c].values[static_cast<std::size_t>(i)]);
     out.lines_.push_back(lines_[i]);
   }
+  for (std::size_t c = 0; c < numbers_.size(); ++c)
+    for (const auto& [row, text] : numbers_[c].missing)
+      if (const Index r = new_row[static_cast<std::size_t>(row)]; r >= 0)
+        out.numbers_[c].missing.emplace_back(r, text);
   return out;
 }
 
@@ -675,40 +745,42 @@ Standardizer Standardizer::fit(const Matrix& x, const std::vector<std::string>& 
   check(x.rows() > 0, "Standardisation needs at least one row.");
   Standardizer s;
   s.names = names;
-  const Vector direct_mean = x.colwise().mean().transpose();
   s.mean.resize(x.cols());
   s.sd.resize(x.cols());
-  for (Index j = 0; j < x.cols(); ++j) {
-    const double scale = x.col(j).cwiseAbs().maxCoeff();
-    double mean = 0, sd = 0;
-    if (scale > 1e-100 && scale < 1e100) {
-      // Moderate magnitudes: no sum or square can overflow or underflow; the direct formulas.
-      mean = direct_mean[j];
-      sd = std::sqrt((x.col(j).array() - mean).square().mean());
-    } else if (std::isfinite(scale) && scale > 0) {
-      // Mean and sd of x / max|x|, scaled back: nothing overflows (1e300) or underflows (1e-200).
-      const auto y = x.col(j).array() / scale;
-      const double m = y.mean();
-      mean = scale * m;
-      sd = scale * std::sqrt((y - m).square().mean());
-    } else if (!std::isfinite(scale)) {
-      mean = sd = scale;  // a NaN or infinite value: reported below
-    }
-    if (!std::isfinite(mean) || !std::isfinite(sd)) {
-      throw Error(fmt::format(
-          "Column {} has a value that is not finite, so its mean and standard deviation are not "
-          "finite and it cannot be standardised.",
-          s.column_name(j)));
-    }
-    if (!(sd > 0)) {
-      throw Error(fmt::format(
-          "Column {} is constant in the training data, so it cannot be standardised.",
-          s.column_name(j)));
-    }
-    s.mean[j] = mean;
-    s.sd[j] = sd;
-  }
+  for (Index j = 0; j < x.cols(); ++j) std::tie(s.mean[j], s.sd[j]) = s.column_moments(j, x.col(j));
   return s;
+}
+
+std::pair<double, double> Standardizer::column_moments(Index j,
+                                                       const Eigen::Ref<const Vector>& x) const {
+  check(x.size() > 0, "Standardisation needs at least one row.");
+  const double scale = x.cwiseAbs().maxCoeff();
+  double mean = 0, sd = 0;
+  if (scale > 1e-100 && scale < 1e100) {
+    // Moderate magnitudes: no sum or square can overflow or underflow; the direct formulas.
+    mean = x.mean();
+    sd = std::sqrt((x.array() - mean).square().mean());
+  } else if (std::isfinite(scale) && scale > 0) {
+    // Mean and sd of x / max|x|, scaled back: nothing overflows (1e300) or underflows (1e-200).
+    const auto y = x.array() / scale;
+    const double m = y.mean();
+    mean = scale * m;
+    sd = scale * std::sqrt((y - m).square().mean());
+  } else if (!std::isfinite(scale)) {
+    mean = sd = scale;  // a NaN or infinite value: reported below
+  }
+  if (!std::isfinite(mean) || !std::isfinite(sd)) {
+    throw Error(fmt::format(
+        "Column {} has a value that is not finite, so its mean and standard deviation are not "
+        "finite and it cannot be standardised.",
+        column_name(j)));
+  }
+  if (!(sd > 0)) {
+    throw Error(fmt::format("Column {} is constant in the training data, so it cannot be "
+                            "standardised.",
+                            column_name(j)));
+  }
+  return {mean, sd};
 }
 
 std::string Standardizer::column_name(Index j) const {
@@ -719,21 +791,24 @@ Matrix Standardizer::transform(const Matrix& x) const {
   check(x.cols() == mean.size(),
         fmt::format("Standardisation was fitted on {} columns but is applied to {}.", mean.size(),
                     x.cols()));
-  Matrix out(x.rows(), x.cols());
-  for (Index j = 0; j < x.cols(); ++j) {
-    for (Index i = 0; i < x.rows(); ++i) {
-      double d = x(i, j) - mean[j];
-      // x − mean may overflow where x and the mean are huge with opposite signs.
-      out(i, j) = std::isfinite(d) ? d / sd[j] : 2 * ((0.5 * x(i, j) - 0.5 * mean[j]) / sd[j]);
-      if (!std::isfinite(out(i, j))) {
-        throw Error(fmt::format(
-            "Column {}, row {}: the value {} is not finite once standardised with the training "
-            "mean {} and standard deviation {}.",
-            column_name(j), i + 1, x(i, j), mean[j], sd[j]));
-      }
+  Matrix out = x;
+  for (Index j = 0; j < x.cols(); ++j) transform_column(j, out.col(j));
+  return out;
+}
+
+void Standardizer::transform_column(Index j, Eigen::Ref<Vector> x) const {
+  for (Index i = 0; i < x.size(); ++i) {
+    const double value = x[i];
+    const double d = value - mean[j];
+    // x − mean may overflow where x and the mean are huge with opposite signs.
+    x[i] = std::isfinite(d) ? d / sd[j] : 2 * ((0.5 * value - 0.5 * mean[j]) / sd[j]);
+    if (!std::isfinite(x[i])) {
+      throw Error(fmt::format(
+          "Column {}, row {}: the value {} is not finite once standardised with the training "
+          "mean {} and standard deviation {}.",
+          column_name(j), i + 1, value, mean[j], sd[j]));
     }
   }
-  return out;
 }
 
 Matrix with_intercept(const Matrix& x) {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "blr/core/error.hpp"
+#include "csv_detail.hpp"
 
 namespace blr::io {
 namespace {
@@ -35,6 +36,9 @@ void sort_levels(std::vector<std::string>& levels) {
 /// numbers is read in one pass; only a column that fails is scanned for a text cell, whose hint
 /// then comes before the reader's own message on an earlier cell (as when the scan came first).
 Vector numeric(const CsvTable& t, const std::string& name) {
+  // A column kept as numbers holds no text cell (the streaming reader keeps such a column as
+  // text): its only faults are missing cells, which the reader names.
+  if (!t.holds_text(name)) return t.numeric_column(name);
   try {
     return t.numeric_column(name);
   } catch (const Error&) {
@@ -76,27 +80,33 @@ Matrix numeric_block(const CsvTable& t, const std::vector<std::string>& names) {
 
 }  // namespace
 
+std::optional<DominantValue> dominant_value(const Eigen::Ref<const Vector>& x,
+                                           const std::string& name) {
+  if (x.size() < 3) return std::nullopt;
+  const double scale = x.cwiseAbs().maxCoeff();
+  if (!std::isfinite(scale) || !(scale > 0)) return std::nullopt;
+  const Vector y = x / scale;
+  const double mean = y.mean();
+  Index k = 0;
+  (y.array() - mean).abs().maxCoeff(&k);
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo, largest = 0;
+  for (Index i = 0; i < y.size(); ++i) {
+    if (i == k) continue;
+    lo = std::min(lo, y[i]);
+    hi = std::max(hi, y[i]);
+    largest = std::max(largest, std::abs(y[i] - mean));
+  }
+  if (hi > lo && hi - lo <= 1e-6 * largest) return DominantValue{name, k, x[k]};
+  return std::nullopt;
+}
+
 std::vector<DominantValue> dominant_values(const Matrix& x, const std::vector<std::string>& names) {
   std::vector<DominantValue> out;
-  if (x.rows() < 3) return out;
   for (Index j = 0; j < x.cols(); ++j) {
-    const double scale = x.col(j).cwiseAbs().maxCoeff();
-    if (!std::isfinite(scale) || !(scale > 0)) continue;
-    const Vector y = x.col(j) / scale;
-    const double mean = y.mean();
-    Index k = 0;
-    (y.array() - mean).abs().maxCoeff(&k);
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo, largest = 0;
-    for (Index i = 0; i < y.size(); ++i) {
-      if (i == k) continue;
-      lo = std::min(lo, y[i]);
-      hi = std::max(hi, y[i]);
-      largest = std::max(largest, std::abs(y[i] - mean));
-    }
-    if (hi > lo && hi - lo <= 1e-6 * largest)
-      out.push_back({j < static_cast<Index>(names.size()) ? names[static_cast<std::size_t>(j)]
-                                                         : std::to_string(j + 1),
-                     k, x(k, j)});
+    const std::string name = j < static_cast<Index>(names.size())
+                                 ? names[static_cast<std::size_t>(j)]
+                                 : std::to_string(j + 1);
+    if (auto v = dominant_value(x.col(j), name)) out.push_back(std::move(*v));
   }
   return out;
 }
@@ -146,11 +156,23 @@ std::pair<DesignEncoder, Matrix> DesignEncoder::fit_transform(const CsvTable& tr
     for (std::size_t k = 1; k < c.levels.size(); ++k)
       d.names_.push_back(c.name + "=" + c.levels[k]);
   }
-  // The numeric columns are read (and so checked) here, whether or not they are standardised.
-  Matrix x = numeric_block(train, d.numeric_);
-  d.dominant_ = io::dominant_values(x, d.numeric_);
-  if (spec.standardize && !d.numeric_.empty()) d.standardizer_ = Standardizer::fit(x, d.numeric_);
-  Matrix design = d.assemble(train, std::move(x));
+  // The numeric columns are read (and so checked) here, whether or not they are standardised;
+  // their statistics come from the design's columns before they are standardised in place.
+  Matrix design = d.raw_design(train);
+  const auto at = d.numeric_positions();
+  for (std::size_t k = 0; k < at.size(); ++k)
+    if (auto v = dominant_value(design.col(at[k]), d.numeric_[k])) d.dominant_.push_back(*v);
+  if (spec.standardize && !d.numeric_.empty()) {
+    d.standardizer_.names = d.numeric_;
+    d.standardizer_.mean.resize(static_cast<Index>(at.size()));
+    d.standardizer_.sd.resize(static_cast<Index>(at.size()));
+    for (std::size_t k = 0; k < at.size(); ++k) {
+      const auto [mean, sd] = d.standardizer_.column_moments(static_cast<Index>(k), design.col(at[k]));
+      d.standardizer_.mean[static_cast<Index>(k)] = mean;
+      d.standardizer_.sd[static_cast<Index>(k)] = sd;
+    }
+  }
+  d.standardize_in_place(design);
   return {std::move(d), std::move(design)};
 }
 
@@ -161,18 +183,49 @@ const std::vector<std::string>& DesignEncoder::levels(const std::string& feature
 }
 
 Matrix DesignEncoder::transform(const CsvTable& table) const {
-  return assemble(table, numeric_block(table, numeric_));
+  Matrix x = raw_design(table);
+  standardize_in_place(x);
+  return x;
 }
 
-Matrix DesignEncoder::assemble(const CsvTable& table, Matrix numeric_x) const {
+std::vector<Index> DesignEncoder::numeric_positions() const {
+  std::vector<Index> at;
+  Index out = spec_.intercept ? 1 : 0;
+  for (const auto& c : columns_) {
+    if (!c.categorical) at.push_back(out);
+    out += c.categorical ? static_cast<Index>(c.levels.size()) - 1 : 1;
+  }
+  return at;
+}
+
+void DesignEncoder::standardize_in_place(Matrix& x) const {
+  if (!spec_.standardize || numeric_.empty()) return;
+  const auto at = numeric_positions();
+  for (std::size_t k = 0; k < at.size(); ++k)
+    standardizer_.transform_column(static_cast<Index>(k), x.col(at[k]));
+}
+
+Matrix DesignEncoder::raw_design(const CsvTable& table) const {
   const Index n = table.rows();
-  if (spec_.standardize && !numeric_.empty()) numeric_x = standardizer_.transform(numeric_x);
-  Matrix x = Matrix::Zero(n, static_cast<Index>(names_.size()));
-  Index out = 0, next_numeric = 0;
+  Matrix x(n, static_cast<Index>(names_.size()));
+  detail::advise_huge_pages(x.data(), static_cast<std::size_t>(x.size()) * sizeof(double));
+  x.setZero();
+  // The numeric features first, so that their faults are named before any categorical one: a
+  // table that keeps them as numbers gives them column by column; text is parsed as one block.
+  const auto at = numeric_positions();
+  const bool kept_as_numbers = std::none_of(
+      numeric_.begin(), numeric_.end(), [&](const std::string& f) { return table.holds_text(f); });
+  if (kept_as_numbers) {
+    for (std::size_t k = 0; k < at.size(); ++k) x.col(at[k]) = table.numeric_column(numeric_[k]);
+  } else {
+    const Matrix block = numeric_block(table, numeric_);
+    for (std::size_t k = 0; k < at.size(); ++k) x.col(at[k]) = block.col(static_cast<Index>(k));
+  }
+  Index out = 0;
   if (spec_.intercept) x.col(out++).setOnes();
   for (const auto& c : columns_) {
     if (!c.categorical) {
-      x.col(out++) = numeric_x.col(next_numeric++);
+      ++out;
       continue;
     }
     const Index j = table.column_index(c.name);
