@@ -134,6 +134,18 @@ TEST(CsvStream, EqualsTheWholeFileReaderOnRandomFilesAtEveryBufferSize) {
   }
 }
 
+TEST(CsvStream, ALargeBufferParsedOnSeveralThreadsEqualsTheWholeFileReader) {
+  // 12 000 rows of 3 number columns: a 4 MiB buffer holds more than 2^15 number cells, which are
+  // parsed on one thread per core (on a machine with one core, serially: the same result).
+  Rng rng(11);
+  const TempCsv f(random_csv(rng, 12000, false));
+  const auto whole = CsvTable::read(f.path);
+  const std::vector<std::string> numbers = {"x1", "x2", "x3"}, text = {"t", "y"};
+  for (const std::size_t chunk : {std::size_t{65536}, kCsvChunkBytes})
+    expect_same_table(whole, CsvTable::read(f.path, keep(numbers, text), kMaxCsvBytes, chunk),
+                      numbers, text, fmt::format("chunk {}", chunk));
+}
+
 TEST(CsvStream, DesignsEqualTheWholeFileReaders) {
   Rng rng(7);
   std::string s = "a,b,g,c,y\n";

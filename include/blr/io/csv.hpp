@@ -21,8 +21,9 @@
 // (their text is not kept: 8 bytes a cell instead of the cell's text and its 8-byte end), the
 // columns chosen as text keep their text, and the others are only checked for the row's shape. A
 // table of 10⁵ × 51 numbers then takes 41 MB instead of 142 MB. Numbers, missing cells and every
-// error are those of the whole-file reader, except that the first fault in file order is reported
-// (the whole-file reader reports a malformed quote anywhere before a row of the wrong width). A
+// error are those of the whole-file reader, except that in a file with several faults the first
+// in file order is reported (the whole-file reader reports a NUL byte anywhere first, then a
+// malformed quote anywhere, then a row of the wrong width). A
 // column chosen as numbers that holds a text cell is read again as text, so that asking it for
 // numbers names the cell as ever, and a categorical column stays readable. What cannot be read
 // twice (a pipe) is read whole, every column kept as text.
@@ -132,6 +133,20 @@ class CsvTable {
   static CsvTable stream(const std::string& path, const CsvColumnChooser& choose,
                          std::uintmax_t max_bytes, std::size_t chunk_bytes,
                          std::vector<std::string>& text_cells_found);
+  /// The fields of a split buffer (the streaming read's): field k ends at ends[k] and starts at
+  /// the previous end (0 for k = 0).
+  struct FieldText {
+    const char* text;
+    const std::size_t* ends;
+    std::string_view operator()(std::size_t k) const {
+      const std::size_t begin = k == 0 ? 0 : ends[k - 1];
+      return {text + begin, ends[k] - begin};
+    }
+  };
+  /// Parses the number cells of the data records starting at fields `firsts` (the last rows
+  /// added), on up to one thread per core; records the columns found to hold a text cell.
+  void parse_numbers(const std::vector<std::size_t>& firsts, const FieldText& field,
+                     std::vector<bool>& has_text_cell, std::vector<std::string>& text_cells_found);
   /// The text of cell (row, k) of the kept text columns.
   std::string_view text_cell(Index row, std::size_t k) const;
   /// The kept text column of a file column; std::logic_error when its text is not kept.

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <system_error>
+#include <thread>
 
 #include "blr/core/error.hpp"
 #include "blr/io/csv.hpp"
@@ -44,7 +45,72 @@ std::size_t complete_records_end(const char* p, std::size_t n) {
   return end;
 }
 
+/// Buffers with at least this many number cells are parsed on up to one thread per core.
+constexpr std::size_t kParallelCells = std::size_t{1} << 15;
+
 }  // namespace
+
+void CsvTable::parse_numbers(const std::vector<std::size_t>& firsts, const FieldText& field,
+                             std::vector<bool>& has_text_cell,
+                             std::vector<std::string>& text_cells_found) {
+  if (firsts.empty() || numbers_.empty()) return;
+  const std::size_t m = firsts.size();
+  const std::size_t row0 = lines_.size() - m;  // the buffer's first data row
+  for (auto& c : numbers_) c.values.resize(row0 + m);
+  std::vector<std::size_t> columns;  // the file columns kept as numbers
+  for (std::size_t j = 0; j < stored_.size(); ++j)
+    if (stored_[j].kept == Kept::kNumbers) columns.push_back(j);
+  // Each cell is parsed on its own, so the split of rows between threads changes nothing; each
+  // part collects its missing cells (in row order) and text cells, merged in part order.
+  struct Part {
+    std::vector<std::vector<std::pair<Index, std::string>>> missing;
+    std::vector<char> text;
+  };
+  const auto parse = [&](std::size_t begin, std::size_t end, Part& part) {
+    part.missing.resize(numbers_.size());
+    part.text.assign(numbers_.size(), 0);
+    for (std::size_t r = begin; r < end; ++r) {
+      for (const std::size_t j : columns) {
+        const std::size_t slot = stored_[j].slot;
+        const std::string_view cell = field(firsts[r] + j);
+        // Unquoted cells come trimmed; a quoted one may hold spaces around its number.
+        detail::Parsed p = detail::parse_decimal(cell);
+        if (p.status != detail::NumberStatus::kOk) p = detail::parse_decimal(detail::trim(cell));
+        if (p.status == detail::NumberStatus::kOk) {
+          numbers_[slot].values[row0 + r] = p.value;
+          continue;
+        }
+        numbers_[slot].values[row0 + r] = std::numeric_limits<double>::quiet_NaN();
+        if (is_missing(cell)) {
+          part.missing[slot].emplace_back(static_cast<Index>(row0 + r), std::string(cell));
+        } else {
+          part.text[slot] = 1;
+        }
+      }
+    }
+  };
+  const std::size_t threads = m * columns.size() < kParallelCells
+                                  ? 1
+                                  : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  std::vector<Part> parts(threads);
+  {
+    std::vector<std::jthread> workers;
+    for (std::size_t i = 1; i < threads; ++i)
+      workers.emplace_back(parse, m * i / threads, m * (i + 1) / threads, std::ref(parts[i]));
+    parse(0, m / threads, parts[0]);
+  }  // the workers join here
+  for (const auto& part : parts) {
+    for (const std::size_t j : columns) {
+      const std::size_t slot = stored_[j].slot;
+      auto& missing = numbers_[slot].missing;
+      missing.insert(missing.end(), part.missing[slot].begin(), part.missing[slot].end());
+      if (part.text[slot] && !has_text_cell[slot]) {
+        has_text_cell[slot] = true;
+        text_cells_found.push_back(header_[j]);
+      }
+    }
+  }
+}
 
 CsvTable CsvTable::read(const std::string& path, const CsvColumnChooser& choose,
                         std::uintmax_t max_bytes, std::size_t chunk_bytes) {
@@ -130,11 +196,9 @@ CsvTable CsvTable::stream(const std::string& path, const CsvColumnChooser& choos
     detail::Records records =
         detail::split_records(buffer.data(), cut, path, line, file_start);
     file_start = false;
-    const auto field = [&](std::size_t k) {
-      const std::size_t begin = k == 0 ? 0 : records.ends[k - 1];
-      return std::string_view(buffer.data() + begin, records.ends[k] - begin);
-    };
+    const FieldText field{buffer.data(), records.ends.data()};
     std::size_t k = 0;  // the record's first field
+    std::vector<std::size_t> firsts;  // the first field of each data record of this buffer
     for (std::size_t r = 0; r < records.widths.size(); k += records.widths[r], ++r) {
       const std::size_t width = records.widths[r];
       if (!header_seen) {
@@ -176,34 +240,16 @@ CsvTable CsvTable::stream(const std::string& path, const CsvColumnChooser& choos
       }
       if (width != t.header_.size())
         detail::throw_malformed_row(path, records.lines[r], width, t.header_.size());
-      const auto row = static_cast<Index>(t.lines_.size());
       for (std::size_t j = 0; j < width; ++j) {
-        const Stored& s = t.stored_[j];
-        if (s.kept == Kept::kDropped) continue;
-        const std::string_view cell = field(k + j);
-        if (s.kept == Kept::kText) {
-          t.text_ += cell;
-          t.ends_.push_back(t.text_.size());
-          continue;
-        }
-        NumberColumn& c = t.numbers_[s.slot];
-        // Unquoted cells come trimmed; a quoted one may hold spaces around its number.
-        detail::Parsed p = detail::parse_decimal(cell);
-        if (p.status != detail::NumberStatus::kOk) p = detail::parse_decimal(detail::trim(cell));
-        if (p.status == detail::NumberStatus::kOk) {
-          c.values.push_back(p.value);
-          continue;
-        }
-        c.values.push_back(std::numeric_limits<double>::quiet_NaN());
-        if (is_missing(cell)) {
-          c.missing.emplace_back(row, std::string(cell));
-        } else if (!has_text_cell[s.slot]) {
-          has_text_cell[s.slot] = true;
-          text_cells_found.push_back(t.header_[j]);
-        }
+        if (t.stored_[j].kept != Kept::kText) continue;
+        t.text_ += field(k + j);
+        t.ends_.push_back(t.text_.size());
       }
+      firsts.push_back(k);
       t.lines_.push_back(records.lines[r]);
     }
+    t.parse_numbers(firsts, field, has_text_cell, text_cells_found);
+    firsts.clear();
     line = records.next_line;
     // What follows the cut (a record not yet complete) moves to the front.
     held = n - cut;
