@@ -183,7 +183,7 @@ struct RegressionProblem {
   inference::Likelihood likelihood = inference::Likelihood::gaussian;
   std::string method;  ///< exact, laplace or cvi
   int family = 0;      ///< as parse_family
-  Supervised data;
+  Supervised data;       ///< its x_train is moved into model.x (the design is held once)
   inference::Glm model;  ///< with Noise::normal_gamma/plug_in: conditional on τ = E[τ | y]
   Noise noise = Noise::none;
   double delta = 1;                 ///< --prior-precision (the slopes')

@@ -115,7 +115,7 @@ nlohmann::json run_mixture(const Options& o, const RegressionProblem& p,
                    {"converged", true}};
   report_problem(p, j);
   if (!s.dropped.empty()) j["dropped_rows"] = s.dropped;
-  const inference::GlmSummary summary(s.x_train, s.y_train, fit, s.names);
+  const inference::GlmSummary summary(p.model.x, s.y_train, fit, s.names);
   report_summary(o, s, summary, p.predictive,
                  fmt::format("posterior: mixture of {} Gaussians (moments of the mixture; "
                              "intervals from its marginals)",
@@ -219,13 +219,14 @@ RegressionProblem prepare_regression(const Options& o, const std::string& comman
                .noise_precision_mean();
   // The Normal–Gamma prior is w | τ ~ N(0, (τΛ₀)⁻¹): conditional on τ = β it is Λ₀β.
   const bool relative = p.noise == Noise::normal_gamma || p.noise == Noise::plug_in;
+  // The design moves into the model: it is held once (p.data.x_train is empty from here on).
   p.model = inference::Glm::with_prior_precisions(
-      p.data.x_train, p.data.y_train, p.likelihood,
+      std::move(p.data.x_train), p.data.y_train, p.likelihood,
       relative ? Vector(beta * p.precisions) : p.precisions);
   p.model.noise_precision = beta;
   p.model.validate();
   fmt::print("blr {} {} — {} on {} ({} rows, {} parameters){}\n", command, o.model, p.method,
-             o.train, p.data.x_train.rows(), p.data.x_train.cols(),
+             o.train, p.model.x.rows(), p.model.x.cols(),
              p.data.classes.empty()
                  ? ""
                  : fmt::format("; positive class '{}'", p.data.classes[1]));
@@ -307,7 +308,7 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
   Vector& mean = post.mean;
   Matrix& cov = post.covariance;
   if (p.method == "exact" && p.noise == Noise::normal_gamma) {
-    const auto f = inference::fit_normal_gamma(p.normal_gamma, s.x_train, s.y_train);
+    const auto f = inference::fit_normal_gamma(p.normal_gamma, p.model.x, s.y_train);
     mean = f.mean;
     cov = f.covariance;
     // The Gaussian conditional on τ = E[τ | y], N(m, S): what the sensitivities see.
@@ -348,13 +349,13 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
       eo.alpha = p.delta;
       eo.beta = o.noise_precision.value_or(1.0);
       eo.intercept_precision = p.intercept;
-      const auto r = inference::maximize_evidence(s.x_train, s.y_train, eo);
+      const auto r = inference::maximize_evidence(p.model.x, s.y_train, eo);
       require_converged(r.converged, "Evidence maximisation", r.iterations, eo.max_iterations,
                         "iterations", kRaiseCap);
       mean = r.mean;
       cov = r.covariance;
       p.delta = r.alpha;
-      p.precisions = inference::prior_precisions(s.x_train.cols(), r.alpha, p.intercept);
+      p.precisions = inference::prior_precisions(p.model.x.cols(), r.alpha, p.intercept);
       model.prior_precision = p.precisions;
       model.noise_precision = r.beta;
       j.update({{"log_evidence", r.log_evidence},
@@ -367,14 +368,14 @@ GaussianPosterior fit_gaussian_posterior(const Options& o, RegressionProblem& p,
           r.alpha, r.beta, r.gamma, r.iterations);
     } else {
       const inference::BayesianLinearRegression blr{p.delta, model.noise_precision, p.intercept};
-      const Vector natural = blr.posterior(s.x_train, s.y_train);  // one BLR step, ρ = 1
+      const Vector natural = blr.posterior(p.model.x, s.y_train);  // one BLR step, ρ = 1
       // GaussianFull refuses a non-finite λ: say so as for any result that is not finite.
       require_finite(nlohmann::json{{"posterior_natural", to_json(natural)}},
                      fmt::format("blr infer {}", o.model));
       const GaussianFull q = GaussianFull::from_natural(natural);
       mean = q.mean;
       cov = q.covariance();
-      j.update({{"log_evidence", blr.log_evidence(s.x_train, s.y_train, natural)},
+      j.update({{"log_evidence", blr.log_evidence(p.model.x, s.y_train, natural)},
                 {"iterations", 1},
                 {"converged", true}});
     }
@@ -453,7 +454,7 @@ nlohmann::json run_regression(const Options& o, PredictionTable* predictions) {
     g.noise_shape = f.noise_shape;
     g.noise_rate = f.noise_rate;
   }
-  const inference::GlmSummary summary(s.x_train, s.y_train, std::move(g), s.names);
+  const inference::GlmSummary summary(p.model.x, s.y_train, std::move(g), s.names);
   report_summary(o, s, summary, p.predictive,
                  post.normal_gamma
                      ? fmt::format("posterior (Student t marginals, ν = {:g}):", post.normal_gamma->dof)
