@@ -209,9 +209,8 @@ Supervised load_supervised(const Options& o, Response response, bool intercept) 
     s.has_test = true;
   }
   if (!o.predict.empty()) {
-    const auto predict =
-        handle_missing(o, io::CsvTable::read(o.predict, columns(false)), features, "predict",
-                       s.dropped);
+    const auto predict = handle_missing(o, io::CsvTable::read(o.predict, columns(false)), features,
+                                        "predict", s.dropped);
     s.x_predict = encoder.transform(predict);
     for (Index i = 0; i < predict.rows(); ++i) s.predict_lines.push_back(predict.line_of(i));
     s.has_predict = true;

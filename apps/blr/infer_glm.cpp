@@ -220,16 +220,14 @@ RegressionProblem prepare_regression(const Options& o, const std::string& comman
   // The Normal–Gamma prior is w | τ ~ N(0, (τΛ₀)⁻¹): conditional on τ = β it is Λ₀β.
   const bool relative = p.noise == Noise::normal_gamma || p.noise == Noise::plug_in;
   // The design moves into the model: it is held once (p.data.x_train is empty from here on).
-  p.model = inference::Glm::with_prior_precisions(
-      std::move(p.data.x_train), p.data.y_train, p.likelihood,
-      relative ? Vector(beta * p.precisions) : p.precisions);
+  p.model =
+      inference::Glm::with_prior_precisions(std::move(p.data.x_train), p.data.y_train, p.likelihood,
+                                            relative ? Vector(beta * p.precisions) : p.precisions);
   p.model.noise_precision = beta;
   p.model.validate();
   fmt::print("blr {} {} — {} on {} ({} rows, {} parameters){}\n", command, o.model, p.method,
              o.train, p.model.x.rows(), p.model.x.cols(),
-             p.data.classes.empty()
-                 ? ""
-                 : fmt::format("; positive class '{}'", p.data.classes[1]));
+             p.data.classes.empty() ? "" : fmt::format("; positive class '{}'", p.data.classes[1]));
 
   // Every default taken says what it assumed.
   auto& a = p.assumptions;

@@ -106,8 +106,9 @@ void check_stream(const std::string& text, const CsvTable* whole) {
         kMaxCsvBytes, chunk);
   });
   std::remove(path.c_str());
-  require(ok == (whole != nullptr), "the streaming reader and the whole-text reader disagree on "
-                                    "whether the text is a table");
+  require(ok == (whole != nullptr),
+          "the streaming reader and the whole-text reader disagree on "
+          "whether the text is a table");
   if (!ok) return;
   require(t.rows() == whole->rows() && t.columns() == whole->columns(),
           "the streamed table's rows or header differ");

@@ -70,10 +70,10 @@ std::string random_csv(Rng& rng, int rows, bool bom) {
       s += ",";
       if (j == 1) {
         const auto text = rng.below(4);
-        s += text == 0   ? "\"a, \"\"b\"\"\"" :
-             text == 1   ? "\"two\nlines\"" :
-             text == 2   ? "plain" :
-                           "\"cr\r\nlf\"";
+        s += text == 0   ? "\"a, \"\"b\"\"\""
+             : text == 1 ? "\"two\nlines\""
+             : text == 2 ? "plain"
+                         : "\"cr\r\nlf\"";
         s += ",";
       }
     }
@@ -91,7 +91,8 @@ void expect_same_table(const CsvTable& whole, const CsvTable& streamed,
                        const std::vector<std::string>& text, const std::string& where) {
   ASSERT_EQ(streamed.rows(), whole.rows()) << where;
   EXPECT_EQ(streamed.columns(), whole.columns()) << where;
-  for (Index i = 0; i < whole.rows(); ++i) ASSERT_EQ(streamed.line_of(i), whole.line_of(i)) << where;
+  for (Index i = 0; i < whole.rows(); ++i)
+    ASSERT_EQ(streamed.line_of(i), whole.line_of(i)) << where;
   for (const auto& name : text) {
     const Index j = whole.column_index(name);
     for (Index i = 0; i < whole.rows(); ++i)
@@ -158,8 +159,8 @@ TEST(CsvStream, DesignsEqualTheWholeFileReaders) {
     const DesignSpec spec{{"a", "g", "b", "c"}, {"g"}, standardize, true};
     const auto [e1, x1] = DesignEncoder::fit_transform(whole, spec);
     for (const std::size_t chunk : {std::size_t{5}, kCsvChunkBytes}) {
-      const auto streamed = CsvTable::read(f.path, keep({"a", "b", "c"}, {"g", "y"}), kMaxCsvBytes,
-                                           chunk);
+      const auto streamed =
+          CsvTable::read(f.path, keep({"a", "b", "c"}, {"g", "y"}), kMaxCsvBytes, chunk);
       const auto [e2, x2] = DesignEncoder::fit_transform(streamed, spec);
       EXPECT_EQ(e2.names(), e1.names());
       EXPECT_TRUE(x2 == x1) << "standardize " << standardize << " chunk " << chunk;
@@ -219,8 +220,12 @@ TEST(CsvStream, MissingCellsAreNamedAndDroppedAsEver) {
   const auto whole = CsvTable::read(f.path);
   const auto streamed = CsvTable::read(f.path, keep({"a", "b"}, {}), kMaxCsvBytes, 3);
   for (const auto* policy : {"error", "drop"}) {
-    EXPECT_EQ(error_of([&] { apply_missing_policy(streamed, {"a", "b"}, policy); }),
-              error_of([&] { apply_missing_policy(whole, {"a", "b"}, policy); }));
+    EXPECT_EQ(error_of([&] {
+                apply_missing_policy(streamed, {"a", "b"}, policy);
+              }),
+              error_of([&] {
+                apply_missing_policy(whole, {"a", "b"}, policy);
+              }));
   }
   const auto kept = apply_missing_policy(streamed, {"a", "b"}, "drop");
   EXPECT_EQ(kept.rows(), 2);
@@ -232,7 +237,9 @@ TEST(CsvStream, MissingCellsAreNamedAndDroppedAsEver) {
 
 TEST(CsvStream, TheChoiceIsChecked) {
   const TempCsv f("a,b\n1,2\n");
-  EXPECT_EQ(error_of([&] { CsvTable::read(f.path, keep({"a", "glu"}, {})); }),
+  EXPECT_EQ(error_of([&] {
+              CsvTable::read(f.path, keep({"a", "glu"}, {}));
+            }),
             fmt::format("File '{}' has no column 'glu'; its columns are: a, b.", f.path));
   EXPECT_NE(error_of([&] { CsvTable::read(f.path, keep({"a"}, {"a"})); }).find("both as numbers"),
             std::string::npos);
@@ -241,8 +248,9 @@ TEST(CsvStream, TheChoiceIsChecked) {
   EXPECT_THROW((void)t.cell(0, 1), std::logic_error);  // dropped
   EXPECT_EQ(error_of([] { CsvTable::read("/nonexistent/x.csv", keep({}, {})); }),
             "File '/nonexistent/x.csv' cannot be opened for reading.");
-  EXPECT_NE(error_of([&] { CsvTable::read(f.path, keep({"a"}, {}), 3); }).find("more than the 3 bytes"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { CsvTable::read(f.path, keep({"a"}, {}), 3); }).find("more than the 3 bytes"),
+      std::string::npos);
 }
 
 TEST(CsvStream, APipeIsReadWholeWithItsText) {

@@ -133,6 +133,11 @@ class CsvTable {
   static CsvTable stream(const std::string& path, const CsvColumnChooser& choose,
                          std::uintmax_t max_bytes, std::size_t chunk_bytes,
                          std::vector<std::string>& text_cells_found);
+  /// Refuses a choice that names a column the table does not have, or one both as numbers and as
+  /// text.
+  void check_choice(const CsvColumns& chosen) const;
+  /// Sets which columns the streaming read keeps, and how, from the chooser's answer (checked).
+  void keep_columns(const CsvColumns& chosen);
   /// The fields of a split buffer (the streaming read's): field k ends at ends[k] and starts at
   /// the previous end (0 for k = 0).
   struct FieldText {

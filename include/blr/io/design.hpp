@@ -42,7 +42,7 @@ struct DominantValue {
 std::vector<DominantValue> dominant_values(const Matrix& x, const std::vector<std::string>& names);
 /// The dominant value of one column, if it has one.
 std::optional<DominantValue> dominant_value(const Eigen::Ref<const Vector>& x,
-                                           const std::string& name);
+                                            const std::string& name);
 
 struct DesignSpec {
   std::vector<std::string> features;     ///< columns, in design order

@@ -302,9 +302,10 @@ void check_header(const std::vector<std::string>& header, const std::string& sou
 void throw_nul_byte(const std::string& source, const char* p, std::size_t at, long line) {
   // CR, LF and CRLF each end a line, inside quotes too (p[at] is the NUL, so p[i + 1] exists).
   for (std::size_t i = 0; i < at; ++i) line += p[i] == '\n' || (p[i] == '\r' && p[i + 1] != '\n');
-  throw Error(fmt::format("File '{}', line {}: holds a NUL byte (0x00); blr reads CSV files as "
-                          "text.",
-                          source, line));
+  throw Error(
+      fmt::format("File '{}', line {}: holds a NUL byte (0x00); blr reads CSV files as "
+                  "text.",
+                  source, line));
 }
 
 void throw_malformed_row(const std::string& source, long line, std::size_t width,
@@ -490,7 +491,8 @@ Vector CsvTable::numeric_column(const std::string& name) const {
     const NumberColumn& c = numbers_[s.slot];
     if (!c.missing.empty()) {
       const auto& [row, text] = c.missing.front();
-      parse_number(text, fmt::format("File '{}', line {}, column '{}'", source_, lines_[row], name));
+      parse_number(text,
+                   fmt::format("File '{}', line {}, column '{}'", source_, lines_[row], name));
     }
     return Eigen::Map<const Vector>(c.values.data(), rows());
   }
@@ -504,7 +506,7 @@ Vector CsvTable::numeric_column(const std::string& name) const {
     out[i] = p.status == NumberStatus::kOk
                  ? p.value
                  : parse_number(text_cell(i, k), fmt::format("File '{}', line {}, column '{}'",
-                                                              source_, lines_[i], name));
+                                                             source_, lines_[i], name));
   }
   return out;
 }
@@ -647,7 +649,8 @@ Vector CsvTable::count_column(const std::string& name) const {
 namespace {
 
 /// A missing cell's row for each column kept as numbers: a mask over the rows (1 = missing).
-std::vector<char> missing_mask(Index rows, const std::vector<std::pair<Index, std::string>>& cells) {
+std::vector<char> missing_mask(Index rows,
+                               const std::vector<std::pair<Index, std::string>>& cells) {
   std::vector<char> mask(static_cast<std::size_t>(rows), 0);
   for (const auto& [row, text] : cells) mask[static_cast<std::size_t>(row)] = 1;
   return mask;
@@ -776,9 +779,10 @@ std::pair<double, double> Standardizer::column_moments(Index j,
         column_name(j)));
   }
   if (!(sd > 0)) {
-    throw Error(fmt::format("Column {} is constant in the training data, so it cannot be "
-                            "standardised.",
-                            column_name(j)));
+    throw Error(
+        fmt::format("Column {} is constant in the training data, so it cannot be "
+                    "standardised.",
+                    column_name(j)));
   }
   return {mean, sd};
 }

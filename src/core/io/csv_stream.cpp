@@ -89,9 +89,10 @@ void CsvTable::parse_numbers(const std::vector<std::size_t>& firsts, const Field
       }
     }
   };
-  const std::size_t threads = m * columns.size() < kParallelCells
-                                  ? 1
-                                  : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  const std::size_t threads =
+      m * columns.size() < kParallelCells
+          ? 1
+          : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
   std::vector<Part> parts(threads);
   {
     std::vector<std::jthread> workers;
@@ -112,22 +113,47 @@ void CsvTable::parse_numbers(const std::vector<std::size_t>& firsts, const Field
   }
 }
 
+void CsvTable::check_choice(const CsvColumns& chosen) const {
+  for (const auto& name : chosen.numbers) column_index(name);
+  for (const auto& name : chosen.text) {
+    column_index(name);
+    check(std::find(chosen.numbers.begin(), chosen.numbers.end(), name) == chosen.numbers.end(),
+          fmt::format("Column '{}' of '{}' is asked for both as numbers and as text.", name,
+                      source_));
+  }
+}
+
+void CsvTable::keep_columns(const CsvColumns& chosen) {
+  check_choice(chosen);
+  stored_.assign(header_.size(), {Kept::kDropped, 0});
+  for (const auto& name : chosen.numbers) {
+    Stored& s = stored_[static_cast<std::size_t>(column_index(name))];
+    if (s.kept == Kept::kNumbers) continue;  // named twice
+    s = {Kept::kNumbers, numbers_.size()};
+    numbers_.emplace_back();
+  }
+  for (const auto& name : chosen.text)
+    stored_[static_cast<std::size_t>(column_index(name))].kept = Kept::kText;
+  // The kept text columns take their slots in file order, as their cells come; their names are
+  // their header record (kept text cell (r, c) is field width·(r + 1) + c).
+  for (std::size_t j = 0; j < header_.size(); ++j) {
+    if (stored_[j].kept != Kept::kText) continue;
+    stored_[j].slot = width_++;
+    text_ += header_[j];
+    ends_.push_back(text_.size());
+  }
+}
+
 CsvTable CsvTable::read(const std::string& path, const CsvColumnChooser& choose,
                         std::uintmax_t max_bytes, std::size_t chunk_bytes) {
   // A column chosen as numbers that holds a text cell is read again as text, at most twice more (a
-  // file that changes between the passes may show new text cells once). What cannot be read twice
-  // (a pipe) is read whole, every column as text.
+  // file that changes between the passes may show new text cells once; a third time is refused, so
+  // that no text cell is ever read as a number). What cannot be read twice (a pipe) is read whole,
+  // every column as text.
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     CsvTable t = read(path, max_bytes);
-    const CsvColumns chosen = choose(t.columns());  // checked as a streaming read checks it
-    for (const auto& name : chosen.numbers) t.column_index(name);
-    for (const auto& name : chosen.text) {
-      t.column_index(name);
-      check(std::find(chosen.numbers.begin(), chosen.numbers.end(), name) == chosen.numbers.end(),
-            fmt::format("Column '{}' of '{}' is asked for both as numbers and as text.", name,
-                        path));
-    }
+    t.check_choice(choose(t.columns()));
     return t;
   }
   std::vector<std::string> as_text;
@@ -142,7 +168,10 @@ CsvTable CsvTable::read(const std::string& path, const CsvColumnChooser& choose,
     };
     std::vector<std::string> found;
     CsvTable t = stream(path, chooser, max_bytes, chunk_bytes, found);
-    if (found.empty() || pass == 2) return t;
+    if (found.empty()) return t;
+    check(pass < 2, fmt::format("File '{}' changed while it was read: its column '{}' held text "
+                                "in a pass after the ones that read it as numbers.",
+                                path, found.front()));
     as_text.insert(as_text.end(), found.begin(), found.end());
   }
 }
@@ -156,19 +185,20 @@ CsvTable CsvTable::stream(const std::string& path, const CsvColumnChooser& choos
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (!ec && size > max_bytes) {
-    throw Error(fmt::format("File '{}' holds {} bytes, more than the {} bytes a CSV table may have.",
-                            path, size, max_bytes));
+    throw Error(
+        fmt::format("File '{}' holds {} bytes, more than the {} bytes a CSV table may have.", path,
+                    size, max_bytes));
   }
   CsvTable t;
   t.source_ = path;
   std::vector<bool> has_text_cell;  // per column kept as numbers
   bool header_seen = false;
-  long line = 1;              // the line on which the buffer starts
-  std::uintmax_t total = 0;   // bytes read so far
+  long line = 1;             // the line on which the buffer starts
+  std::uintmax_t total = 0;  // bytes read so far
   std::string buffer;
-  std::size_t held = 0;       // bytes of the buffer not yet split
+  std::size_t held = 0;  // bytes of the buffer not yet split
   bool at_end = false;
-  bool file_start = true;     // the buffer starts the file (a byte-order mark may open it)
+  bool file_start = true;  // the buffer starts the file (a byte-order mark may open it)
   while (!at_end) {
     // Append up to chunk_bytes after what is held; grow when a record is longer than the buffer.
     if (buffer.size() < held + chunk_bytes) buffer.resize(held + chunk_bytes);
@@ -193,11 +223,10 @@ CsvTable CsvTable::stream(const std::string& path, const CsvColumnChooser& choos
       held = n;
       continue;
     }
-    detail::Records records =
-        detail::split_records(buffer.data(), cut, path, line, file_start);
+    detail::Records records = detail::split_records(buffer.data(), cut, path, line, file_start);
     file_start = false;
     const FieldText field{buffer.data(), records.ends.data()};
-    std::size_t k = 0;  // the record's first field
+    std::size_t k = 0;                // the record's first field
     std::vector<std::size_t> firsts;  // the first field of each data record of this buffer
     for (std::size_t r = 0; r < records.widths.size(); k += records.widths[r], ++r) {
       const std::size_t width = records.widths[r];
@@ -205,35 +234,16 @@ CsvTable CsvTable::stream(const std::string& path, const CsvColumnChooser& choos
         header_seen = true;
         for (std::size_t j = 0; j < width; ++j) t.header_.emplace_back(field(k + j));
         detail::check_header(t.header_, path, records.lines[r]);
-        const CsvColumns chosen = choose(t.header_);
-        t.stored_.assign(width, {Kept::kDropped, 0});
-        for (const auto& name : chosen.numbers) {
-          Stored& s = t.stored_[static_cast<std::size_t>(t.column_index(name))];
-          if (s.kept == Kept::kNumbers) continue;  // named twice
-          s = {Kept::kNumbers, t.numbers_.size()};
-          t.numbers_.emplace_back();
-        }
-        for (const auto& name : chosen.text) {
-          Stored& s = t.stored_[static_cast<std::size_t>(t.column_index(name))];
-          check(s.kept != Kept::kNumbers,
-                fmt::format("Column '{}' of '{}' is asked for both as numbers and as text.", name,
-                            path));
-          s.kept = Kept::kText;
-        }
+        t.keep_columns(choose(t.header_));
         has_text_cell.assign(t.numbers_.size(), false);
-        // The kept text columns take their slots in file order, as their cells come; their names
-        // are their header record (kept text cell (r, c) is field width·(r + 1) + c).
-        for (std::size_t j = 0; j < width; ++j)
-          if (t.stored_[j].kept == Kept::kText) {
-            t.stored_[j].slot = t.width_++;
-            t.text_ += t.header_[j];
-            t.ends_.push_back(t.text_.size());
-          }
         if (!at_end && total > 0) {  // room for the rows this size of file will hold
-          const double per_row = static_cast<double>(cut) / static_cast<double>(
-                                     std::max<std::size_t>(records.widths.size(), 1));
-          const auto expected = static_cast<std::size_t>(
-              1.02 * static_cast<double>(ec ? total : size) / std::max(per_row, 1.0)) + 16;
+          const double per_row =
+              static_cast<double>(cut) /
+              static_cast<double>(std::max<std::size_t>(records.widths.size(), 1));
+          const auto expected =
+              static_cast<std::size_t>(1.02 * static_cast<double>(ec ? total : size) /
+                                       std::max(per_row, 1.0)) +
+              16;
           for (auto& c : t.numbers_) c.values.reserve(expected);
         }
         continue;
@@ -249,7 +259,6 @@ CsvTable CsvTable::stream(const std::string& path, const CsvColumnChooser& choos
       t.lines_.push_back(records.lines[r]);
     }
     t.parse_numbers(firsts, field, has_text_cell, text_cells_found);
-    firsts.clear();
     line = records.next_line;
     // What follows the cut (a record not yet complete) moves to the front.
     held = n - cut;

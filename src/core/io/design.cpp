@@ -81,7 +81,7 @@ Matrix numeric_block(const CsvTable& t, const std::vector<std::string>& names) {
 }  // namespace
 
 std::optional<DominantValue> dominant_value(const Eigen::Ref<const Vector>& x,
-                                           const std::string& name) {
+                                            const std::string& name) {
   if (x.size() < 3) return std::nullopt;
   const double scale = x.cwiseAbs().maxCoeff();
   if (!std::isfinite(scale) || !(scale > 0)) return std::nullopt;
@@ -167,7 +167,8 @@ std::pair<DesignEncoder, Matrix> DesignEncoder::fit_transform(const CsvTable& tr
     d.standardizer_.mean.resize(static_cast<Index>(at.size()));
     d.standardizer_.sd.resize(static_cast<Index>(at.size()));
     for (std::size_t k = 0; k < at.size(); ++k) {
-      const auto [mean, sd] = d.standardizer_.column_moments(static_cast<Index>(k), design.col(at[k]));
+      const auto [mean, sd] =
+          d.standardizer_.column_moments(static_cast<Index>(k), design.col(at[k]));
       d.standardizer_.mean[static_cast<Index>(k)] = mean;
       d.standardizer_.sd[static_cast<Index>(k)] = sd;
     }
