@@ -95,6 +95,27 @@ def demo_rows(path):
     return rows, d
 
 
+def tag_setting(tag, name, d, run):
+    """What a compare-TAG run changed, as the words after its method: a schedule's name (compare-
+    cosine), essN (IVON's effective sample size), wdX (the weight decay), each with the value the
+    run used; a tag of other words (compare-adamw4e3, a learning rate) names the rate. The
+    optimizer's own name in a tag says only which part of compare it is."""
+    words = [w for w in tag.split("-") if w and w != name]
+    if not words:
+        return ""
+    parts = []
+    for w in words:
+        if w in SCHEDULES:
+            parts.append(f"{d['schedule']} schedule")
+        elif re.fullmatch(r"ess\d+", w):
+            parts.append(f"ess {run['options']['ess']:g}")
+        elif re.fullmatch(r"wd[0-9.e-]+", w):
+            parts.append(f"weight decay {run['options']['weight_decay']:g}")
+        else:
+            return f" (lr {run['options']['lr']:g})"
+    return f" ({', '.join(parts)})"
+
+
 def vision_rows(directory, model):
     rows = Rows()
     files = sorted(pathlib.Path(directory).glob(f"{model}-*-seed*.json"))
@@ -116,12 +137,7 @@ def vision_rows(directory, model):
         for name, run in d["optimizers"].items():
             if name == "mc-dropout" and has_separate_dropout:
                 continue  # superseded by the run with the model's input kept whole
-            label = LABELS.get(name, name)
-            if tag in SCHEDULES:  # compare-cosine: the runs with another schedule (d["schedule"])
-                label += f" ({d['schedule']} schedule)"
-            elif tag and tag != name:
-                label += f" (lr {run['options']['lr']:g})"
-            compare_run(rows, name, run, label)
+            compare_run(rows, name, run, LABELS.get(name, name) + tag_setting(tag, name, d, run))
     for f in by_kind.get("mc-dropout", []):
         d = json.load(open(f))
         compare_run(rows, "mc-dropout", d["optimizers"]["mc-dropout"], "MC dropout")

@@ -26,7 +26,8 @@
 # the baseline held out the last 10 000), ensembles of 10. The other optimizers keep the recipe's
 # settings under the same budget and schedule. Write its runs to an OUTDIR of their own.
 # SCHEDULE replaces its constant rate (SCHEDULE=cosine TAG=cosine: the IVON paper's schedule under
-# the same budget) and MEMBERS its ensembles' size.
+# the same budget) and MEMBERS its ensembles' size; FLAGS="--adamw-weight-decay W" replaces its
+# AdamW weight decay of 0 (the validation search of stop 43).
 set -euo pipefail
 blr=${1:?usage: vision_results.sh BLR OUTDIR lenet|resnet20 compare|ensemble|laplace|laplace-grid|mc-dropout [SEED...]}
 out=${2:?}
@@ -53,6 +54,8 @@ case "${PROTOCOL:-}" in
   *) echo "vision_results.sh: PROTOCOL is uncertainty-baselines or unset; got '$PROTOCOL'" >&2
      exit 2 ;;
 esac
+# A weight decay given in FLAGS replaces the protocol's (blr refuses a flag given twice).
+[[ " ${FLAGS:-} " == *" --adamw-weight-decay "* ]] && adamw_protocol=()
 samples=${SAMPLES:-32}
 optimizers=${OPTIMIZERS:-ivon,adamw,sgd,mc-dropout}
 read -r -a flags <<<"${FLAGS:-}"

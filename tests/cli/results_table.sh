@@ -102,8 +102,10 @@ for column, key in ((2, "accuracy"), (3, "nll"), (4, "ece")):
 assert cells[7] == "3", cells
 PY
 
-# LeNet-5 under uncertainty-baselines' protocol, kept in the tree (stop 42): AdamW's and IVON's
-# (cosine schedule) rows are the mean ± sd of the three seeds' files, under the protocol's task.
+# LeNet-5 under uncertainty-baselines' protocol, kept in the tree (stops 42-43): AdamW's and IVON's
+# (cosine schedule; IVON with ess 25000 and AdamW with weight decay 0.1, stop 43) rows are the
+# mean ± sd of the three seeds' files, under the protocol's task; a tag's words name the setting
+# (essN: "ess N", wdX: "weight decay X"; the search's one-seed files in search/ are not read).
 python3 "$src/scripts/results_table.py" --vision "$src/docs/results/vision-uncertainty-baselines" \
   >"$work/ub.md" 2>&1 || fail "results_table.py --vision docs/results/vision-uncertainty-baselines failed"
 python3 - "$src/docs/results/vision-uncertainty-baselines" "$work/ub.md" <<'PY' ||
@@ -114,7 +116,10 @@ task = "LeNet-5, 25 epochs, batch 256, constant rate, 50 000 training images"
 for pattern, name, label, prediction in (
         ("lenet-compare-seed*.json", "adamw", "AdamW", "mean"),
         ("lenet-compare-cosine-seed*.json", "ivon", "IVON (cosine schedule), predictive (K = 32)",
-         "predictive")):
+         "predictive"),
+        ("lenet-compare-cosine-ess25000-seed*.json", "ivon",
+         "IVON (cosine schedule, ess 25000), predictive (K = 32)", "predictive"),
+        ("lenet-compare-adamw-wd0.1-seed*.json", "adamw", "AdamW (weight decay 0.1)", "mean")):
     runs = [json.load(open(f))["optimizers"][name]["test"][prediction]
             for f in sorted(kept.glob(pattern))]
     assert len(runs) == 3, (pattern, len(runs))
