@@ -13,33 +13,40 @@
 #include "error_boundary.hpp"
 #include "json_output.hpp"
 #include "preflight.hpp"
+#include "thread_policy.hpp"
 #include "torch_part.hpp"
 
 namespace {
 
-#ifdef BLR_TORCH_PART
-// Commands of the torch part that never run LibTorch's OpenMP (and --help, --version): starting
-// them again would only cost the second load of LibTorch (about a second on the 2-core machine).
-bool needs_no_openmp(int argc, char** argv) {
+// Commands that never run worker threads (and --help, --version): starting them again would only
+// cost a second start (for the torch part, a second load of LibTorch: about a second on the
+// 2-core machine). Of the Eigen commands, only `infer` and `sensitivity` run threaded products.
+bool runs_no_workers(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return true;
+#ifdef BLR_TORCH_PART
   if (std::strcmp(argv[1], "optimizers") == 0) return true;
+#else
+  if (std::strcmp(argv[1], "infer") != 0 && std::strcmp(argv[1], "sensitivity") != 0) return true;
+#endif
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
   }
   return false;
 }
-#endif
 
-// The torch part's OpenMP wait policy (torch_part.hpp, choose_omp_wait_policy): libgomp reads
-// OMP_WAIT_POLICY when it is loaded, before main(), so when this process had to set it, it starts
-// itself again so that libgomp sees it. The started image finds the variable set and goes on: no
-// loop. Started by the front, the part finds it set by the front. If exec fails (no /proc), the
-// run goes on with libgomp's default.
-void default_omp_wait_policy([[maybe_unused]] int argc, [[maybe_unused]] char** argv) {
+// The idle-thread policies (thread_policy.hpp): libgomp and OpenBLAS read their variables when
+// they are loaded, before main(), so when this process had to set one, it starts itself again so
+// that they see it. The started image finds the variable set and goes on: no loop. Started by the
+// front, the torch part finds its policy set by the front. If exec fails (no /proc), the run goes
+// on with the libraries' defaults.
+void default_thread_policies(int argc, char** argv) {
+  if (runs_no_workers(argc, argv)) return;
 #ifdef BLR_TORCH_PART
-  if (needs_no_openmp(argc, argv) || !blr::cli::choose_omp_wait_policy()) return;
-  ::execv("/proc/self/exe", argv);
+  const bool set = blr::cli::choose_omp_wait_policy();
+#else
+  const bool set = blr::cli::choose_openblas_thread_timeout();
 #endif
+  if (set) ::execv("/proc/self/exe", argv);
 }
 
 // When the command's --json is "-", stdout is the JSON document's alone (json_output.hpp).
@@ -61,7 +68,12 @@ int run(int argc, char** argv) {
 #ifdef BLR_TORCH_FRONT
   blr::cli::run_torch_part_if_asked(argc, argv);  // `blr train ...` becomes `blr-torch train ...`
 #endif
-  default_omp_wait_policy(argc, argv);
+  default_thread_policies(argc, argv);
+#ifdef BLR_TORCH_PART
+  // Freed memory is kept for reuse (thread_policy.hpp); `blr bench` chooses for itself (`bench step
+  // --allocator default` measures glibc's own rules).
+  if (argc < 2 || std::strcmp(argv[1], "bench") != 0) blr::cli::keep_freed_memory_unless_set();
+#endif
   // Past a file-size limit (ulimit -f) a write then fails with EFBIG, reported like a full disk,
   // instead of the signal killing the process in the middle of a file.
   std::signal(SIGXFSZ, SIG_IGN);

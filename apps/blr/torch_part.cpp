@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "thread_policy.hpp"
+
 namespace blr::cli {
 
 const PartCommand& torch_command(std::string_view name) {
@@ -23,12 +25,6 @@ const PartCommand& torch_command(std::string_view name) {
     if (name == c.name) return c;
   }
   throw std::logic_error("torch_command: '" + std::string(name) + "' is not in kTorchCommands.");
-}
-
-bool choose_omp_wait_policy() {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return false;
-  return ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0 &&
-         std::getenv("OMP_WAIT_POLICY") != nullptr;
 }
 
 bool is_network_sensitivity(int argc, char** argv) {

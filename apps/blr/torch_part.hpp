@@ -74,14 +74,6 @@ inline constexpr PartCommand kTorchSensitivity{
 /// True when `blr ARGS` is `blr sensitivity ... --checkpoint ...` (the torch part's command).
 bool is_network_sensitivity(int argc, char** argv);
 
-/// libgomp (LibTorch's OpenMP) reads OMP_WAIT_POLICY once, when it is loaded, before main(); its
-/// default lets idle worker threads spin, taking cores from everything else on a small or shared
-/// machine. When the user has not chosen, blr chooses PASSIVE: this sets the variable when it is
-/// unset and returns true when it did. The front calls it before it starts the torch part, which
-/// then finds its policy already in its environment; the torch part started directly sets it and
-/// starts itself again (apps/blr/main.cpp), a second load of LibTorch (about half a second).
-bool choose_omp_wait_policy();
-
 /// The entry of torch command `name` (a name not in the list is a bug: std::logic_error).
 const PartCommand& torch_command(std::string_view name);
 

@@ -2,22 +2,9 @@
 // `predict`. cmd_bench.cpp creates the `bench` command and adds them.
 #pragma once
 
-#include <malloc.h>
-
 #include <CLI/CLI.hpp>
-#include <limits>
 
 namespace blr::cli {
-
-/// glibc returns large blocks to the kernel (mmap threshold, heap trimming) by rules that adapt to
-/// the history of the process, so an optimizer that allocates parameter-sized temporaries every
-/// step (LibTorch's AdamW) pays page faults in some runs and not in others: 1.1–5.8 ms per step at
-/// 1e6 parameters in repeated runs of the same program. The steady allocator keeps freed memory in
-/// the heap (the state of a long training run), so timings measure the optimizers' own work.
-inline void steady_allocator() {
-  ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  ::mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
-}
 
 /// `blr bench epoch`: training-epoch wall time per optimizer, ratios to AdamW.
 void add_bench_epoch(CLI::App* bench, int& exit_code);

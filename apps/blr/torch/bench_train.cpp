@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "../thread_policy.hpp"
+#include "bench.hpp"
+#include "blr/core/error.hpp"
 #include "blr/torch/nn/script_file.hpp"
 #include "blr/torch/optim/registry.hpp"
 #include "blr/torch/train/load_data.hpp"
-#include "bench.hpp"
-#include "blr/core/error.hpp"
 #include "cli.hpp"
 #include "report.hpp"
 #include "timing.hpp"
@@ -39,7 +40,7 @@ void add_task_flags(CLI::App* cmd, TrainFlags& f) {
 }
 
 std::shared_ptr<const blr::torch::Dataset> prepare(const CLI::App* cmd, TrainFlags& f) {
-  steady_allocator();
+  keep_freed_memory();
   blr::torch::cli::check_model_file_flags(cmd, f);
   blr::torch::cli::finish_config(f);
   f.config.validate();

@@ -19,13 +19,14 @@
 #include <unistd.h>
 
 #include "../command.hpp"
-#include "../torch_part.hpp"
 #include "../json_output.hpp"
+#include "../thread_policy.hpp"
+#include "../torch_part.hpp"
 #include "bench.hpp"
-#include "blr/torch/train/threads.hpp"
-#include "commands.hpp"
 #include "blr/core/error.hpp"
 #include "blr/torch/checks/step_benchmark.hpp"
+#include "blr/torch/train/threads.hpp"
+#include "commands.hpp"
 #include "timing.hpp"
 
 namespace {
@@ -67,7 +68,7 @@ std::vector<double> time_in_child(const std::string& name, int64_t n, int thread
     ::close(fds[0]);
     int status = 0;
     try {
-      if (steady) blr::cli::steady_allocator();
+      if (steady) blr::cli::keep_freed_memory();
       blr::torch::set_thread_count(threads);
       blr::torch::StepBenchmark bench(name, n, 0);
       bench.run();  // warm-up: allocates the state
@@ -117,7 +118,7 @@ int run_step_bench(const StepOptions& o) {
              fmt::format("--allocator must be 'steady' or 'default'; got '{}'.", o.allocator));
   const bool cpu = o.clock == "cpu";
   const bool steady = o.allocator == "steady";
-  if (steady) blr::cli::steady_allocator();
+  if (steady) blr::cli::keep_freed_memory();
   const auto n = static_cast<int64_t>(o.params);
   const std::vector<std::string> names = blr::torch::benchmark_optimizers();
   std::vector<std::vector<double>> times(names.size());
