@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -162,10 +163,27 @@ class CsvTable {
     Kept kept = Kept::kText;
     std::size_t slot = 0;  ///< its place among the kept text (or number) columns
   };
-  /// A column kept as numbers: its values (NaN where missing) and its missing cells' text by row.
-  struct NumberColumn {
-    std::vector<double> values;
-    std::vector<std::pair<Index, std::string>> missing;
+  /// The columns kept as numbers (NaN where missing), side by side in one buffer of `capacity`
+  /// rows per column: one allocation, backed by 2 MiB pages where Linux allows, so that filling it
+  /// faults a few pages in, not one per 4 KiB.
+  class NumberBlock {
+   public:
+    NumberBlock() = default;
+    NumberBlock(const NumberBlock& other);
+    NumberBlock& operator=(const NumberBlock& other);
+    NumberBlock(NumberBlock&&) noexcept = default;
+    NumberBlock& operator=(NumberBlock&&) noexcept = default;
+    /// Columns of no rows, with room for `capacity` rows each.
+    void reset(std::size_t columns, std::size_t capacity);
+    /// `rows` rows: the present ones kept, the new ones to be written by the caller.
+    void resize_rows(std::size_t rows);
+    std::size_t columns() const { return columns_; }
+    double* column(std::size_t c) { return data_.get() + c * capacity_; }
+    const double* column(std::size_t c) const { return data_.get() + c * capacity_; }
+
+   private:
+    std::unique_ptr<double[]> data_;
+    std::size_t columns_ = 0, capacity_ = 0, rows_ = 0;
   };
 
   std::string source_;
@@ -176,7 +194,9 @@ class CsvTable {
   std::size_t width_ = 0;
   std::string text_;
   std::vector<std::size_t> ends_;
-  std::vector<NumberColumn> numbers_;
+  NumberBlock numbers_;
+  /// Per column kept as numbers: its missing cells (row, text), in row order.
+  std::vector<std::vector<std::pair<Index, std::string>>> missing_;
   std::vector<long> lines_;  ///< 1-based line of each data row
 };
 

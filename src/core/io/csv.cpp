@@ -488,13 +488,12 @@ Vector CsvTable::numeric_column(const std::string& name) const {
   const Index j = column_index(name);
   if (const Stored& s = stored_[static_cast<std::size_t>(j)]; s.kept == Kept::kNumbers) {
     // Kept as numbers: every cell is a number but the missing ones, whose text gives the message.
-    const NumberColumn& c = numbers_[s.slot];
-    if (!c.missing.empty()) {
-      const auto& [row, text] = c.missing.front();
+    if (const auto& missing = missing_[s.slot]; !missing.empty()) {
+      const auto& [row, text] = missing.front();
       parse_number(text,
                    fmt::format("File '{}', line {}, column '{}'", source_, lines_[row], name));
     }
-    return Eigen::Map<const Vector>(c.values.data(), rows());
+    return Eigen::Map<const Vector>(numbers_.column(s.slot), rows());
   }
   const std::size_t k = text_slot(j);
   Vector out(rows());
@@ -666,7 +665,7 @@ std::optional<CsvTable::MissingCell> CsvTable::first_missing(
     const Stored& s = stored_[static_cast<std::size_t>(column_index(name))];
     Index row = rows();
     if (s.kept == Kept::kNumbers) {
-      const auto& missing = numbers_[s.slot].missing;
+      const auto& missing = missing_[s.slot];
       if (!missing.empty()) row = missing.front().first;
     } else {
       const std::size_t k = text_slot(column_index(name));
@@ -687,7 +686,7 @@ CsvTable CsvTable::without_missing(const std::vector<std::string>& names) const 
   for (const auto& name : names) {
     const Stored& s = stored_[static_cast<std::size_t>(column_index(name))];
     if (s.kept == Kept::kNumbers) {
-      const auto mask = missing_mask(rows(), numbers_[s.slot].missing);
+      const auto mask = missing_mask(rows(), missing_[s.slot]);
       for (std::size_t i = 0; i < drop.size(); ++i) drop[i] |= mask[i];
     } else {
       const std::size_t k = text_slot(column_index(name));
@@ -702,7 +701,11 @@ CsvTable CsvTable::without_missing(const std::vector<std::string>& names) const 
   out.width_ = width_;
   out.text_.assign(text_, 0, width_ == 0 ? 0 : ends_[width_ - 1]);  // the header record
   out.ends_.assign(ends_.begin(), ends_.begin() + static_cast<std::ptrdiff_t>(width_));
-  out.numbers_.resize(numbers_.size());
+  std::size_t kept = 0;
+  for (const char d : drop) kept += d == 0 ? 1 : 0;
+  out.numbers_.reset(numbers_.columns(), kept);
+  out.numbers_.resize_rows(kept);
+  out.missing_.resize(missing_.size());
   std::vector<Index> new_row(static_cast<std::size_t>(rows()), -1);
   for (Index i = 0; i < rows(); ++i) {
     if (drop[static_cast<std::size_t>(i)]) continue;
@@ -711,14 +714,14 @@ CsvTable CsvTable::without_missing(const std::vector<std::string>& names) const 
       out.text_ += text_cell(i, c);
       out.ends_.push_back(out.text_.size());
     }
-    for (std::size_t c = 0; c < numbers_.size(); ++c)
-      out.numbers_[c].values.push_back(numbers_[c].values[static_cast<std::size_t>(i)]);
+    for (std::size_t c = 0; c < numbers_.columns(); ++c)
+      out.numbers_.column(c)[out.lines_.size()] = numbers_.column(c)[static_cast<std::size_t>(i)];
     out.lines_.push_back(lines_[i]);
   }
-  for (std::size_t c = 0; c < numbers_.size(); ++c)
-    for (const auto& [row, text] : numbers_[c].missing)
+  for (std::size_t c = 0; c < missing_.size(); ++c)
+    for (const auto& [row, text] : missing_[c])
       if (const Index r = new_row[static_cast<std::size_t>(row)]; r >= 0)
-        out.numbers_[c].missing.emplace_back(r, text);
+        out.missing_[c].emplace_back(r, text);
   return out;
 }
 

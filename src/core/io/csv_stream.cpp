@@ -50,14 +50,45 @@ constexpr std::size_t kParallelCells = std::size_t{1} << 15;
 
 }  // namespace
 
+CsvTable::NumberBlock::NumberBlock(const NumberBlock& other) {
+  reset(other.columns_, other.rows_);
+  resize_rows(other.rows_);
+  for (std::size_t c = 0; c < columns_; ++c) std::copy_n(other.column(c), rows_, column(c));
+}
+
+CsvTable::NumberBlock& CsvTable::NumberBlock::operator=(const NumberBlock& other) {
+  if (this != &other) *this = NumberBlock(other);
+  return *this;
+}
+
+void CsvTable::NumberBlock::reset(std::size_t columns, std::size_t capacity) {
+  columns_ = columns;
+  capacity_ = capacity;
+  rows_ = 0;
+  // Not value-initialised: the pages are first written by the parse, after the advice.
+  data_.reset(columns * capacity > 0 ? new double[columns * capacity] : nullptr);
+  if (data_) detail::advise_huge_pages(data_.get(), columns * capacity * sizeof(double));
+}
+
+void CsvTable::NumberBlock::resize_rows(std::size_t rows) {
+  if (rows > capacity_) {
+    // Half as much again (or what is asked): a capacity estimated too small grows a few times.
+    NumberBlock bigger;
+    bigger.reset(columns_, std::max(rows, capacity_ + capacity_ / 2));
+    for (std::size_t c = 0; c < columns_; ++c) std::copy_n(column(c), rows_, bigger.column(c));
+    *this = std::move(bigger);
+  }
+  rows_ = rows;
+}
+
 void CsvTable::parse_numbers(const std::vector<std::size_t>& firsts, const FieldText& field,
                              std::vector<bool>& has_text_cell,
                              std::vector<std::string>& text_cells_found) {
-  if (firsts.empty() || numbers_.empty()) return;
+  if (firsts.empty() || numbers_.columns() == 0) return;
   const std::size_t m = firsts.size();
   const std::size_t row0 = lines_.size() - m;  // the buffer's first data row
-  for (auto& c : numbers_) c.values.resize(row0 + m);
-  std::vector<std::size_t> columns;  // the file columns kept as numbers
+  numbers_.resize_rows(row0 + m);              // rows row0.. are written below
+  std::vector<std::size_t> columns;            // the file columns kept as numbers
   for (std::size_t j = 0; j < stored_.size(); ++j)
     if (stored_[j].kept == Kept::kNumbers) columns.push_back(j);
   // Each cell is parsed on its own, so the split of rows between threads changes nothing; each
@@ -67,8 +98,8 @@ void CsvTable::parse_numbers(const std::vector<std::size_t>& firsts, const Field
     std::vector<char> text;
   };
   const auto parse = [&](std::size_t begin, std::size_t end, Part& part) {
-    part.missing.resize(numbers_.size());
-    part.text.assign(numbers_.size(), 0);
+    part.missing.resize(numbers_.columns());
+    part.text.assign(numbers_.columns(), 0);
     for (std::size_t r = begin; r < end; ++r) {
       for (const std::size_t j : columns) {
         const std::size_t slot = stored_[j].slot;
@@ -77,10 +108,10 @@ void CsvTable::parse_numbers(const std::vector<std::size_t>& firsts, const Field
         detail::Parsed p = detail::parse_decimal(cell);
         if (p.status != detail::NumberStatus::kOk) p = detail::parse_decimal(detail::trim(cell));
         if (p.status == detail::NumberStatus::kOk) {
-          numbers_[slot].values[row0 + r] = p.value;
+          numbers_.column(slot)[row0 + r] = p.value;
           continue;
         }
-        numbers_[slot].values[row0 + r] = std::numeric_limits<double>::quiet_NaN();
+        numbers_.column(slot)[row0 + r] = std::numeric_limits<double>::quiet_NaN();
         if (is_missing(cell)) {
           part.missing[slot].emplace_back(static_cast<Index>(row0 + r), std::string(cell));
         } else {
@@ -103,7 +134,7 @@ void CsvTable::parse_numbers(const std::vector<std::size_t>& firsts, const Field
   for (const auto& part : parts) {
     for (const std::size_t j : columns) {
       const std::size_t slot = stored_[j].slot;
-      auto& missing = numbers_[slot].missing;
+      auto& missing = missing_[slot];
       missing.insert(missing.end(), part.missing[slot].begin(), part.missing[slot].end());
       if (part.text[slot] && !has_text_cell[slot]) {
         has_text_cell[slot] = true;
@@ -126,12 +157,14 @@ void CsvTable::check_choice(const CsvColumns& chosen) const {
 void CsvTable::keep_columns(const CsvColumns& chosen) {
   check_choice(chosen);
   stored_.assign(header_.size(), {Kept::kDropped, 0});
+  std::size_t columns = 0;
   for (const auto& name : chosen.numbers) {
     Stored& s = stored_[static_cast<std::size_t>(column_index(name))];
     if (s.kept == Kept::kNumbers) continue;  // named twice
-    s = {Kept::kNumbers, numbers_.size()};
-    numbers_.emplace_back();
+    s = {Kept::kNumbers, columns++};
   }
+  numbers_.reset(columns, 0);
+  missing_.assign(columns, {});
   for (const auto& name : chosen.text)
     stored_[static_cast<std::size_t>(column_index(name))].kept = Kept::kText;
   // The kept text columns take their slots in file order, as their cells come; their names are
@@ -196,6 +229,8 @@ CsvTable CsvTable::stream(const std::string& path, const CsvColumnChooser& choos
   long line = 1;             // the line on which the buffer starts
   std::uintmax_t total = 0;  // bytes read so far
   std::string buffer;
+  buffer.reserve(chunk_bytes + (chunk_bytes >> 4));  // room for a held record or two
+  detail::advise_huge_pages(buffer.data(), buffer.capacity());
   std::size_t held = 0;  // bytes of the buffer not yet split
   bool at_end = false;
   bool file_start = true;  // the buffer starts the file (a byte-order mark may open it)
@@ -235,7 +270,7 @@ CsvTable CsvTable::stream(const std::string& path, const CsvColumnChooser& choos
         for (std::size_t j = 0; j < width; ++j) t.header_.emplace_back(field(k + j));
         detail::check_header(t.header_, path, records.lines[r]);
         t.keep_columns(choose(t.header_));
-        has_text_cell.assign(t.numbers_.size(), false);
+        has_text_cell.assign(t.numbers_.columns(), false);
         if (!at_end && total > 0) {  // room for the rows this size of file will hold
           const double per_row =
               static_cast<double>(cut) /
@@ -244,7 +279,7 @@ CsvTable CsvTable::stream(const std::string& path, const CsvColumnChooser& choos
               static_cast<std::size_t>(1.02 * static_cast<double>(ec ? total : size) /
                                        std::max(per_row, 1.0)) +
               16;
-          for (auto& c : t.numbers_) c.values.reserve(expected);
+          t.numbers_.reset(t.numbers_.columns(), expected);
         }
         continue;
       }
