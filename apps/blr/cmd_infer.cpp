@@ -145,6 +145,17 @@ Supervised load_supervised(const Options& o, Response response, bool intercept) 
   // categorical features as text, other columns not at all (a 10⁵ × 51 table: 41 MB, not 142).
   std::string label;
   std::vector<std::string> features, categorical;
+  // What each file keeps: the numeric features as numbers, the categorical ones (and the label,
+  // in the training and test files) as text.
+  const auto kept_columns = [&](bool with_label) {
+    io::CsvColumns keep;
+    for (const auto& f : features) {
+      const bool text = std::find(categorical.begin(), categorical.end(), f) != categorical.end();
+      (text ? keep.text : keep.numbers).push_back(f);
+    }
+    if (with_label) keep.text.push_back(label);
+    return keep;
+  };
   auto raw_train = io::CsvTable::read(o.train, [&](const std::vector<std::string>& header) {
     features.clear();  // (a column found to hold text makes the reader ask again)
     categorical.clear();
@@ -168,12 +179,7 @@ Supervised load_supervised(const Options& o, Response response, bool intercept) 
               fmt::format("Column '{}' is the label; --categorical names feature columns.", name));
         categorical.push_back(name);
       }
-    io::CsvColumns keep{{}, {label}};
-    for (const auto& f : features) {
-      const bool text = std::find(categorical.begin(), categorical.end(), f) != categorical.end();
-      (text ? keep.text : keep.numbers).push_back(f);
-    }
-    return keep;
+    return kept_columns(true);
   });
   std::vector<std::string> used = features;
   used.push_back(label);
@@ -190,17 +196,9 @@ Supervised load_supervised(const Options& o, Response response, bool intercept) 
         v.column, train.line_of(v.row), o.train, v.value, train.rows() - 1, v.column));
     std::cerr << fmt::format("blr: warning: {}.\n", s.warnings.back());
   }
-  // Test and prediction files stream in the same way, the label (of a test file) kept as text.
+  // Test and prediction files stream in the same way.
   const auto columns = [&](bool with_label) {
-    return [&, with_label](const std::vector<std::string>&) {
-      io::CsvColumns keep;
-      for (const auto& f : features) {
-        const bool text = std::find(categorical.begin(), categorical.end(), f) != categorical.end();
-        (text ? keep.text : keep.numbers).push_back(f);
-      }
-      if (with_label) keep.text.push_back(label);
-      return keep;
-    };
+    return [&, with_label](const std::vector<std::string>&) { return kept_columns(with_label); };
   };
   std::optional<io::CsvTable> test;
   if (!o.test.empty()) {
