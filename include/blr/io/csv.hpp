@@ -23,10 +23,10 @@
 // table of 10⁵ × 51 numbers then takes 41 MB instead of 142 MB. Numbers, missing cells and every
 // error are those of the whole-file reader, except that in a file with several faults the first
 // in file order is reported (the whole-file reader reports a NUL byte anywhere first, then a
-// malformed quote anywhere, then a row of the wrong width). A
-// column chosen as numbers that holds a text cell is read again as text, so that asking it for
-// numbers names the cell as ever, and a categorical column stays readable. What cannot be read
-// twice (a pipe) is read whole, every column kept as text.
+// malformed quote anywhere, then a row of the wrong width). A column chosen as numbers that holds
+// a text cell is read again as text, so that asking it for numbers names the cell as ever, and a
+// categorical column stays readable. What cannot be read twice (a pipe) is read whole, every
+// column kept as text.
 //
 // `Standardizer` centres and scales columns with the *training* means and population standard
 // deviations (ddof 0), the convention of the Pima oracle in research/peers.md §4(e); a column whose
@@ -230,6 +230,9 @@ struct Standardizer {
   /// Fits on the rows of `x`; a constant column, or one whose mean or sd is not finite, is an
   /// error naming it (`names` may be empty).
   static Standardizer fit(const Matrix& x, const std::vector<std::string>& names = {});
+  /// `fit` on the listed columns of x (a design's numeric features, say), in that order.
+  static Standardizer fit_columns(const Matrix& x, const std::vector<Index>& columns,
+                                  const std::vector<std::string>& names);
   /// (x − mean) / sd, column by column; a result that is not finite is an error naming the
   /// column and the row.
   Matrix transform(const Matrix& x) const;

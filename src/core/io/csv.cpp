@@ -748,12 +748,21 @@ CsvTable apply_missing_policy(CsvTable table, const std::vector<std::string>& us
 }
 
 Standardizer Standardizer::fit(const Matrix& x, const std::vector<std::string>& names) {
+  std::vector<Index> all(static_cast<std::size_t>(x.cols()));
+  for (Index j = 0; j < x.cols(); ++j) all[static_cast<std::size_t>(j)] = j;
+  return fit_columns(x, all, names);
+}
+
+Standardizer Standardizer::fit_columns(const Matrix& x, const std::vector<Index>& columns,
+                                       const std::vector<std::string>& names) {
   check(x.rows() > 0, "Standardisation needs at least one row.");
   Standardizer s;
   s.names = names;
-  s.mean.resize(x.cols());
-  s.sd.resize(x.cols());
-  for (Index j = 0; j < x.cols(); ++j) std::tie(s.mean[j], s.sd[j]) = s.column_moments(j, x.col(j));
+  const auto k = static_cast<Index>(columns.size());
+  s.mean.resize(k);
+  s.sd.resize(k);
+  for (Index j = 0; j < k; ++j)
+    std::tie(s.mean[j], s.sd[j]) = s.column_moments(j, x.col(columns[static_cast<std::size_t>(j)]));
   return s;
 }
 

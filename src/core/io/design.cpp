@@ -162,17 +162,8 @@ std::pair<DesignEncoder, Matrix> DesignEncoder::fit_transform(const CsvTable& tr
   const auto at = d.numeric_positions();
   for (std::size_t k = 0; k < at.size(); ++k)
     if (auto v = dominant_value(design.col(at[k]), d.numeric_[k])) d.dominant_.push_back(*v);
-  if (spec.standardize && !d.numeric_.empty()) {
-    d.standardizer_.names = d.numeric_;
-    d.standardizer_.mean.resize(static_cast<Index>(at.size()));
-    d.standardizer_.sd.resize(static_cast<Index>(at.size()));
-    for (std::size_t k = 0; k < at.size(); ++k) {
-      const auto [mean, sd] =
-          d.standardizer_.column_moments(static_cast<Index>(k), design.col(at[k]));
-      d.standardizer_.mean[static_cast<Index>(k)] = mean;
-      d.standardizer_.sd[static_cast<Index>(k)] = sd;
-    }
-  }
+  if (spec.standardize && !d.numeric_.empty())
+    d.standardizer_ = Standardizer::fit_columns(design, at, d.numeric_);
   d.standardize_in_place(design);
   return {std::move(d), std::move(design)};
 }
